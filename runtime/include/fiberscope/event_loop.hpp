@@ -1,0 +1,126 @@
+// EventLoop: Fiberscope's M:N fiber runtime on Linux io_uring.
+//
+// Fibers (stackful coroutines with their own mmap'ed stacks) run on up to
+// `EventLoopOptions::threads` worker threads, each with its own io_uring.
+// The thread that creates the loop becomes worker 0 and its caller becomes
+// the "main fiber": everything it calls on the loop may suspend it.
+//
+//     auto loop = fiberscope::EventLoop::create().value();
+//     auto sum = loop->async([] { return 1 + 1; });
+//     int two = sum.await();
+//
+// Operations are called from fibers of this loop (or the main fiber). They
+// return Result/Status; `Errc::Canceled` means the fiber was canceled.
+// A fiber may resume on a different OS thread after any suspension: don't
+// keep pointers to thread_locals across one, and don't suspend inside a
+// catch block.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <type_traits>
+
+#include "fiberscope/clock.hpp"
+#include "fiberscope/file.hpp"
+#include "fiberscope/future.hpp"
+#include "fiberscope/result.hpp"
+
+namespace fiberscope {
+
+struct EventLoopOptions {
+    // Most worker threads the loop may start, counting the creating thread.
+    // 0 means the number of CPUs. Workers start lazily, when work appears
+    // and no thread is idle. More than the CPU count oversubscribes.
+    unsigned threads = 0;
+    // Submission queue entries per ring (rounded up to a power of two).
+    unsigned ring_entries = 64;
+    // Usable stack per fiber, rounded up to whole pages; a guard page below
+    // it turns an overflow into a clear message naming the fiber.
+    std::size_t stack_size = 256 * 1024;
+};
+
+namespace detail {
+struct Loop;
+Result<Fiber*> spawnFiber(Loop* loop, const TaskLayout& layout, bool detached);
+} // namespace detail
+
+class EventLoop {
+public:
+    // Starts a loop on the calling thread. Fails with IoUringUnavailable when
+    // the kernel refuses io_uring, InvalidArgument for bad options, or when
+    // this thread already runs a loop.
+    static Result<std::unique_ptr<EventLoop>> create(EventLoopOptions options = {});
+
+    // Cancels and joins detached fibers, stops the workers, frees the stacks.
+    // Must be called from the main fiber (the one that created the loop).
+    ~EventLoop();
+    EventLoop(const EventLoop&) = delete;
+    EventLoop& operator=(const EventLoop&) = delete;
+
+    // Starts `f` on a new fiber. If no fiber can be allocated, runs `f` right
+    // here instead and returns a finished Future (as Zig's Io.async does).
+    template <class F, class R = std::invoke_result_t<std::decay_t<F>&>>
+    Future<R> async(F&& f) {
+        auto started = concurrent(std::forward<F>(f));
+        if (started) return std::move(*started);
+        return Future<R>::adopt(nullptr, detail::runInline<std::decay_t<F>, R>(std::forward<F>(f)));
+    }
+
+    // Starts `f` on a new fiber, guaranteed to run concurrently with the
+    // caller; OutOfMemory when no fiber can be allocated (nothing ran).
+    template <class F, class R = std::invoke_result_t<std::decay_t<F>&>>
+    Result<Future<R>> concurrent(F&& f) {
+        auto layout = detail::taskLayout<std::decay_t<F>, R>(f);
+        auto fiber = detail::spawnFiber(impl_, layout, false);
+        if (!fiber) return fiber.error();
+        return Future<R>::adopt(*fiber, static_cast<detail::TaskResult<R>*>(detail::fiberTask(*fiber)));
+    }
+
+    // Starts `f` on a fiber nobody awaits. It is canceled and joined when the
+    // loop is destroyed, if still running. Runs inline if no fiber is available.
+    template <class F>
+    void asyncDetached(F&& f) {
+        using Fn = std::decay_t<F>;
+        using R = std::invoke_result_t<Fn&>;
+        auto layout = detail::taskLayout<Fn, R>(f);
+        if (!detail::spawnFiber(impl_, layout, true)) {
+            auto* task = detail::runInline<Fn, R>(std::forward<F>(f));
+            task->destroy(task);
+        }
+    }
+
+    // Reschedules the calling fiber behind the ready fibers of its thread.
+    void yield();
+    // True once the calling fiber has been asked to cancel.
+    bool cancelRequested();
+
+    Result<File> createFile(std::string_view path, CreateFlags flags = {}, Dir dir = Dir::cwd());
+    Result<File> openFile(std::string_view path, OpenFlags flags = {}, Dir dir = Dir::cwd());
+    // Closes the descriptor; BadFileDescriptor if it was not open (a double close).
+    Status close(File file);
+    Result<std::size_t> pread(File file, std::span<std::byte> buffer, std::uint64_t offset);
+    Result<std::size_t> pwrite(File file, std::span<const std::byte> buffer, std::uint64_t offset);
+
+    Result<Timestamp> now(Clock clock = Clock::monotonic);
+    // Suspends for `duration` (a cancel point: Canceled if canceled meanwhile).
+    Status sleep(std::chrono::nanoseconds duration, Clock clock = Clock::monotonic);
+    // Suspends until `deadline` on `clock`.
+    Status sleepUntil(Timestamp deadline, Clock clock = Clock::monotonic);
+
+    // Worker threads started so far, and the most that may be started.
+    unsigned activeThreads() const noexcept;
+    unsigned maxThreads() const noexcept;
+    // The loop the calling fiber runs on, or nullptr outside any loop.
+    static EventLoop* current() noexcept;
+
+    detail::Loop* impl() const noexcept { return impl_; }
+
+private:
+    explicit EventLoop(detail::Loop* impl) : impl_(impl) {}
+    detail::Loop* impl_;
+};
+
+} // namespace fiberscope

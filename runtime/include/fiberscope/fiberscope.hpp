@@ -1,0 +1,12 @@
+// Everything of Fiberscope's runtime in one include.
+#pragma once
+
+#include "fiberscope/clock.hpp"
+#include "fiberscope/condition.hpp"
+#include "fiberscope/event_loop.hpp"
+#include "fiberscope/file.hpp"
+#include "fiberscope/future.hpp"
+#include "fiberscope/group.hpp"
+#include "fiberscope/mutex.hpp"
+#include "fiberscope/queue.hpp"
+#include "fiberscope/result.hpp"

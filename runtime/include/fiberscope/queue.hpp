@@ -1,0 +1,69 @@
+// Queue<T>: a bounded multi-producer multi-consumer channel between fibers,
+// built on Mutex and Condition. put() suspends while the queue is full,
+// get() while it is empty. close() wakes everybody: later put()s fail with
+// Closed, get()s drain what is left and then fail with Closed.
+#pragma once
+
+#include <cstddef>
+#include <mutex>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "fiberscope/condition.hpp"
+#include "fiberscope/mutex.hpp"
+#include "fiberscope/result.hpp"
+
+namespace fiberscope {
+
+template <class T>
+class Queue {
+public:
+    explicit Queue(std::size_t capacity) : slots_(capacity ? capacity : 1) {}
+
+    Status put(T value) {
+        std::unique_lock lock(mutex_);
+        while (count_ == slots_.size() && !closed_)
+            if (auto s = not_full_.wait(mutex_); !s) return s;
+        if (closed_) return Errc::Closed;
+        slots_[(head_ + count_) % slots_.size()].emplace(std::move(value));
+        ++count_;
+        lock.unlock();
+        not_empty_.signal();
+        return {};
+    }
+
+    Result<T> get() {
+        std::unique_lock lock(mutex_);
+        while (count_ == 0 && !closed_)
+            if (auto s = not_empty_.wait(mutex_); !s) return s.error();
+        if (count_ == 0) return Errc::Closed;
+        T value = std::move(*slots_[head_]);
+        slots_[head_].reset();
+        head_ = (head_ + 1) % slots_.size();
+        --count_;
+        lock.unlock();
+        not_full_.signal();
+        return value;
+    }
+
+    void close() {
+        {
+            std::lock_guard lock(mutex_);
+            closed_ = true;
+        }
+        not_empty_.broadcast();
+        not_full_.broadcast();
+    }
+
+    std::size_t capacity() const noexcept { return slots_.size(); }
+
+private:
+    Mutex mutex_;
+    Condition not_empty_, not_full_;
+    std::vector<std::optional<T>> slots_;
+    std::size_t head_ = 0, count_ = 0;
+    bool closed_ = false;
+};
+
+} // namespace fiberscope

@@ -1,0 +1,34 @@
+// x86_64 System V context switch (included by context.hpp).
+//
+// rsi carries the message both ways: it holds the outgoing ContextPair on the
+// way in and, once resumed, the ContextPair sent by whoever switched back to
+// us. rsp and rbp are saved by hand (the compiler cannot be told they are
+// clobbered); the resume address is the local label 1. All other
+// general-purpose and vector registers are clobbered. The red zone is safe:
+// nothing is pushed.
+#pragma once
+
+namespace fiberscope::detail {
+
+__attribute__((always_inline)) inline const ContextPair* contextSwitch(const ContextPair* message) {
+    asm volatile(
+        "movq 0(%%rsi), %%rax\n\t"  // rax = prev context
+        "movq 8(%%rsi), %%rcx\n\t"  // rcx = ready context
+        "leaq 1f(%%rip), %%rdx\n\t"
+        "movq %%rsp, 0(%%rax)\n\t"
+        "movq %%rbp, 8(%%rax)\n\t"
+        "movq %%rdx, 16(%%rax)\n\t"
+        "movq 0(%%rcx), %%rsp\n\t"
+        "movq 8(%%rcx), %%rbp\n\t"
+        "jmpq *16(%%rcx)\n"
+        "1:\n\t"
+        : "+S"(message)
+        :
+        : "rax", "rbx", "rcx", "rdx", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+          "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+          "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "st", "st(1)", "st(2)", "st(3)", "st(4)",
+          "st(5)", "st(6)", "st(7)", "memory", "cc");
+    return message;
+}
+
+} // namespace fiberscope::detail

@@ -1,0 +1,145 @@
+// Names and messages of every Errc, and the errno mappings.
+#include "errors.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace fiberscope {
+
+const char* errcName(Errc code) noexcept {
+    switch (code) {
+#define FIBERSCOPE_ERRC(name) \
+    case Errc::name: return #name;
+        FIBERSCOPE_ERRC(Canceled) FIBERSCOPE_ERRC(OutOfMemory) FIBERSCOPE_ERRC(IoUringUnavailable)
+        FIBERSCOPE_ERRC(InvalidArgument) FIBERSCOPE_ERRC(BadFileDescriptor) FIBERSCOPE_ERRC(FileNotFound)
+        FIBERSCOPE_ERRC(AccessDenied) FIBERSCOPE_ERRC(PermissionDenied) FIBERSCOPE_ERRC(PathAlreadyExists)
+        FIBERSCOPE_ERRC(IsDir) FIBERSCOPE_ERRC(NotDir) FIBERSCOPE_ERRC(NameTooLong) FIBERSCOPE_ERRC(SymLinkLoop)
+        FIBERSCOPE_ERRC(FileTooBig) FIBERSCOPE_ERRC(NoSpaceLeft) FIBERSCOPE_ERRC(DiskQuota)
+        FIBERSCOPE_ERRC(ProcessFdQuotaExceeded) FIBERSCOPE_ERRC(SystemFdQuotaExceeded)
+        FIBERSCOPE_ERRC(SystemResources) FIBERSCOPE_ERRC(NoDevice) FIBERSCOPE_ERRC(DeviceBusy)
+        FIBERSCOPE_ERRC(FileBusy) FIBERSCOPE_ERRC(WouldBlock) FIBERSCOPE_ERRC(InputOutput)
+        FIBERSCOPE_ERRC(Unseekable) FIBERSCOPE_ERRC(BrokenPipe) FIBERSCOPE_ERRC(ConnectionResetByPeer)
+        FIBERSCOPE_ERRC(NotOpenForReading) FIBERSCOPE_ERRC(NotOpenForWriting) FIBERSCOPE_ERRC(UnsupportedClock)
+        FIBERSCOPE_ERRC(Closed) FIBERSCOPE_ERRC(Unexpected)
+#undef FIBERSCOPE_ERRC
+    }
+    return "Unknown";
+}
+
+const char* errcMessage(Errc code) noexcept {
+    switch (code) {
+    case Errc::Canceled: return "the operation was canceled";
+    case Errc::OutOfMemory: return "out of memory for a fiber stack; lower EventLoopOptions::stack_size or the number of live fibers";
+    case Errc::IoUringUnavailable: return "the kernel refused io_uring (seccomp profile, kernel.io_uring_disabled, or a kernel without it); allow io_uring for this process";
+    case Errc::InvalidArgument: return "invalid argument";
+    case Errc::BadFileDescriptor: return "bad file descriptor (closed twice, or never opened)";
+    case Errc::FileNotFound: return "no such file or directory";
+    case Errc::AccessDenied: return "access denied";
+    case Errc::PermissionDenied: return "operation not permitted";
+    case Errc::PathAlreadyExists: return "the path already exists";
+    case Errc::IsDir: return "the path is a directory";
+    case Errc::NotDir: return "a component of the path is not a directory";
+    case Errc::NameTooLong: return "the path is too long";
+    case Errc::SymLinkLoop: return "too many levels of symbolic links";
+    case Errc::FileTooBig: return "the file is too big";
+    case Errc::NoSpaceLeft: return "no space left on the device";
+    case Errc::DiskQuota: return "disk quota exceeded";
+    case Errc::ProcessFdQuotaExceeded: return "this process has too many open files";
+    case Errc::SystemFdQuotaExceeded: return "the system has too many open files";
+    case Errc::SystemResources: return "the kernel is out of resources";
+    case Errc::NoDevice: return "no such device";
+    case Errc::DeviceBusy: return "the device is busy";
+    case Errc::FileBusy: return "the file is busy";
+    case Errc::WouldBlock: return "the operation would block";
+    case Errc::InputOutput: return "input/output error";
+    case Errc::Unseekable: return "the file is not seekable";
+    case Errc::BrokenPipe: return "broken pipe";
+    case Errc::ConnectionResetByPeer: return "connection reset by peer";
+    case Errc::NotOpenForReading: return "the file is not open for reading";
+    case Errc::NotOpenForWriting: return "the file is not open for writing";
+    case Errc::UnsupportedClock: return "this clock is not supported for timers";
+    case Errc::Closed: return "the queue is closed";
+    case Errc::Unexpected: return "unexpected error from the kernel";
+    }
+    return "unknown error";
+}
+
+namespace detail {
+
+void badResultAccess(const Error& error) noexcept {
+    std::fprintf(stderr, "fiberscope: value() of a Result holding an error: %s (%s)", errcName(error.code),
+                 errcMessage(error.code));
+    if (error.sys_errno) std::fprintf(stderr, " [errno %d: %s]", error.sys_errno, std::strerror(error.sys_errno));
+    std::fprintf(stderr, "\n");
+    std::abort();
+}
+
+void fatal(const char* what, int err) {
+    std::fprintf(stderr, "fiberscope: fatal: %s: %s\n", what, std::strerror(err));
+    std::abort();
+}
+
+static Error common(int err) {
+    switch (err) {
+    case ECANCELED: return {Errc::Canceled, err};
+    case ENOMEM: case ENOBUFS: return {Errc::SystemResources, err};
+    case EINVAL: case EFAULT: return {Errc::InvalidArgument, err};
+    case EBADF: return {Errc::BadFileDescriptor, err};
+    case EAGAIN: return {Errc::WouldBlock, err};
+    case EIO: return {Errc::InputOutput, err};
+    case EACCES: return {Errc::AccessDenied, err};
+    case EPERM: return {Errc::PermissionDenied, err};
+    case EISDIR: return {Errc::IsDir, err};
+    case ENXIO: case ENODEV: return {Errc::NoDevice, err};
+    case EBUSY: return {Errc::DeviceBusy, err};
+    case EFBIG: return {Errc::FileTooBig, err};
+    default: return {Errc::Unexpected, err};
+    }
+}
+
+Error openError(int err) {
+    switch (err) {
+    case ENOENT: return {Errc::FileNotFound, err};
+    case EEXIST: return {Errc::PathAlreadyExists, err};
+    case ENOTDIR: return {Errc::NotDir, err};
+    case ENAMETOOLONG: return {Errc::NameTooLong, err};
+    case ELOOP: return {Errc::SymLinkLoop, err};
+    case EOVERFLOW: return {Errc::FileTooBig, err};
+    case EMFILE: return {Errc::ProcessFdQuotaExceeded, err};
+    case ENFILE: return {Errc::SystemFdQuotaExceeded, err};
+    case ENOSPC: return {Errc::NoSpaceLeft, err};
+    case ETXTBSY: return {Errc::FileBusy, err};
+    case EDQUOT: return {Errc::DiskQuota, err};
+    default: return common(err);
+    }
+}
+
+Error readError(int err) {
+    switch (err) {
+    case EBADF: return {Errc::NotOpenForReading, err};
+    case ESPIPE: case EOVERFLOW: return {Errc::Unseekable, err};
+    case ECONNRESET: return {Errc::ConnectionResetByPeer, err};
+    default: return common(err);
+    }
+}
+
+Error writeError(int err) {
+    switch (err) {
+    case EBADF: return {Errc::NotOpenForWriting, err};
+    case ESPIPE: case EOVERFLOW: return {Errc::Unseekable, err};
+    case ENOSPC: return {Errc::NoSpaceLeft, err};
+    case EDQUOT: return {Errc::DiskQuota, err};
+    case EPIPE: return {Errc::BrokenPipe, err};
+    case ECONNRESET: return {Errc::ConnectionResetByPeer, err};
+    default: return common(err);
+    }
+}
+
+Error closeError(int err) { return common(err); }
+
+Error timerError(int err) { return common(err); }
+
+} // namespace detail
+} // namespace fiberscope

@@ -1,0 +1,16 @@
+// errno -> Errc, per family of operations (the seeds' switch statements).
+// A negative completion result is -errno.
+#pragma once
+
+#include "fiberscope/result.hpp"
+
+namespace fiberscope::detail {
+
+Error openError(int err);
+Error readError(int err);
+Error writeError(int err);
+Error closeError(int err);
+Error timerError(int err);
+[[noreturn]] void fatal(const char* what, int err);
+
+} // namespace fiberscope::detail

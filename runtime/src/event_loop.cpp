@@ -1,0 +1,151 @@
+// EventLoop: creation (thread 0, the main fiber, the main idle context),
+// destruction (cancel detached fibers, stop workers), and the small
+// operations that are neither file nor time.
+#include "fiberscope/event_loop.hpp"
+
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "cancel.hpp"
+#include "cpu_relax.hpp"
+#include "errors.hpp"
+#include "loop.hpp"
+#include "sanitizer.hpp"
+#include "scheduler.hpp"
+
+namespace fiberscope {
+namespace detail {
+
+Loop::Loop(const EventLoopOptions& opts) : options(opts), stacks(opts.stack_size) {
+    allocated = options.threads;
+    threads = std::make_unique<Thread[]>(allocated);
+}
+
+Loop::~Loop() {
+    if (main_idle_stack) munmap(main_idle_stack, kIdleStackSize + static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
+}
+
+// Where the main thread's idle context starts: handle the switch that got
+// us here, run the idle loop until exit, then resume the main fiber.
+extern "C" [[noreturn]] void fiberscope_main_idle(const ContextPair* received) {
+    sanitizerFinishSwitch(nullptr);
+    handleSwitchMessage(received);
+    Thread& thread = *currentThread();
+    idle(thread);
+    yield(&thread.loop->main_fiber, PendingTask::nothing);
+    std::fprintf(stderr, "fiberscope: internal error: the main idle context was resumed after exit\n");
+    std::abort();
+}
+
+static void currentStack(Context& context) {
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
+    void* base = nullptr;
+    std::size_t size = 0;
+    pthread_attr_getstack(&attr, &base, &size);
+    context.stack_bottom = base;
+    context.stack_size = size;
+    pthread_attr_destroy(&attr);
+}
+
+static thread_local AltSignalStack* t_main_alt_stack = nullptr;
+
+} // namespace detail
+
+using namespace detail;
+
+Result<std::unique_ptr<EventLoop>> EventLoop::create(EventLoopOptions options) {
+    if (currentThread()) return Error{Errc::InvalidArgument, 0};
+    if (options.threads == 0) options.threads = std::max(1u, std::thread::hardware_concurrency());
+    if (options.threads > 1024) return Error{Errc::InvalidArgument, 0};
+    if (options.ring_entries == 0 || options.ring_entries > 32768) return Error{Errc::InvalidArgument, 0};
+    if (options.stack_size < 16 * 1024) options.stack_size = 16 * 1024;
+
+    auto loop = std::make_unique<Loop>(options);
+    Thread& main_thread = loop->threads[0];
+    main_thread.loop = loop.get();
+    main_thread.index = 0;
+    if (auto opened = main_thread.ring.open(options.ring_entries, -1, false); !opened) return opened.error();
+
+    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    void* idle_stack = mmap(nullptr, kIdleStackSize + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (idle_stack == MAP_FAILED) return Error{Errc::OutOfMemory, errno};
+    loop->main_idle_stack = static_cast<char*>(idle_stack);
+    mprotect(idle_stack, page, PROT_NONE);
+    prepareContext(main_thread.idle_context, loop->main_idle_stack + page + kIdleStackSize, fiberscope_main_idle_entry);
+    main_thread.idle_context.stack_bottom = loop->main_idle_stack + page;
+    main_thread.idle_context.stack_size = kIdleStackSize;
+
+    loop->main_fiber.loop = loop.get();
+    loop->main_fiber.id = 0;
+    currentStack(loop->main_fiber.context);
+    main_thread.current_context = &loop->main_fiber.context;
+    main_thread.ring_ready.store(true, std::memory_order_relaxed);
+
+    installOverflowHandler();
+    t_main_alt_stack = new AltSignalStack();
+    setCurrentThread(&main_thread);
+
+    Loop* raw = loop.release();
+    std::unique_ptr<EventLoop> facade(new EventLoop(raw));
+    raw->facade = facade.get();
+    return facade;
+}
+
+EventLoop::~EventLoop() {
+    Loop& loop = *impl_;
+    Thread* thread = currentThread();
+    if (!thread || thread->loop != &loop || thread->current_context != &loop.main_fiber.context) {
+        std::fprintf(stderr, "fiberscope: an EventLoop must be destroyed by the fiber that created it\n");
+        std::abort();
+    }
+    // Cancel and join the detached fibers still running (they may start more).
+    for (;;) {
+        Fiber* fiber;
+        {
+            std::lock_guard lock(loop.detached_mutex);
+            fiber = loop.detached_head;
+            if (!fiber) break;
+            loop.detached_head = fiber->detached_next;
+            if (loop.detached_head) loop.detached_head->detached_prev = nullptr;
+            fiber->detached_claimed = true;
+        }
+        requestCancel(fiber);
+        awaitFiber(fiber);
+        recycleFiber(fiber);
+    }
+    // Every started worker must be able to receive the exit message.
+    const unsigned active = loop.active.load(std::memory_order_acquire);
+    for (unsigned i = 0; i < active; ++i)
+        while (!loop.threads[i].ring_ready.load(std::memory_order_acquire)) std::this_thread::yield();
+    // Switch away with the exit task; thread 0's idle loop resumes us here,
+    // on the creating OS thread, once it has seen the exit message.
+    detail::yield(nullptr, PendingTask::exit);
+    for (unsigned i = 1; i < active; ++i)
+        if (loop.threads[i].os_thread.joinable()) loop.threads[i].os_thread.join();
+    setCurrentThread(nullptr);
+    delete t_main_alt_stack;
+    t_main_alt_stack = nullptr;
+    delete impl_;
+}
+
+void EventLoop::yield() { detail::yield(nullptr, PendingTask::reschedule); }
+
+bool EventLoop::cancelRequested() {
+    return currentFiber()->cancel_thread.load(std::memory_order_acquire) == kCanceling;
+}
+
+unsigned EventLoop::activeThreads() const noexcept { return impl_->active.load(std::memory_order_acquire); }
+unsigned EventLoop::maxThreads() const noexcept { return impl_->allocated; }
+
+EventLoop* EventLoop::current() noexcept {
+    Thread* thread = currentThread();
+    return thread ? thread->loop->facade : nullptr;
+}
+
+} // namespace fiberscope

@@ -1,0 +1,167 @@
+// A fiber's life: spawn, entry, finish, await, select, recycle.
+#include "fiber.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+
+#include "cpu_relax.hpp"
+#include "fiber_stack.hpp"
+#include "loop.hpp"
+#include "sanitizer.hpp"
+#include "scheduler.hpp"
+
+namespace fiberscope::detail {
+
+static Thread& requireThread(const char* what) {
+    Thread* thread = currentThread();
+    if (!thread) {
+        std::fprintf(stderr, "fiberscope: %s called outside an EventLoop; call it from the thread that created the loop or from a fiber\n", what);
+        std::abort();
+    }
+    return *thread;
+}
+
+TaskBase* fiberTask(Fiber* fiber) { return fiber->task; }
+
+Result<Fiber*> spawnFiber(Loop* loop, const TaskLayout& layout, bool detached) {
+    Thread& thread = requireThread("EventLoop::async");
+    Fiber* fiber = takeFiber(*loop, thread);
+    if (!fiber) return Errc::OutOfMemory;
+
+    char* bottom = stackBottom(fiber);
+    const std::size_t size = stackSize(fiber);
+    sanitizerUnpoison(bottom, size);
+
+    // The task goes right below the header unless it would eat more than a
+    // quarter of the stack; then it goes to the heap.
+    auto header = reinterpret_cast<std::uintptr_t>(fiber);
+    std::uintptr_t task_at = (header - layout.size) & ~(std::uintptr_t{layout.align} - 1);
+    bool on_heap = layout.size > size / 4 || layout.align > 4096;
+    void* where;
+    std::uintptr_t stack_top;
+    if (on_heap) {
+        where = ::operator new(layout.size, std::align_val_t{layout.align}, std::nothrow);
+        if (!where) {
+            returnFiber(thread, fiber);
+            return Errc::OutOfMemory;
+        }
+        stack_top = header;
+    } else {
+        where = reinterpret_cast<void*>(task_at);
+        stack_top = task_at;
+    }
+
+    fiber->awaiter.store(nullptr, std::memory_order_relaxed);
+    fiber->queue_next = nullptr;
+    fiber->cancel_thread.store(nullptr, std::memory_order_relaxed);
+    fiber->wake_claims.store(0, std::memory_order_relaxed);
+    fiber->selecting = false;
+    fiber->completion = {};
+    fiber->condition = {};
+    fiber->loop = loop;
+    // relaxed: ids only need to be unique.
+    fiber->id = loop->next_fiber_id.fetch_add(1, std::memory_order_relaxed);
+    fiber->detached = detached;
+    fiber->detached_claimed = false;
+    fiber->detached_prev = fiber->detached_next = nullptr;
+
+    TaskBase* task = layout.construct(where, layout.closure);
+    task->heap_allocated = on_heap;
+    fiber->task = task;
+
+    prepareContext(fiber->context, reinterpret_cast<void*>(stack_top), fiberscope_fiber_entry);
+    fiber->context.stack_bottom = bottom;
+    fiber->context.stack_size = size;
+
+    if (detached) {
+        std::lock_guard lock(loop->detached_mutex);
+        fiber->detached_next = loop->detached_head;
+        if (loop->detached_head) loop->detached_head->detached_prev = fiber;
+        loop->detached_head = fiber;
+    }
+    schedule(*loop, thread, FiberQueue::one(fiber));
+    return fiber;
+}
+
+[[noreturn]] static void finishFiber(Fiber* fiber) {
+    // A detached fiber's closure dies with it; an awaited one's result (and
+    // closure) are destroyed by the awaiter after it took the result.
+    if (fiber->detached && fiber->task) {
+        fiber->task->destroy(fiber->task);
+        fiber->task = nullptr;
+    }
+    // If a plain awaiter is already registered, it waits for us alone: switch
+    // straight to it (the seed's direct hand-off). The finish task, run on
+    // the other side of the switch, publishes us as finished.
+    // acquire: see the awaiter's `selecting` flag, written before it registered.
+    Fiber* awaiter = fiber->awaiter.load(std::memory_order_acquire);
+    Fiber* next = awaiter && !awaiter->selecting ? awaiter : nullptr;
+    SwitchMessage message;
+    message.task = PendingTask::finish;
+    yield(next, message, true);
+    std::fprintf(stderr, "fiberscope: internal error: a finished fiber was resumed\n");
+    std::abort();
+}
+
+extern "C" [[noreturn]] void fiberscope_fiber_main(const ContextPair* received) {
+    sanitizerFinishSwitch(nullptr);
+    handleSwitchMessage(received);
+    Fiber* fiber = currentFiber();
+    fiber->task->run(fiber->task);
+    finishFiber(fiber);
+}
+
+void awaitFiber(Fiber* fiber) {
+    // acquire: see the finished fiber's result.
+    if (fiber->awaiter.load(std::memory_order_acquire) == kFinished) return;
+    Fiber* self = currentFiber();
+    SwitchMessage message;
+    message.task = PendingTask::register_awaiter;
+    message.args.awaiter = &fiber->awaiter;
+    yield(nullptr, message);
+    // Exactly one claim scheduled us and happened before we run.
+    self->wake_claims.store(0, std::memory_order_relaxed);
+}
+
+void recycleFiber(Fiber* fiber) {
+    if (fiber->task) fiber->task->destroy(fiber->task);
+    fiber->task = nullptr;
+    returnFiber(*currentThread(), fiber);
+}
+
+std::size_t selectFibers(Fiber* const* fibers, std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i)
+        if (!fibers[i] || fibers[i]->awaiter.load(std::memory_order_acquire) == kFinished) return i;
+    Fiber* self = currentFiber();
+    // The hold: finishers must not schedule us while the handler registers
+    // us with every future (see PendingTask::register_select).
+    self->wake_claims.store(1, std::memory_order_relaxed);
+    self->selecting = true;
+    SwitchMessage message;
+    message.task = PendingTask::register_select;
+    message.args.select = {fibers, count};
+    yield(nullptr, message);
+
+    // Unregister. A future we can't unregister has finished, and whoever saw
+    // it finish (the handler or the finishing fiber) adds exactly one claim.
+    std::size_t first = count;
+    std::uint32_t finished = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        Fiber* expected = self;
+        // acq_rel/acquire: see the finished fiber's result.
+        if (!fibers[i]->awaiter.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel,
+                                                        std::memory_order_acquire)) {
+            ++finished;
+            if (first == count) first = i;
+        }
+    }
+    // A finisher may still be between its exchange and its claim: wait for it
+    // so no late claim can schedule us after we return.
+    while (self->wake_claims.load(std::memory_order_acquire) != finished) cpuRelax();
+    self->wake_claims.store(0, std::memory_order_relaxed);
+    self->selecting = false;
+    return first;
+}
+
+} // namespace fiberscope::detail

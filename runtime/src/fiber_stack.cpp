@@ -1,0 +1,187 @@
+// Fiber stack slots: slabs, guard pages, free lists, overflow reports.
+#include "fiber_stack.hpp"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+
+#include "loop.hpp"
+#include "thread.hpp"
+
+namespace fiberscope::detail {
+
+static std::size_t pageSize() {
+    static const std::size_t size = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    return size;
+}
+
+static std::size_t roundUp(std::size_t value, std::size_t to) { return (value + to - 1) / to * to; }
+
+// The header sits at the top of the slot, 64-byte aligned.
+static constexpr std::size_t kHeaderSpace = (sizeof(Fiber) + 63) / 64 * 64;
+
+StackPool::StackPool(std::size_t stack_size) {
+    stack_size_ = roundUp(stack_size, pageSize());
+    slot_size_ = pageSize() + stack_size_ + roundUp(kHeaderSpace, pageSize());
+    // About 16 MiB of address space per slab, at least 4 slots.
+    slots_per_slab_ = (16u << 20) / slot_size_;
+    if (slots_per_slab_ < 4) slots_per_slab_ = 4;
+    if (slots_per_slab_ > 256) slots_per_slab_ = 256;
+}
+
+StackPool::~StackPool() {
+    for (const Slab& slab : slabs_) munmap(slab.base, slab.size);
+}
+
+Fiber* StackPool::carve() {
+    std::lock_guard lock(mutex_);
+    if (slabs_.empty() || next_slot_ == slots_per_slab_) {
+        const std::size_t size = slot_size_ * slots_per_slab_;
+        void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (base == MAP_FAILED) return nullptr;
+        slabs_.push_back({static_cast<char*>(base), size});
+        next_slot_ = 0;
+    }
+    char* slot = slabs_.back().base + slot_size_ * next_slot_++;
+    bool guarded = mprotect(slot, pageSize(), PROT_NONE) == 0;
+    if (!guarded) {
+        static std::atomic<bool> warned{false};
+        if (!warned.exchange(true))
+            std::fprintf(stderr, "fiberscope: warning: cannot add more guard pages (%s; see vm.max_map_count): "
+                                 "new fiber stacks are unguarded\n", std::strerror(errno));
+    }
+    auto* fiber = ::new (slot + slot_size_ - kHeaderSpace) Fiber();
+    fiber->slot = slot;
+    fiber->guarded = guarded;
+    return fiber;
+}
+
+char* stackBottom(const Fiber* fiber) { return fiber->slot + pageSize(); }
+
+std::size_t stackSize(const Fiber* fiber) {
+    return static_cast<std::size_t>(reinterpret_cast<const char*>(fiber) - stackBottom(fiber));
+}
+
+Fiber* takeFiber(Loop& loop, Thread& thread) {
+    // Own list: only we push and pop; others only take it all, so the head we
+    // read can only vanish (CAS fails), never come back (no ABA).
+    // acquire: see the links of the fibers on the list.
+    Fiber* head = thread.free_queue.load(std::memory_order_acquire);
+    while (head && !thread.free_queue.compare_exchange_weak(head, head->queue_next, std::memory_order_acquire,
+                                                            std::memory_order_acquire)) {
+    }
+    if (head) {
+        head->queue_next = nullptr;
+        return head;
+    }
+    // Steal another thread's whole free list (the newer seed's free_queue).
+    const unsigned active = loop.active.load(std::memory_order_acquire);
+    for (unsigned i = 0; i < kMaxStealFreeSearch && i < active; ++i, ++thread.steal_free_search_index) {
+        if (thread.steal_free_search_index >= active) thread.steal_free_search_index = 0;
+        Thread& victim = loop.threads[thread.steal_free_search_index];
+        if (&victim == &thread || !victim.free_queue.load(std::memory_order_relaxed)) continue;
+        // acquire: see the stolen fibers' links.
+        Fiber* stolen = victim.free_queue.exchange(nullptr, std::memory_order_acquire);
+        if (!stolen) continue;
+        // release: our list is consistent for the next thief.
+        thread.free_queue.store(stolen->queue_next, std::memory_order_release);
+        stolen->queue_next = nullptr;
+        return stolen;
+    }
+    return loop.stacks.carve();
+}
+
+void returnFiber(Thread& thread, Fiber* fiber) {
+    Fiber* head = thread.free_queue.load(std::memory_order_relaxed);
+    do fiber->queue_next = head;
+    // release: thieves that take the list see our link.
+    while (!thread.free_queue.compare_exchange_weak(head, fiber, std::memory_order_release, std::memory_order_relaxed));
+}
+
+// --- stack overflow reports -------------------------------------------------
+
+static struct sigaction g_previous_segv;
+
+static void writeAll(const char* text) {
+    std::size_t length = std::strlen(text);
+    while (length) {
+        ssize_t n = write(STDERR_FILENO, text, length);
+        if (n <= 0) return;
+        text += n;
+        length -= static_cast<std::size_t>(n);
+    }
+}
+
+static void formatUnsigned(char* out, unsigned long long value) {
+    char digits[24];
+    int n = 0;
+    do digits[n++] = static_cast<char>('0' + value % 10);
+    while ((value /= 10) != 0);
+    while (n) *out++ = digits[--n];
+    *out = 0;
+}
+
+static void onSegv(int signo, siginfo_t* info, void* ucontext) {
+    Thread* thread = currentThread();
+    if (thread && thread->runningFiber()) {
+        Fiber* fiber = thread->currentFiber();
+        auto* address = static_cast<char*>(info->si_addr);
+        if (fiber->slot && address >= fiber->slot && address < fiber->slot + pageSize()) {
+            char id[24], kib[24];
+            formatUnsigned(id, fiber->id);
+            formatUnsigned(kib, stackSize(fiber) / 1024);
+            writeAll("fiberscope: stack overflow in fiber #");
+            writeAll(id);
+            writeAll(" (its stack is ");
+            writeAll(kib);
+            writeAll(" KiB): it hit the guard page below its stack; raise EventLoopOptions::stack_size or "
+                     "use less stack (large local arrays, deep recursion)\n");
+            signal(SIGSEGV, SIG_DFL);
+            return; // the fault repeats with the default action: a core dump
+        }
+    }
+    // Not ours: hand it to whoever was there before (ASan, a crash reporter).
+    if (g_previous_segv.sa_flags & SA_SIGINFO) {
+        if (g_previous_segv.sa_sigaction) return g_previous_segv.sa_sigaction(signo, info, ucontext);
+    } else if (g_previous_segv.sa_handler != SIG_DFL && g_previous_segv.sa_handler != SIG_IGN) {
+        return g_previous_segv.sa_handler(signo);
+    }
+    signal(SIGSEGV, SIG_DFL);
+}
+
+void installOverflowHandler() {
+    static std::atomic<bool> installed{false};
+    if (installed.exchange(true)) return;
+    struct sigaction action {};
+    action.sa_sigaction = onSegv;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGSEGV, &action, &g_previous_segv);
+}
+
+AltSignalStack::AltSignalStack() {
+    size_ = 64 * 1024;
+    memory_ = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (memory_ == MAP_FAILED) {
+        memory_ = nullptr;
+        return;
+    }
+    stack_t stack{};
+    stack.ss_sp = memory_;
+    stack.ss_size = size_;
+    sigaltstack(&stack, nullptr);
+}
+
+AltSignalStack::~AltSignalStack() {
+    if (!memory_) return;
+    stack_t disable{};
+    disable.ss_flags = SS_DISABLE;
+    sigaltstack(&disable, nullptr);
+    munmap(memory_, size_);
+}
+
+} // namespace fiberscope::detail

@@ -1,0 +1,53 @@
+// The loop's shared state (behind fiberscope::EventLoop): the thread table,
+// the main fiber, the stack pool and the detached fibers.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "fiber.hpp"
+#include "fiber_stack.hpp"
+#include "fiberscope/event_loop.hpp"
+#include "thread.hpp"
+
+namespace fiberscope::detail {
+
+// The main thread's idle loop runs on its own small stack.
+inline constexpr std::size_t kIdleStackSize = 256 * 1024;
+// How many threads schedule() offers work to, and findReadyFiber() steals
+// from, before giving up (the seeds' max_idle_search / max_steal_ready_search).
+inline constexpr unsigned kMaxIdleSearch = 4;
+inline constexpr unsigned kMaxStealReadySearch = 4;
+inline constexpr unsigned kMaxStealFreeSearch = 4;
+
+struct Loop {
+    explicit Loop(const EventLoopOptions& options);
+    ~Loop();
+
+    EventLoopOptions options;
+    EventLoop* facade = nullptr;
+
+    // threads[0] is the creating thread. `reserved` counts slots claimed by
+    // spawners, `active` slots whose Thread is fully initialised; slots below
+    // `active` never change their shared fields again.
+    std::unique_ptr<Thread[]> threads;
+    unsigned allocated = 0;
+    std::atomic<unsigned> reserved{1};
+    std::atomic<unsigned> active{1};
+
+    // The creating thread's own stack, running as a fiber.
+    Fiber main_fiber;
+    char* main_idle_stack = nullptr; // mapping of kIdleStackSize + guard
+
+    StackPool stacks;
+
+    // Detached fibers still running, for deinit to cancel and join.
+    std::mutex detached_mutex;
+    Fiber* detached_head = nullptr;
+
+    std::atomic<std::uint64_t> next_fiber_id{1};
+};
+
+} // namespace fiberscope::detail

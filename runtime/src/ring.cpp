@@ -1,0 +1,94 @@
+// Ring: liburing calls with the error handling the seeds leave as TODOs.
+#include "ring.hpp"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "errors.hpp"
+
+namespace fiberscope::detail {
+
+Status Ring::open(unsigned entries, int attach_to, bool disabled) {
+    close();
+    // The newer seed's flags: share one async worker pool across rings, let
+    // the owner thread enable its ring (it becomes the single issuer), run
+    // completion task work only when we enter the kernel anyway.
+    unsigned flags = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER;
+    if (attach_to >= 0) flags |= IORING_SETUP_ATTACH_WQ;
+    if (disabled) flags |= IORING_SETUP_R_DISABLED;
+    int result = -EINVAL;
+    // Older kernels reject newer flags with EINVAL: retry without them.
+    for (unsigned drop : {0u, unsigned(IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN),
+                          unsigned(IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_ATTACH_WQ)}) {
+        io_uring_params params{};
+        params.flags = flags & ~drop;
+        if (params.flags & IORING_SETUP_ATTACH_WQ) params.wq_fd = static_cast<unsigned>(attach_to);
+        result = io_uring_queue_init_params(entries, &ring_, &params);
+        if (result != -EINVAL) {
+            disabled_ = (params.flags & IORING_SETUP_R_DISABLED) != 0;
+            break;
+        }
+    }
+    if (result < 0) {
+        if (result == -ENOSYS || result == -EPERM || result == -EACCES) return Error{Errc::IoUringUnavailable, -result};
+        if (result == -ENOMEM) return Error{Errc::SystemResources, -result};
+        if (result == -EMFILE) return Error{Errc::ProcessFdQuotaExceeded, -result};
+        if (result == -ENFILE) return Error{Errc::SystemFdQuotaExceeded, -result};
+        return Error{Errc::Unexpected, -result};
+    }
+    open_ = true;
+    return {};
+}
+
+Status Ring::enable() {
+    if (!disabled_) return {};
+    // The raw syscall: Debian 12's liburing 2.3 declares io_uring_enable_rings
+    // but does not export it.
+    if (syscall(__NR_io_uring_register, ring_.ring_fd, IORING_REGISTER_ENABLE_RINGS, nullptr, 0) < 0)
+        return Error{Errc::Unexpected, errno};
+    disabled_ = false;
+    return {};
+}
+
+void Ring::close() noexcept {
+    if (!open_) return;
+    io_uring_queue_exit(&ring_);
+    open_ = false;
+}
+
+io_uring_sqe* Ring::sqe() {
+    io_uring_sqe* entry;
+    while ((entry = io_uring_get_sqe(&ring_)) == nullptr) io_uring_submit(&ring_);
+    std::memset(entry, 0, sizeof *entry);
+    return entry;
+}
+
+int Ring::submit() noexcept {
+    int result;
+    do result = io_uring_submit(&ring_);
+    while (result == -EINTR);
+    return result;
+}
+
+int Ring::submitAndWait(unsigned wait) noexcept { return io_uring_submit_and_wait(&ring_, wait); }
+
+unsigned Ring::drain(io_uring_cqe* out, unsigned max) noexcept {
+    io_uring_cqe* ptrs[256];
+    if (max > 256) max = 256;
+    unsigned count = io_uring_peek_batch_cqe(&ring_, ptrs, max);
+    for (unsigned i = 0; i < count; ++i) out[i] = *ptrs[i];
+    io_uring_cq_advance(&ring_, count);
+    return count;
+}
+
+void Ring::message(int target_fd, std::uint64_t user_data, std::int32_t result) {
+    io_uring_sqe* entry = sqe();
+    io_uring_prep_msg_ring(entry, target_fd, static_cast<unsigned>(result), user_data, 0);
+    entry->flags |= IOSQE_CQE_SKIP_SUCCESS;
+    entry->user_data = static_cast<std::uint64_t>(RingTag::cleanup);
+}
+
+} // namespace fiberscope::detail

@@ -1,0 +1,64 @@
+// Ring: one io_uring (liburing) owned by one worker thread.
+//
+// Only the owning thread submits to it (IORING_SETUP_SINGLE_ISSUER); other
+// threads reach it solely through IORING_OP_MSG_RING, which posts a
+// completion into it. `sqe()` never fails: when the submission queue is full
+// it submits what is queued and tries again.
+#pragma once
+
+#include <liburing.h>
+
+#include <cstdint>
+
+#include "fiberscope/result.hpp"
+
+namespace fiberscope::detail {
+
+// What a completion's user_data means. Anything else is a Fiber* (an
+// operation the fiber waits for), or a Fiber* with kCancelTag set (a cancel
+// request sent by another thread with MSG_RING).
+enum class RingTag : std::uint64_t {
+    unused = 0,
+    wakeup = 1,  // MSG_RING from schedule(): new work is in our ready queue
+    cleanup = 2, // a MSG_RING we sent failed (target exiting): ignored
+    exit = 3,    // MSG_RING from deinit: leave the idle loop
+};
+inline constexpr std::uint64_t kCancelTag = 1;
+
+class Ring {
+public:
+    Ring() = default;
+    Ring(const Ring&) = delete;
+    Ring& operator=(const Ring&) = delete;
+    ~Ring() { close(); }
+
+    // Creates the ring. `attach_to` >= 0 shares that ring's async worker pool
+    // (IORING_SETUP_ATTACH_WQ); `disabled` creates it R_DISABLED, to be
+    // enabled by the thread that will own it.
+    Status open(unsigned entries, int attach_to, bool disabled);
+    Status enable();
+    void close() noexcept;
+
+    int fd() const noexcept { return ring_.ring_fd; }
+    bool isOpen() const noexcept { return open_; }
+
+    // A zeroed submission entry, submitting queued ones first if full.
+    io_uring_sqe* sqe();
+    // Submits queued entries now (used for wake-ups, which must not wait for
+    // the owner to go idle). Returns the io_uring_enter result.
+    int submit() noexcept;
+    // Submits and waits for at least `wait` completions.
+    int submitAndWait(unsigned wait) noexcept;
+    // Copies up to `max` completions into `out` and marks them seen.
+    unsigned drain(io_uring_cqe* out, unsigned max) noexcept;
+
+    // Queues a MSG_RING posting a completion {user_data, result} to `target`.
+    void message(int target_fd, std::uint64_t user_data, std::int32_t result);
+
+private:
+    io_uring ring_{};
+    bool open_ = false;
+    bool disabled_ = false;
+};
+
+} // namespace fiberscope::detail

@@ -1,0 +1,160 @@
+// The scheduler: schedule(), findReadyFiber() and yield().
+//
+// Design (ported from the seeds' EventLoop/Evented/Kqueue):
+//
+// * Each worker thread owns one ready queue slot (thread.hpp explains its
+//   states). There is no global run queue and no lock.
+// * schedule() is called whenever fibers become ready: by a fiber that
+//   spawns or yields, by a fiber that finishes and wakes its awaiter, by a
+//   mutex/condition hand-off, and by the idle loop for completed I/O. It
+//   first offers the whole queue to an idle thread (CAS nullptr -> queue),
+//   waking it with MSG_RING; failing that it reserves a thread slot and
+//   starts a new worker (lazily, up to EventLoopOptions::threads) with the
+//   queue as its first work; failing that it pushes the queue onto its own
+//   thread ("nobody wanted it").
+// * findReadyFiber() pops the own queue's head; if empty it steals the whole
+//   queue of one of a few other threads; if that fails too the thread marks
+//   itself open for business (ready_queue = nullptr) and goes idle.
+// * yield() switches to a given fiber, else the next ready fiber, else the
+//   thread's idle context, with a SwitchMessage for the receiver.
+#include "scheduler.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "loop.hpp"
+#include "sanitizer.hpp"
+
+namespace fiberscope::detail {
+
+Fiber* currentFiber() {
+    Thread* thread = currentThread();
+    return thread->currentFiber();
+}
+
+static void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spawned) {
+    Thread& worker = loop.threads[index];
+    worker.loop = &loop;
+    worker.index = index;
+    worker.current_context = &worker.idle_context;
+    worker.ready_queue.store(queue.head, std::memory_order_relaxed);
+    worker.idle_search_index = 0;
+    worker.steal_ready_search_index = 0;
+    worker.steal_free_search_index = 0;
+    if (auto opened = worker.ring.open(loop.options.ring_entries, loop.threads[0].ring.fd(), true); !opened) {
+        worker.ready_queue.store(nullptr, std::memory_order_relaxed);
+        // release: our writes to the slot happen before a later reservation.
+        loop.reserved.store(index, std::memory_order_release);
+        std::fprintf(stderr, "fiberscope: cannot create worker %u: io_uring setup failed (%s); continuing with %u threads\n",
+                     index, opened.error().message(), index);
+        return;
+    }
+    try {
+        worker.os_thread = std::thread(workerMain, &loop, index);
+    } catch (const std::exception& e) {
+        worker.ring.close();
+        worker.ready_queue.store(nullptr, std::memory_order_relaxed);
+        loop.reserved.store(index, std::memory_order_release);
+        std::fprintf(stderr, "fiberscope: cannot start worker %u (%s); continuing with %u threads\n", index, e.what(), index);
+        return;
+    }
+    // release: the Thread's shared fields (ring fd, queue) are initialised
+    // before any thread that reads `active` with acquire can use the slot.
+    loop.active.store(index + 1, std::memory_order_release);
+    spawned = true;
+}
+
+void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
+    // acquire: pairs with the release in spawnWorker, so every slot below
+    // `active` is fully initialised.
+    const unsigned active = loop.active.load(std::memory_order_acquire);
+    const unsigned searches = active < kMaxIdleSearch ? active : kMaxIdleSearch;
+    for (unsigned i = 0; i < searches; ++i, ++thread.idle_search_index) {
+        if (thread.idle_search_index >= active) thread.idle_search_index = 0;
+        Thread& candidate = loop.threads[thread.idle_search_index];
+        if (&candidate == &thread) continue;
+        Fiber* expected = nullptr;
+        // release: the fibers' state (queue_next links, completions) is
+        // visible to the idle thread, which pops with acquire. relaxed on
+        // failure: we learn nothing we rely on.
+        if (!candidate.ready_queue.compare_exchange_weak(expected, queue.head, std::memory_order_release,
+                                                         std::memory_order_relaxed))
+            continue;
+        thread.ring.message(candidate.ring.fd(), static_cast<std::uint64_t>(RingTag::wakeup), 0);
+        // Wake it now rather than when this thread next goes idle.
+        thread.ring.submit();
+        ++thread.idle_search_index;
+        return;
+    }
+    if (active < loop.allocated) {
+        unsigned expected = active;
+        // acquire: a failed reservation's cleanup (release) happened before
+        // we reuse the slot. relaxed on failure: someone else is spawning.
+        if (loop.reserved.compare_exchange_weak(expected, active + 1, std::memory_order_acquire,
+                                                std::memory_order_relaxed)) {
+            bool spawned = false;
+            spawnWorker(loop, active, queue, spawned);
+            if (spawned) return;
+        }
+    }
+    // Nobody wanted it, so queue it on ourselves. acq_rel: release publishes
+    // the fibers to thieves; acquire reads the current head to link behind.
+    Fiber* head = thread.ready_queue.load(std::memory_order_acquire);
+    do {
+        queue.tail->queue_next = head == kFinished ? nullptr : head;
+    } while (!thread.ready_queue.compare_exchange_weak(head, queue.head, std::memory_order_acq_rel,
+                                                       std::memory_order_acquire));
+}
+
+Fiber* findReadyFiber(Loop& loop, Thread& thread) {
+    // acquire: see the fibers published by whoever queued them. Exchanging in
+    // kFinished keeps thieves and hand-offs away while we unlink the head.
+    if (Fiber* fiber = thread.ready_queue.exchange(kFinished, std::memory_order_acquire)) {
+        // release: the rest of the list stays published to thieves.
+        thread.ready_queue.store(fiber->queue_next, std::memory_order_release);
+        fiber->queue_next = nullptr;
+        return fiber;
+    }
+    // acquire: pairs with spawnWorker's release of `active`.
+    const unsigned active = loop.active.load(std::memory_order_acquire);
+    const unsigned searches = active < kMaxStealReadySearch ? active : kMaxStealReadySearch;
+    for (unsigned i = 0; i < searches; ++i, ++thread.steal_ready_search_index) {
+        if (thread.steal_ready_search_index >= active) thread.steal_ready_search_index = 0;
+        Thread& victim = loop.threads[thread.steal_ready_search_index];
+        if (&victim == &thread) continue;
+        // acquire: see the fibers the victim's queuers published.
+        Fiber* fiber = victim.ready_queue.load(std::memory_order_acquire);
+        if (fiber == nullptr || fiber == kFinished) continue;
+        // Take the whole list. acquire as above; relaxed on failure.
+        if (!victim.ready_queue.compare_exchange_weak(fiber, nullptr, std::memory_order_acquire,
+                                                      std::memory_order_relaxed))
+            continue;
+        // release: the stolen remainder is published from our slot now.
+        thread.ready_queue.store(fiber->queue_next, std::memory_order_release);
+        fiber->queue_next = nullptr;
+        ++thread.steal_ready_search_index;
+        return fiber;
+    }
+    // Couldn't find anything to do, so we are now open for business.
+    // relaxed: a hand-off CAS needs no ordering from us; the MSG_RING that
+    // follows it is what wakes us.
+    thread.ready_queue.store(nullptr, std::memory_order_relaxed);
+    return nullptr;
+}
+
+void yield(Fiber* ready, SwitchMessage& message, bool finished) {
+    Thread* thread = currentThread();
+    Context* next;
+    if (ready) next = &ready->context;
+    else if (Fiber* found = findReadyFiber(*thread->loop, *thread)) next = &found->context;
+    else next = &thread->idle_context;
+    message.contexts = {thread->current_context, next};
+
+    void* fake_stack = nullptr;
+    sanitizerStartSwitch(finished ? nullptr : &fake_stack, next->stack_bottom, next->stack_size);
+    const ContextPair* received = contextSwitch(&message.contexts);
+    sanitizerFinishSwitch(fake_stack);
+    handleSwitchMessage(received);
+}
+
+} // namespace fiberscope::detail

@@ -1,0 +1,43 @@
+// Every scheduling decision lives in scheduler.cpp: where ready fibers go
+// (schedule), where a thread finds work (findReadyFiber), and the switch
+// itself (yield).
+#pragma once
+
+#include "fiber.hpp"
+#include "switch_message.hpp"
+#include "thread.hpp"
+
+namespace fiberscope::detail {
+
+struct Loop;
+
+// A non-empty list of ready fibers linked through queue_next.
+struct FiberQueue {
+    Fiber* head;
+    Fiber* tail;
+    static FiberQueue one(Fiber* fiber) { return {fiber, fiber}; }
+};
+
+// Makes `queue` runnable: hands it to an idle thread (and wakes it with
+// MSG_RING), else starts a new worker for it, else queues it on `thread`.
+void schedule(Loop& loop, Thread& thread, FiberQueue queue);
+
+// Pops this thread's next ready fiber, else steals another thread's queue,
+// else marks the thread idle (ready_queue = nullptr) and returns nullptr.
+Fiber* findReadyFiber(Loop& loop, Thread& thread);
+
+// Switches from the current context to `ready` (or the next ready fiber, or
+// the idle context), asking the receiver to perform `message.task`.
+// `finished`: the current fiber will never run again.
+void yield(Fiber* ready, SwitchMessage& message, bool finished = false);
+
+inline void yield(Fiber* ready, PendingTask task) {
+    SwitchMessage message;
+    message.task = task;
+    yield(ready, message);
+}
+
+// The fiber running on the calling thread (the main fiber included).
+Fiber* currentFiber();
+
+} // namespace fiberscope::detail

@@ -1,0 +1,112 @@
+// Worker threads and the idle loop (the seed's idle()/threadEntry()).
+#include "thread.hpp"
+
+#include <pthread.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include "errors.hpp"
+#include "fiber_stack.hpp"
+#include "loop.hpp"
+#include "scheduler.hpp"
+
+namespace fiberscope::detail {
+
+static thread_local Thread* t_current = nullptr;
+
+__attribute__((noinline)) Thread* currentThread() noexcept {
+    // The asm barrier keeps the compiler from treating the TLS address as
+    // constant across calls in a caller that was suspended in between.
+    Thread* thread = t_current;
+    asm volatile("" : "+r"(thread));
+    return thread;
+}
+
+void setCurrentThread(Thread* thread) noexcept { t_current = thread; }
+
+static void completionsToReady(Thread& thread, Fiber*& next, FiberQueue& queue, bool& exit) {
+    constexpr unsigned kBatch = 64;
+    io_uring_cqe cqes[kBatch];
+    for (;;) {
+        const unsigned count = thread.ring.drain(cqes, kBatch);
+        for (unsigned i = 0; i < count; ++i) {
+            const io_uring_cqe& cqe = cqes[i];
+            switch (static_cast<RingTag>(cqe.user_data)) {
+            case RingTag::unused:
+            case RingTag::wakeup:
+                // The work is already in our ready queue: the loop finds it.
+                continue;
+            case RingTag::cleanup:
+                // A MSG_RING we sent could not be delivered (the target is
+                // exiting or not yet enabled, and finds its queue by itself).
+                continue;
+            case RingTag::exit:
+                exit = true;
+                continue;
+            }
+            if (cqe.user_data & kCancelTag) {
+                // Another thread canceled a fiber whose operation is in our
+                // ring: cancel that operation (see cancel.hpp).
+                io_uring_sqe* sqe = thread.ring.sqe();
+                io_uring_prep_cancel64(sqe, cqe.user_data & ~kCancelTag, 0);
+                sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+                sqe->user_data = static_cast<std::uint64_t>(RingTag::wakeup);
+                continue;
+            }
+            auto* fiber = reinterpret_cast<Fiber*>(cqe.user_data);
+            fiber->completion = {cqe.res, cqe.flags};
+            if (!next) {
+                next = fiber;
+            } else if (!queue.head) {
+                queue = FiberQueue::one(fiber);
+            } else {
+                queue.tail->queue_next = fiber;
+                queue.tail = fiber;
+            }
+        }
+        if (count < kBatch) return;
+    }
+}
+
+void idle(Thread& thread) {
+    Loop& loop = *thread.loop;
+    Fiber* next = nullptr;
+    for (;;) {
+        while (next || (next = findReadyFiber(loop, thread))) {
+            Fiber* fiber = next;
+            next = nullptr;
+            yield(fiber, PendingTask::nothing);
+        }
+        int result = thread.ring.submitAndWait(1);
+        if (result < 0 && result != -EINTR && result != -EBUSY && result != -EAGAIN && result != -ETIME)
+            fatal("io_uring_enter (waiting for completions) failed", -result);
+        FiberQueue queue{nullptr, nullptr};
+        bool exit = false;
+        completionsToReady(thread, next, queue, exit);
+        if (queue.head) schedule(loop, thread, queue);
+        if (exit && !next) return;
+    }
+}
+
+void workerMain(Loop* loop, unsigned index) {
+    Thread& thread = loop->threads[index];
+    setCurrentThread(&thread);
+    AltSignalStack alt_stack;
+    if (auto enabled = thread.ring.enable(); !enabled) fatal("enabling a worker's io_uring failed", enabled.error().sys_errno);
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        void* base = nullptr;
+        std::size_t size = 0;
+        pthread_attr_getstack(&attr, &base, &size);
+        thread.idle_context.stack_bottom = base;
+        thread.idle_context.stack_size = size;
+        pthread_attr_destroy(&attr);
+    }
+    // release: the ring can take MSG_RING now (deinit waits for this).
+    thread.ring_ready.store(true, std::memory_order_release);
+    idle(thread);
+    setCurrentThread(nullptr);
+}
+
+} // namespace fiberscope::detail

@@ -1,0 +1,69 @@
+// A worker thread: its ring, its idle context, its ready queue slot and its
+// free list of recycled fibers.
+//
+// The ready queue is one atomic word holding a LIFO list of ready fibers
+// linked through Fiber::queue_next. Its value also says what the thread is
+// doing, and that is what makes hand-off and stealing work:
+//   nullptr    the thread found nothing to do and is open for business:
+//              another thread may hand it a whole queue with one CAS
+//              (schedule()) and must then wake it with MSG_RING;
+//   kFinished  the owner is popping from it right now (findReadyFiber());
+//   a fiber    ready work: the owner pops the head, a thief takes it all.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+
+#include "context.hpp"
+#include "fiber.hpp"
+#include "ring.hpp"
+
+namespace fiberscope::detail {
+
+struct Loop;
+
+struct Thread {
+    Loop* loop = nullptr;
+    unsigned index = 0;
+
+    // The context of the thread's idle loop (idle() in thread.cpp): where the
+    // thread goes when no fiber is ready.
+    Context idle_context;
+    // The context running on this thread right now.
+    Context* current_context = nullptr;
+
+    alignas(64) std::atomic<Fiber*> ready_queue{nullptr};
+    // Recycled fibers. Only the owner pushes and pops; other threads may only
+    // take the whole list (exchange with nullptr), which rules out ABA.
+    alignas(64) std::atomic<Fiber*> free_queue{nullptr};
+
+    alignas(64) Ring ring;
+    // Set by the owner once its ring is enabled and it can receive MSG_RING.
+    std::atomic<bool> ring_ready{false};
+
+    // Round-robin cursors of the idle search, the ready steal and the free
+    // steal (owner only).
+    unsigned idle_search_index = 0;
+    unsigned steal_ready_search_index = 0;
+    unsigned steal_free_search_index = 0;
+
+    std::thread os_thread;
+
+    bool runningFiber() const noexcept { return current_context != &idle_context; }
+    Fiber* currentFiber() const noexcept { return Fiber::fromContext(current_context); }
+};
+
+// The worker the caller runs on (nullptr outside any loop). Not inlined, so
+// the compiler never reuses a thread-local address across a context switch,
+// after which the fiber may be on another OS thread.
+Thread* currentThread() noexcept;
+void setCurrentThread(Thread* thread) noexcept;
+
+// The idle loop: run ready fibers; when none, submit and wait on the ring,
+// turn completions into ready fibers, schedule them. Returns on `exit`.
+void idle(Thread& thread);
+// Entry of worker threads 1..N-1.
+void workerMain(Loop* loop, unsigned index);
+
+} // namespace fiberscope::detail

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The main job: install dependencies, build, run lesson 1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build
+exec build/lessons/lesson01-hello-fibers "$@"
