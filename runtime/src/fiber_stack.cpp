@@ -154,8 +154,11 @@ static void onSegv(int signo, siginfo_t* info, void* ucontext) {
 }
 
 void installOverflowHandler() {
-    static std::atomic<bool> installed{false};
-    if (installed.exchange(true)) return;
+    // Installed at every loop creation, chained to whatever handler is there
+    // now (test frameworks and crash reporters swap handlers in and out).
+    struct sigaction current {};
+    sigaction(SIGSEGV, nullptr, &current);
+    if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == onSegv) return;
     struct sigaction action {};
     action.sa_sigaction = onSegv;
     action.sa_flags = SA_SIGINFO | SA_ONSTACK;

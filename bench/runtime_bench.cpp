@@ -1,0 +1,108 @@
+// Fiberscope runtime micro-benchmarks (Google Benchmark).
+//
+//   BM_YieldPingPong       two fibers on one thread yield to each other;
+//                          one iteration = one yield = one context switch.
+//   BM_SpawnAwait/threads  spawn an empty fiber and await it; one iteration
+//                          = one spawn + await (1 and 2 worker threads).
+//   BM_Skynet              skynet: 1M leaf fibers, branching 10, on the
+//                          default number of threads (the CPU count).
+//
+// Each benchmark creates its EventLoop once per run (outside the timed
+// region) and reports wall-clock time: with M:N scheduling the work may run
+// on worker threads, so the benchmark thread's CPU time would undercount.
+#include <benchmark/benchmark.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <fiberscope/fiberscope.hpp>
+
+namespace {
+
+using fiberscope::EventLoop;
+using fiberscope::Future;
+
+// Creates a loop, or marks the benchmark as skipped (e.g. io_uring refused).
+std::unique_ptr<EventLoop> makeLoop(benchmark::State& state, unsigned threads) {
+    auto created = EventLoop::create({.threads = threads});
+    if (!created) {
+        state.SkipWithError((std::string("EventLoop::create failed: ") + created.error().message()).c_str());
+        return nullptr;
+    }
+    return std::move(*created);
+}
+
+void BM_YieldPingPong(benchmark::State& state) {
+    auto loop = makeLoop(state, 1);
+    if (!loop) return;
+    EventLoop* l = loop.get();
+    // Each of the two fibers yields `half` times: 2 * half switches in all,
+    // and the batch is counted as that many iterations, so the reported time
+    // per iteration is the time per yield.
+    const std::int64_t half = (state.iterations() + 1) / 2;
+    while (state.KeepRunningBatch(2 * half)) {
+        auto player = [l, half] {
+            for (std::int64_t i = 0; i < half; ++i) l->yield();
+        };
+        Future<void> ping = l->async(player);
+        Future<void> pong = l->async(player);
+        ping.await();
+        pong.await();
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_YieldPingPong)->UseRealTime();
+
+void BM_SpawnAwait(benchmark::State& state) {
+    auto loop = makeLoop(state, static_cast<unsigned>(state.range(0)));
+    if (!loop) return;
+    for (auto _ : state) loop->async([] {}).await();
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SpawnAwait)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime();
+
+constexpr std::int64_t kSkynetLeaves = 1'000'000;
+constexpr std::int64_t kSkynetBranching = 10;
+constexpr std::int64_t kSkynetExpected = kSkynetLeaves * (kSkynetLeaves - 1) / 2; // 499999500000
+// Every node is a fiber: 1M leaves + 111111 inner nodes.
+constexpr std::int64_t kSkynetFibers = 1'111'111;
+
+// Node `num` covering `size` leaves: a leaf returns its number, an inner
+// node starts one fiber per child and returns the sum of their results.
+std::int64_t skynet(EventLoop& loop, std::int64_t num, std::int64_t size) {
+    if (size == 1) return num;
+    const std::int64_t child_size = size / kSkynetBranching;
+    std::array<Future<std::int64_t>, kSkynetBranching> children;
+    for (std::int64_t i = 0; i < kSkynetBranching; ++i) {
+        const std::int64_t child_num = num + i * child_size;
+        children[static_cast<std::size_t>(i)] =
+            loop.async([&loop, child_num, child_size] { return skynet(loop, child_num, child_size); });
+    }
+    std::int64_t sum = 0;
+    for (auto& child : children) sum += child.await();
+    return sum;
+}
+
+void BM_Skynet(benchmark::State& state) {
+    auto loop = makeLoop(state, 0); // 0 = one worker per CPU
+    if (!loop) return;
+    EventLoop* l = loop.get();
+    for (auto _ : state) {
+        const std::int64_t sum = l->async([l] { return skynet(*l, 0, kSkynetLeaves); }).await();
+        if (sum != kSkynetExpected) {
+            state.SkipWithError(("skynet sum is " + std::to_string(sum) + ", expected " +
+                                 std::to_string(kSkynetExpected)).c_str());
+            break;
+        }
+    }
+    state.counters["loop_threads"] = static_cast<double>(l->maxThreads());
+    state.counters["loop_threads_started"] = static_cast<double>(l->activeThreads());
+    state.SetItemsProcessed(state.iterations() * kSkynetFibers);
+}
+BENCHMARK(BM_Skynet)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+} // namespace
+
+BENCHMARK_MAIN();
