@@ -5,6 +5,7 @@
 
 #include "loop.hpp"
 #include "scheduler.hpp"
+#include "tracing.hpp"
 
 namespace fiberscope::detail {
 
@@ -29,7 +30,9 @@ void requestCancel(Fiber* fiber) {
     // acq_rel: acquire sees the thread the fiber published on entering its
     // region; release makes kCanceling visible to its next entry attempt.
     Thread* target = fiber->cancel_thread.exchange(kCanceling, std::memory_order_acq_rel);
-    if (target == nullptr || target == kCanceling) return;
+    const bool in_flight = target != nullptr && target != kCanceling;
+    FIBERSCOPE_TRACE_EVENT(emit::cancelRequest(now, fiber->id, in_flight ? target->index + 1 : 0));
+    if (!in_flight) return;
     Thread* self = currentThread();
     self->ring.message(target->ring.fd(), reinterpret_cast<std::uint64_t>(fiber) | kCancelTag, -EINTR);
     self->ring.submit();

@@ -17,6 +17,7 @@
 #include "loop.hpp"
 #include "mutex_impl.hpp"
 #include "scheduler.hpp"
+#include "tracing.hpp"
 
 namespace fiberscope {
 
@@ -45,6 +46,8 @@ Status Condition::wait(Mutex& mutex) {
     if (self->cancel_thread.load(std::memory_order_acquire) == detail::kCanceling) return Errc::Canceled;
     detail::SwitchMessage message;
     message.task = detail::PendingTask::condition_wait;
+    message.reason = trace::SwitchReason::Condition;
+    FIBERSCOPE_TRACE_EVENT(emit::conditionWait(now, self->id, this));
     message.args.condition_wait = {this, &mutex};
     detail::yield(nullptr, message);
     mutex.lock();
@@ -62,6 +65,7 @@ void Condition::signal() {
         if (!head_) tail_ = nullptr;
     }
     woken->queue_next = nullptr;
+    FIBERSCOPE_TRACE_EVENT(emit::conditionWake(now, woken->id, this, false));
     detail::Thread& thread = *detail::currentThread();
     detail::schedule(*thread.loop, thread, detail::FiberQueue::one(woken));
 }
@@ -77,6 +81,7 @@ void Condition::broadcast() {
     }
     if (!head) return;
     tail->queue_next = nullptr;
+    FIBERSCOPE_TRACE_EVENT(emit::conditionWake(now, head->id, this, true));
     detail::Thread& thread = *detail::currentThread();
     detail::schedule(*thread.loop, thread, detail::FiberQueue{head, tail});
 }

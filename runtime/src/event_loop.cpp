@@ -17,6 +17,8 @@
 #include "loop.hpp"
 #include "sanitizer.hpp"
 #include "scheduler.hpp"
+#include "tracing.hpp"
+#include "fiberscope/trace.hpp"
 
 namespace fiberscope {
 namespace detail {
@@ -37,7 +39,8 @@ extern "C" [[noreturn]] void fiberscope_main_idle(const ContextPair* received) {
     handleSwitchMessage(received);
     Thread& thread = *currentThread();
     idle(thread);
-    yield(&thread.loop->main_fiber, PendingTask::nothing);
+    FIBERSCOPE_TRACE_EVENT(emit::threadStop(now));
+    yield(&thread.loop->main_fiber, PendingTask::nothing, trace::SwitchReason::Exit);
     std::fprintf(stderr, "fiberscope: internal error: the main idle context was resumed after exit\n");
     std::abort();
 }
@@ -82,14 +85,16 @@ Result<std::unique_ptr<EventLoop>> EventLoop::create(EventLoopOptions options) {
     main_thread.idle_context.stack_size = kIdleStackSize;
 
     loop->main_fiber.loop = loop.get();
-    loop->main_fiber.id = 0;
+    loop->main_fiber.id = 1;
     currentStack(loop->main_fiber.context);
     main_thread.current_context = &loop->main_fiber.context;
     main_thread.ring_ready.store(true, std::memory_order_relaxed);
 
+    trace::startFromEnvironment();
     installOverflowHandler();
     t_main_alt_stack = new AltSignalStack();
     setCurrentThread(&main_thread);
+    FIBERSCOPE_TRACE_EVENT(emit::threadStart(now, 0, workerName(0)));
 
     Loop* raw = loop.release();
     std::unique_ptr<EventLoop> facade(new EventLoop(raw));
@@ -125,7 +130,7 @@ EventLoop::~EventLoop() {
         while (!loop.threads[i].ring_ready.load(std::memory_order_acquire)) std::this_thread::yield();
     // Switch away with the exit task; thread 0's idle loop resumes us here,
     // on the creating OS thread, once it has seen the exit message.
-    detail::yield(nullptr, PendingTask::exit);
+    detail::yield(nullptr, PendingTask::exit, trace::SwitchReason::Exit);
     for (unsigned i = 1; i < active; ++i)
         if (loop.threads[i].os_thread.joinable()) loop.threads[i].os_thread.join();
     setCurrentThread(nullptr);
@@ -134,7 +139,7 @@ EventLoop::~EventLoop() {
     delete impl_;
 }
 
-void EventLoop::yield() { detail::yield(nullptr, PendingTask::reschedule); }
+void EventLoop::yield() { detail::yield(nullptr, PendingTask::reschedule, trace::SwitchReason::Yield); }
 
 bool EventLoop::cancelRequested() {
     return currentFiber()->cancel_thread.load(std::memory_order_acquire) == kCanceling;
@@ -142,6 +147,22 @@ bool EventLoop::cancelRequested() {
 
 unsigned EventLoop::activeThreads() const noexcept { return impl_->active.load(std::memory_order_acquire); }
 unsigned EventLoop::maxThreads() const noexcept { return impl_->allocated; }
+
+std::uint64_t currentFiberId() noexcept {
+    Thread* thread = currentThread();
+    return thread ? traceId(*thread, thread->current_context) : 0;
+}
+
+void setFiberName(std::string_view name) noexcept {
+    FIBERSCOPE_TRACE_EVENT(emit::fiberName(now, currentFiberId(), name));
+}
+
+namespace detail {
+std::uint64_t traceFiberId(const Fiber* fiber) noexcept { return fiber->id; }
+void traceQueueOp(int op, const void* queue) noexcept {
+    FIBERSCOPE_TRACE_EVENT(emit::queueOp(now, static_cast<QueueOp>(op), queue, currentFiberId()));
+}
+} // namespace detail
 
 EventLoop* EventLoop::current() noexcept {
     Thread* thread = currentThread();

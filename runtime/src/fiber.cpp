@@ -10,6 +10,7 @@
 #include "loop.hpp"
 #include "sanitizer.hpp"
 #include "scheduler.hpp"
+#include "tracing.hpp"
 
 namespace fiberscope::detail {
 
@@ -80,6 +81,7 @@ Result<Fiber*> spawnFiber(Loop* loop, const TaskLayout& layout, bool detached) {
         if (loop->detached_head) loop->detached_head->detached_prev = fiber;
         loop->detached_head = fiber;
     }
+    FIBERSCOPE_TRACE_EVENT(emit::fiberCreate(now, fiber->id, traceId(thread, thread.current_context)));
     schedule(*loop, thread, FiberQueue::one(fiber));
     return fiber;
 }
@@ -99,6 +101,7 @@ Result<Fiber*> spawnFiber(Loop* loop, const TaskLayout& layout, bool detached) {
     Fiber* next = awaiter && !awaiter->selecting ? awaiter : nullptr;
     SwitchMessage message;
     message.task = PendingTask::finish;
+    message.reason = trace::SwitchReason::Finish;
     yield(next, message, true);
     std::fprintf(stderr, "fiberscope: internal error: a finished fiber was resumed\n");
     std::abort();
@@ -118,7 +121,9 @@ void awaitFiber(Fiber* fiber) {
     Fiber* self = currentFiber();
     SwitchMessage message;
     message.task = PendingTask::register_awaiter;
+    message.reason = trace::SwitchReason::Await;
     message.args.awaiter = &fiber->awaiter;
+    FIBERSCOPE_TRACE_EVENT(emit::await(now, self->id, fiber->id));
     yield(nullptr, message);
     // Exactly one claim scheduled us and happened before we run.
     self->wake_claims.store(0, std::memory_order_relaxed);
@@ -127,6 +132,7 @@ void awaitFiber(Fiber* fiber) {
 void recycleFiber(Fiber* fiber) {
     if (fiber->task) fiber->task->destroy(fiber->task);
     fiber->task = nullptr;
+    FIBERSCOPE_TRACE_EVENT(emit::fiberRecycle(now, fiber->id));
     returnFiber(*currentThread(), fiber);
 }
 
@@ -140,6 +146,7 @@ std::size_t selectFibers(Fiber* const* fibers, std::size_t count) {
     self->selecting = true;
     SwitchMessage message;
     message.task = PendingTask::register_select;
+    message.reason = trace::SwitchReason::Select;
     message.args.select = {fibers, count};
     yield(nullptr, message);
 

@@ -57,6 +57,8 @@ struct Fiber {
     bool selecting = false;
 
     Completion completion;
+    // The opcode of the fiber's in-flight ring operation (for the trace).
+    std::uint8_t last_opcode = 0;
     ConditionWaiter condition;
 
     TaskBase* task = nullptr;

@@ -3,15 +3,20 @@
 
 #include <mutex>
 
+#include "scheduler.hpp"
+#include "tracing.hpp"
+
 namespace fiberscope {
 
 void Group::add(Future<Status> future) {
+    FIBERSCOPE_TRACE_EVENT(emit::groupOp(now, GroupOp::Spawn, this, future.fiber() ? detail::traceFiberId(future.fiber()) : 0));
     std::lock_guard lock(mutex_);
     if (canceled_ && future.fiber()) detail::requestCancel(future.fiber());
     members_.push_back(std::move(future));
 }
 
 Status Group::wait() {
+    FIBERSCOPE_TRACE_EVENT(emit::groupOp(now, GroupOp::Wait, this, currentFiberId()));
     for (;;) {
         std::vector<Future<Status>> batch;
         {
@@ -34,6 +39,7 @@ Status Group::wait() {
 }
 
 Status Group::cancel() {
+    FIBERSCOPE_TRACE_EVENT(emit::groupOp(now, GroupOp::Cancel, this, currentFiberId()));
     {
         std::lock_guard lock(mutex_);
         canceled_ = true;

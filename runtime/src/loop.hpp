@@ -47,7 +47,8 @@ struct Loop {
     std::mutex detached_mutex;
     Fiber* detached_head = nullptr;
 
-    std::atomic<std::uint64_t> next_fiber_id{1};
+    // Fiber trace numbers: 0 is the idle context, 1 the main fiber.
+    std::atomic<std::uint64_t> next_fiber_id{2};
 };
 
 } // namespace fiberscope::detail

@@ -13,6 +13,7 @@
 #include "mutex_impl.hpp"
 #include "scheduler.hpp"
 #include "thread.hpp"
+#include "tracing.hpp"
 
 namespace fiberscope {
 
@@ -25,13 +26,18 @@ void Mutex::lockSlow(std::uintptr_t observed) {
     }
     detail::SwitchMessage message;
     message.task = detail::PendingTask::mutex_lock;
+    message.reason = trace::SwitchReason::Mutex;
+    FIBERSCOPE_TRACE_EVENT(emit::mutexContended(now, detail::currentFiber()->id, this));
     message.args.mutex_lock = {observed, this};
     detail::yield(nullptr, message);
     // Resumed: mutexEnqueue or the previous owner made us the owner.
 }
 
 void Mutex::unlockSlow(std::uintptr_t observed) {
-    if (Fiber* next = detail::mutexRelease(*this, observed)) detail::yield(next, detail::PendingTask::reschedule);
+    if (Fiber* next = detail::mutexRelease(*this, observed)) {
+        FIBERSCOPE_TRACE_EVENT(emit::mutexHandoff(now, detail::currentFiber()->id, next->id, this));
+        detail::yield(next, detail::PendingTask::reschedule, trace::SwitchReason::Handoff);
+    }
 }
 
 namespace detail {

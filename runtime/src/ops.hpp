@@ -6,6 +6,7 @@
 #include "ring.hpp"
 #include "scheduler.hpp"
 #include "thread.hpp"
+#include "tracing.hpp"
 
 namespace fiberscope::detail {
 
@@ -22,9 +23,11 @@ Result<Completion> perform(bool cancelable, Prep&& prep) {
     io_uring_sqe* sqe = thread->ring.sqe();
     prep(sqe);
     sqe->user_data = reinterpret_cast<std::uint64_t>(fiber);
+    fiber->last_opcode = sqe->opcode;
+    FIBERSCOPE_TRACE_EVENT(emit::submit(now, fiber->id, sqe->opcode, sqe->fd));
     // The SQE is submitted when this thread next enters the kernel (its idle
     // loop), batched with others; our completion resumes us.
-    yield(nullptr, PendingTask::nothing);
+    yield(nullptr, PendingTask::nothing, trace::SwitchReason::IoWait);
     if (cancelable) exitCancelRegion(fiber, thread);
     return fiber->completion;
 }

@@ -24,6 +24,7 @@
 
 #include "loop.hpp"
 #include "sanitizer.hpp"
+#include "tracing.hpp"
 
 namespace fiberscope::detail {
 
@@ -64,6 +65,12 @@ static void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spaw
     spawned = true;
 }
 
+static std::uint64_t queueLength(FiberQueue queue) {
+    std::uint64_t count = 1;
+    for (Fiber* f = queue.head; f != queue.tail; f = f->queue_next) ++count;
+    return count;
+}
+
 void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
     // acquire: pairs with the release in spawnWorker, so every slot below
     // `active` is fully initialised.
@@ -80,7 +87,11 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
         if (!candidate.ready_queue.compare_exchange_weak(expected, queue.head, std::memory_order_release,
                                                          std::memory_order_relaxed))
             continue;
-        thread.ring.message(candidate.ring.fd(), static_cast<std::uint64_t>(RingTag::wakeup), 0);
+        FIBERSCOPE_TRACE_EVENT(emit::schedule(now, queue.head->id, queueLength(queue), candidate.index, ScheduleHow::IdleHandoff);
+                               emit::wakeupSent(now, candidate.index));
+        // The wake-up carries our index as its result, for the trace.
+        thread.ring.message(candidate.ring.fd(), static_cast<std::uint64_t>(RingTag::wakeup),
+                            static_cast<std::int32_t>(thread.index));
         // Wake it now rather than when this thread next goes idle.
         thread.ring.submit();
         ++thread.idle_search_index;
@@ -92,11 +103,17 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
         // we reuse the slot. relaxed on failure: someone else is spawning.
         if (loop.reserved.compare_exchange_weak(expected, active + 1, std::memory_order_acquire,
                                                 std::memory_order_relaxed)) {
+            const std::uint64_t head = queue.head->id;
+            const std::uint64_t count = trace::enabled() ? queueLength(queue) : 0;
             bool spawned = false;
             spawnWorker(loop, active, queue, spawned);
-            if (spawned) return;
+            if (spawned) {
+                FIBERSCOPE_TRACE_EVENT(emit::schedule(now, head, count, active, ScheduleHow::NewWorker));
+                return;
+            }
         }
     }
+    FIBERSCOPE_TRACE_EVENT(emit::schedule(now, queue.head->id, queueLength(queue), thread.index, ScheduleHow::OwnQueue));
     // Nobody wanted it, so queue it on ourselves. acq_rel: release publishes
     // the fibers to thieves; acquire reads the current head to link behind.
     Fiber* head = thread.ready_queue.load(std::memory_order_acquire);
@@ -129,6 +146,7 @@ Fiber* findReadyFiber(Loop& loop, Thread& thread) {
         if (!victim.ready_queue.compare_exchange_weak(fiber, nullptr, std::memory_order_acquire,
                                                       std::memory_order_relaxed))
             continue;
+        FIBERSCOPE_TRACE_EVENT(emit::steal(now, fiber->id, victim.index));
         // release: the stolen remainder is published from our slot now.
         thread.ready_queue.store(fiber->queue_next, std::memory_order_release);
         fiber->queue_next = nullptr;
@@ -149,6 +167,7 @@ void yield(Fiber* ready, SwitchMessage& message, bool finished) {
     else if (Fiber* found = findReadyFiber(*thread->loop, *thread)) next = &found->context;
     else next = &thread->idle_context;
     message.contexts = {thread->current_context, next};
+    FIBERSCOPE_TRACE_EVENT(emit::switchTo(now, traceId(*thread, message.contexts.prev), traceId(*thread, next), message.reason));
 
     void* fake_stack = nullptr;
     sanitizerStartSwitch(finished ? nullptr : &fake_stack, next->stack_bottom, next->stack_size);

@@ -31,9 +31,10 @@ Fiber* findReadyFiber(Loop& loop, Thread& thread);
 // `finished`: the current fiber will never run again.
 void yield(Fiber* ready, SwitchMessage& message, bool finished = false);
 
-inline void yield(Fiber* ready, PendingTask task) {
+inline void yield(Fiber* ready, PendingTask task, trace::SwitchReason reason) {
     SwitchMessage message;
     message.task = task;
+    message.reason = reason;
     yield(ready, message);
 }
 

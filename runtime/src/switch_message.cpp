@@ -7,6 +7,7 @@
 #include "loop.hpp"
 #include "mutex_impl.hpp"
 #include "scheduler.hpp"
+#include "tracing.hpp"
 
 namespace fiberscope::detail {
 
@@ -44,6 +45,7 @@ void handleSwitchMessage(const ContextPair* received) {
         // Only now, off its stack, may the finished fiber be published: the
         // moment its awaiter sees kFinished it may recycle the stack.
         Fiber* prev = senderFiber(message);
+        FIBERSCOPE_TRACE_EVENT(emit::fiberFinish(now, prev->id));
         bool recycle_self = false;
         if (prev->detached) {
             std::lock_guard lock(loop.detached_mutex);
@@ -59,7 +61,10 @@ void handleSwitchMessage(const ContextPair* received) {
         // acq_rel: release publishes the result to the awaiter; acquire sees
         // the awaiter's registration. After this, `prev` may be recycled.
         Fiber* awaiter = prev->awaiter.exchange(kFinished, std::memory_order_acq_rel);
-        if (recycle_self) returnFiber(thread, prev);
+        if (recycle_self) {
+            FIBERSCOPE_TRACE_EVENT(emit::fiberRecycle(now, prev->id));
+            returnFiber(thread, prev);
+        }
         if (!awaiter) return;
         const bool running_awaiter = message.contexts.ready == &awaiter->context;
         // acq_rel: the first claim wins (select may be woken by many futures).

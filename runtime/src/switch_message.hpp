@@ -14,6 +14,7 @@
 
 #include "context.hpp"
 #include "fiber.hpp"
+#include "fiberscope/trace_events.hpp"
 
 namespace fiberscope {
 class Mutex;
@@ -36,6 +37,8 @@ enum class PendingTask : std::uint8_t {
 struct SwitchMessage {
     ContextPair contexts; // first: the switch passes a pointer to it
     PendingTask task = PendingTask::nothing;
+    // Why the sender switched (for the trace).
+    trace::SwitchReason reason = trace::SwitchReason::Start;
     union {
         std::atomic<Fiber*>* awaiter;
         struct {

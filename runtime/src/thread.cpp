@@ -10,6 +10,10 @@
 #include "fiber_stack.hpp"
 #include "loop.hpp"
 #include "scheduler.hpp"
+#include "tracing.hpp"
+
+#include <array>
+#include <string>
 
 namespace fiberscope::detail {
 
@@ -25,17 +29,35 @@ __attribute__((noinline)) Thread* currentThread() noexcept {
 
 void setCurrentThread(Thread* thread) noexcept { t_current = thread; }
 
-static void completionsToReady(Thread& thread, Fiber*& next, FiberQueue& queue, bool& exit) {
+const char* workerName(unsigned index) noexcept {
+    static const auto names = [] {
+        std::array<std::string, 1025> all;
+        for (std::size_t i = 0; i < all.size(); ++i) all[i] = "worker " + std::to_string(i);
+        return all;
+    }();
+    return names[index < names.size() ? index : names.size() - 1].c_str();
+}
+
+std::uint64_t traceId(const Thread& thread, const Context* context) noexcept {
+    if (context == &thread.idle_context) return 0;
+    return Fiber::fromContext(const_cast<Context*>(context))->id;
+}
+
+static unsigned completionsToReady(Thread& thread, Fiber*& next, FiberQueue& queue, bool& exit) {
+    unsigned total = 0;
     constexpr unsigned kBatch = 64;
     io_uring_cqe cqes[kBatch];
     for (;;) {
         const unsigned count = thread.ring.drain(cqes, kBatch);
+        total += count;
         for (unsigned i = 0; i < count; ++i) {
             const io_uring_cqe& cqe = cqes[i];
             switch (static_cast<RingTag>(cqe.user_data)) {
             case RingTag::unused:
+                continue;
             case RingTag::wakeup:
                 // The work is already in our ready queue: the loop finds it.
+                FIBERSCOPE_TRACE_EVENT(emit::wakeupReceived(now, static_cast<std::uint64_t>(cqe.res)));
                 continue;
             case RingTag::cleanup:
                 // A MSG_RING we sent could not be delivered (the target is
@@ -48,14 +70,16 @@ static void completionsToReady(Thread& thread, Fiber*& next, FiberQueue& queue, 
             if (cqe.user_data & kCancelTag) {
                 // Another thread canceled a fiber whose operation is in our
                 // ring: cancel that operation (see cancel.hpp).
+                FIBERSCOPE_TRACE_EVENT(emit::cancelDelivered(now, reinterpret_cast<Fiber*>(cqe.user_data & ~kCancelTag)->id));
                 io_uring_sqe* sqe = thread.ring.sqe();
                 io_uring_prep_cancel64(sqe, cqe.user_data & ~kCancelTag, 0);
                 sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
-                sqe->user_data = static_cast<std::uint64_t>(RingTag::wakeup);
+                sqe->user_data = static_cast<std::uint64_t>(RingTag::cleanup);
                 continue;
             }
             auto* fiber = reinterpret_cast<Fiber*>(cqe.user_data);
             fiber->completion = {cqe.res, cqe.flags};
+            FIBERSCOPE_TRACE_EVENT(emit::complete(now, fiber->id, fiber->last_opcode, cqe.res));
             if (!next) {
                 next = fiber;
             } else if (!queue.head) {
@@ -65,7 +89,7 @@ static void completionsToReady(Thread& thread, Fiber*& next, FiberQueue& queue, 
                 queue.tail = fiber;
             }
         }
-        if (count < kBatch) return;
+        if (count < kBatch) return total;
     }
 }
 
@@ -76,14 +100,16 @@ void idle(Thread& thread) {
         while (next || (next = findReadyFiber(loop, thread))) {
             Fiber* fiber = next;
             next = nullptr;
-            yield(fiber, PendingTask::nothing);
+            yield(fiber, PendingTask::nothing, trace::SwitchReason::Idle);
         }
+        FIBERSCOPE_TRACE_EVENT(trace::flushIfStale(now); emit::park(now));
         int result = thread.ring.submitAndWait(1);
         if (result < 0 && result != -EINTR && result != -EBUSY && result != -EAGAIN && result != -ETIME)
             fatal("io_uring_enter (waiting for completions) failed", -result);
         FiberQueue queue{nullptr, nullptr};
         bool exit = false;
-        completionsToReady(thread, next, queue, exit);
+        const unsigned completions = completionsToReady(thread, next, queue, exit);
+        FIBERSCOPE_TRACE_EVENT(emit::unpark(now, completions));
         if (queue.head) schedule(loop, thread, queue);
         if (exit && !next) return;
     }
@@ -105,7 +131,9 @@ void workerMain(Loop* loop, unsigned index) {
     }
     // release: the ring can take MSG_RING now (deinit waits for this).
     thread.ring_ready.store(true, std::memory_order_release);
+    FIBERSCOPE_TRACE_EVENT(emit::threadStart(now, index, workerName(index)));
     idle(thread);
+    FIBERSCOPE_TRACE_EVENT(emit::threadStop(now));
     setCurrentThread(nullptr);
 }
 

@@ -59,6 +59,8 @@ struct Thread {
 // after which the fiber may be on another OS thread.
 Thread* currentThread() noexcept;
 void setCurrentThread(Thread* thread) noexcept;
+// A stable name for worker `index` ("worker 3"), for the trace.
+const char* workerName(unsigned index) noexcept;
 
 // The idle loop: run ready fibers; when none, submit and wait on the ring,
 // turn completions into ready fibers, schedule them. Returns on `exit`.

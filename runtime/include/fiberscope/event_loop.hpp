@@ -47,6 +47,12 @@ struct Loop;
 Result<Fiber*> spawnFiber(Loop* loop, const TaskLayout& layout, bool detached);
 } // namespace detail
 
+// The trace number of the calling fiber (1 for the main fiber, 0 outside
+// any fiber). Stable for the fiber's life; reused by no other live fiber.
+std::uint64_t currentFiberId() noexcept;
+// Names the calling fiber in the trace ("worker 7"); the viewer shows it.
+void setFiberName(std::string_view name) noexcept;
+
 class EventLoop {
 public:
     // Starts a loop on the calling thread. Fails with IoUringUnavailable when

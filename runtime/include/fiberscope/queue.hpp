@@ -16,6 +16,11 @@
 
 namespace fiberscope {
 
+namespace detail {
+// Records a queue operation in the trace (op: trace::QueueOp).
+void traceQueueOp(int op, const void* queue) noexcept;
+}
+
 template <class T>
 class Queue {
 public:
@@ -23,11 +28,13 @@ public:
 
     Status put(T value) {
         std::unique_lock lock(mutex_);
+        if (count_ == slots_.size() && !closed_) detail::traceQueueOp(2, this);
         while (count_ == slots_.size() && !closed_)
             if (auto s = not_full_.wait(mutex_); !s) return s;
         if (closed_) return Errc::Closed;
         slots_[(head_ + count_) % slots_.size()].emplace(std::move(value));
         ++count_;
+        detail::traceQueueOp(0, this);
         lock.unlock();
         not_empty_.signal();
         return {};
@@ -35,6 +42,7 @@ public:
 
     Result<T> get() {
         std::unique_lock lock(mutex_);
+        if (count_ == 0 && !closed_) detail::traceQueueOp(3, this);
         while (count_ == 0 && !closed_)
             if (auto s = not_empty_.wait(mutex_); !s) return s.error();
         if (count_ == 0) return Errc::Closed;
@@ -42,6 +50,7 @@ public:
         slots_[head_].reset();
         head_ = (head_ + 1) % slots_.size();
         --count_;
+        detail::traceQueueOp(1, this);
         lock.unlock();
         not_full_.signal();
         return value;
@@ -52,6 +61,7 @@ public:
             std::lock_guard lock(mutex_);
             closed_ = true;
         }
+        detail::traceQueueOp(4, this);
         not_empty_.broadcast();
         not_full_.broadcast();
     }

@@ -1,0 +1,245 @@
+// The recording hot path: append one compact record to the calling thread's
+// buffer. Used by the runtime at every scheduling decision, and by user
+// annotations (trace.hpp).
+//
+// Cost when not recording: one relaxed load and a predictable branch.
+// Cost when recording: a clock read (shared by the records of one decision),
+// a buffer pointer fetch, a bounds check and a few varint stores. No lock,
+// no allocation: when a buffer fills, it is handed to the writer thread and
+// a fresh one taken from a pool (the only slow path). Build with
+// -DFIBERSCOPE_TRACING=0 to compile every record away.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <time.h>
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+#include "fiberscope/trace_events.hpp"
+
+#ifndef FIBERSCOPE_TRACING
+#define FIBERSCOPE_TRACING 1
+#endif
+
+namespace fiberscope::trace {
+
+// One thread's buffer being filled (owned by that thread while filling).
+struct Buffer {
+    std::uint8_t* pos = nullptr;   // next free byte
+    std::uint8_t* end = nullptr;   // end of usable space
+    std::uint8_t* start = nullptr; // first byte of this chunk's records
+    std::uint64_t last_time = 0;   // time of the previous record, in ticks
+    std::uint64_t last_fiber = 0;  // previous fiber field (fibers are deltas)
+    std::uint64_t base_time = 0;   // last_time when this chunk started
+    std::uint64_t base_fiber = 0;  // last_fiber when this chunk started
+    std::uint32_t records = 0;
+    std::uint32_t thread = 0;      // trace thread number
+    std::uint64_t lost = 0;        // records dropped, not yet reported
+    std::uint64_t fill_started = 0; // time the chunk got its first record
+    std::uint32_t generation = 0;
+    // Direct-mapped cache of interned stable strings: pointer -> id.
+    const char* string_keys[64] = {};
+    std::uint32_t string_ids[64] = {};
+};
+
+// The largest record except StringDef (which checks its own size).
+inline constexpr std::size_t kMaxRecordBytes = 64;
+
+#if FIBERSCOPE_TRACING
+extern std::atomic<bool> g_enabled;
+extern bool g_use_tsc;
+#endif
+
+inline bool enabled() noexcept {
+#if FIBERSCOPE_TRACING
+    return g_enabled.load(std::memory_order_relaxed);
+#else
+    return false;
+#endif
+}
+
+// Ticks of the trace clock: the TSC (or the AArch64 virtual counter) when it
+// is invariant, else CLOCK_MONOTONIC nanoseconds. Calibrated in the header.
+inline std::uint64_t now() noexcept {
+#if FIBERSCOPE_TRACING
+#if defined(__x86_64__)
+    if (g_use_tsc) return __rdtsc();
+#elif defined(__aarch64__)
+    if (g_use_tsc) {
+        std::uint64_t value;
+        asm volatile("mrs %0, cntvct_el0" : "=r"(value));
+        return value;
+    }
+#endif
+#endif
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+// The calling thread's buffer (attached on first use), nullptr when not
+// recording. Not inlined: a fiber may call it on a different OS thread than
+// last time, so its thread-local must be read afresh.
+Buffer* threadBuffer() noexcept;
+// Hands a full (or stale) buffer to the writer; returns the thread's fresh
+// buffer, or nullptr if none could be had (records are then counted lost).
+Buffer* rotate(Buffer* full) noexcept;
+// Interns a string whose bytes never change at this address (a literal).
+std::uint64_t internStable(Buffer* buffer, const char* text) noexcept;
+// Defines a new string id for `text` (copied into the trace).
+std::uint64_t internCopy(Buffer* buffer, std::string_view text) noexcept;
+// A park point: flushes this thread's buffer if it has held records for a
+// while, so a live or crashing program's trace stays recent.
+void flushIfStale(std::uint64_t time) noexcept;
+
+// Encodes one record. Usage: `if (Record r{kind, time}) { r.fiber(f); r.u(x); }`
+class Record {
+public:
+    Record(EventKind kind, std::uint64_t time) noexcept {
+        if (!enabled()) return;
+        Buffer* b = threadBuffer();
+        if (!b) return;
+        if (static_cast<std::size_t>(b->end - b->pos) < kMaxRecordBytes || b->lost) {
+            b = rotate(b);
+            if (!b) return;
+        }
+        buffer_ = b;
+        p_ = b->pos;
+        *p_++ = static_cast<std::uint8_t>(kind);
+        // Clocks can step back across CPUs by a few ticks: clamp to 0.
+        const std::uint64_t delta = time > b->last_time ? time - b->last_time : 0;
+        if (b->records == 0) b->fill_started = time;
+        b->last_time = time > b->last_time ? time : b->last_time;
+        varint(delta);
+    }
+    ~Record() {
+        if (!buffer_) return;
+        buffer_->pos = p_;
+        ++buffer_->records;
+    }
+    Record(const Record&) = delete;
+    Record& operator=(const Record&) = delete;
+
+    explicit operator bool() const noexcept { return buffer_ != nullptr; }
+    Buffer* buffer() const noexcept { return buffer_; }
+
+    void u(std::uint64_t value) noexcept { varint(value); }
+    void s(std::int64_t value) noexcept {
+        varint((static_cast<std::uint64_t>(value) << 1) ^ static_cast<std::uint64_t>(value >> 63));
+    }
+    // Raw bytes (StringDef only: the caller checked the space).
+    void bytes(const void* data, std::size_t size) noexcept {
+        std::memcpy(p_, data, size);
+        p_ += size;
+    }
+    void fiber(std::uint64_t id) noexcept {
+        s(static_cast<std::int64_t>(id - buffer_->last_fiber));
+        buffer_->last_fiber = id;
+    }
+
+private:
+    void varint(std::uint64_t value) noexcept {
+        while (value >= 0x80) {
+            *p_++ = static_cast<std::uint8_t>(value | 0x80);
+            value >>= 7;
+        }
+        *p_++ = static_cast<std::uint8_t>(value);
+    }
+    Buffer* buffer_ = nullptr;
+    std::uint8_t* p_ = nullptr;
+};
+
+} // namespace fiberscope::trace
+
+// Typed emitters: the one place that fixes each record's field order (the
+// reader's table in reader/reader.cpp mirrors it; FORMAT.md documents it).
+namespace fiberscope::trace::emit {
+
+inline void threadStart(std::uint64_t t, std::uint64_t worker, const char* stable_name) noexcept {
+    if (!enabled()) return;
+    Buffer* b = threadBuffer();
+    if (!b) return;
+    const std::uint64_t name = internStable(b, stable_name);
+    if (Record r{EventKind::ThreadStart, t}) r.u(worker), r.u(name);
+}
+inline void threadStop(std::uint64_t t) noexcept { Record r{EventKind::ThreadStop, t}; }
+inline void fiberCreate(std::uint64_t t, std::uint64_t fiber, std::uint64_t parent) noexcept {
+    if (Record r{EventKind::FiberCreate, t}) r.fiber(fiber), r.fiber(parent), r.u(0);
+}
+inline void fiberFinish(std::uint64_t t, std::uint64_t fiber) noexcept {
+    if (Record r{EventKind::FiberFinish, t}) r.fiber(fiber);
+}
+inline void fiberRecycle(std::uint64_t t, std::uint64_t fiber) noexcept {
+    if (Record r{EventKind::FiberRecycle, t}) r.fiber(fiber);
+}
+inline void fiberName(std::uint64_t t, std::uint64_t fiber, std::string_view name) noexcept {
+    if (!enabled()) return;
+    Buffer* b = threadBuffer();
+    if (!b) return;
+    const std::uint64_t id = internCopy(b, name);
+    if (Record r{EventKind::FiberName, t}) r.fiber(fiber), r.u(id);
+}
+inline void switchTo(std::uint64_t t, std::uint64_t from, std::uint64_t to, SwitchReason why) noexcept {
+    if (Record r{EventKind::Switch, t}) r.fiber(from), r.fiber(to), r.u(static_cast<std::uint8_t>(why));
+}
+inline void schedule(std::uint64_t t, std::uint64_t head, std::uint64_t count, std::uint64_t target,
+                     ScheduleHow how) noexcept {
+    if (Record r{EventKind::Schedule, t}) r.fiber(head), r.u(count), r.u(target), r.u(static_cast<std::uint8_t>(how));
+}
+inline void steal(std::uint64_t t, std::uint64_t head, std::uint64_t victim) noexcept {
+    if (Record r{EventKind::Steal, t}) r.fiber(head), r.u(victim);
+}
+inline void wakeupSent(std::uint64_t t, std::uint64_t target) noexcept {
+    if (Record r{EventKind::WakeupSent, t}) r.u(target);
+}
+inline void wakeupReceived(std::uint64_t t, std::uint64_t sender) noexcept {
+    if (Record r{EventKind::WakeupReceived, t}) r.u(sender);
+}
+inline void park(std::uint64_t t) noexcept { Record r{EventKind::Park, t}; }
+inline void unpark(std::uint64_t t, std::uint64_t completions) noexcept {
+    if (Record r{EventKind::Unpark, t}) r.u(completions);
+}
+inline void submit(std::uint64_t t, std::uint64_t fiber, std::uint8_t opcode, std::int64_t fd) noexcept {
+    if (Record r{EventKind::Submit, t}) r.fiber(fiber), r.u(opcode), r.s(fd);
+}
+inline void complete(std::uint64_t t, std::uint64_t fiber, std::uint8_t opcode, std::int64_t result) noexcept {
+    if (Record r{EventKind::Complete, t}) r.fiber(fiber), r.u(opcode), r.s(result);
+}
+inline void cancelRequest(std::uint64_t t, std::uint64_t fiber, std::uint64_t target_plus_one) noexcept {
+    if (Record r{EventKind::CancelRequest, t}) r.fiber(fiber), r.u(target_plus_one);
+}
+inline void cancelDelivered(std::uint64_t t, std::uint64_t fiber) noexcept {
+    if (Record r{EventKind::CancelDelivered, t}) r.fiber(fiber);
+}
+inline void mutexContended(std::uint64_t t, std::uint64_t fiber, const void* mutex) noexcept {
+    if (Record r{EventKind::MutexContended, t}) r.fiber(fiber), r.u(reinterpret_cast<std::uintptr_t>(mutex));
+}
+inline void mutexHandoff(std::uint64_t t, std::uint64_t from, std::uint64_t to, const void* mutex) noexcept {
+    if (Record r{EventKind::MutexHandoff, t}) r.fiber(from), r.fiber(to), r.u(reinterpret_cast<std::uintptr_t>(mutex));
+}
+inline void conditionWait(std::uint64_t t, std::uint64_t fiber, const void* condition) noexcept {
+    if (Record r{EventKind::ConditionWait, t}) r.fiber(fiber), r.u(reinterpret_cast<std::uintptr_t>(condition));
+}
+inline void conditionWake(std::uint64_t t, std::uint64_t fiber, const void* condition, bool all) noexcept {
+    if (Record r{EventKind::ConditionWake, t})
+        r.fiber(fiber), r.u(reinterpret_cast<std::uintptr_t>(condition)), r.u(all ? 1 : 0);
+}
+inline void await(std::uint64_t t, std::uint64_t fiber, std::uint64_t target) noexcept {
+    if (Record r{EventKind::Await, t}) r.fiber(fiber), r.fiber(target);
+}
+inline void groupOp(std::uint64_t t, GroupOp op, const void* group, std::uint64_t fiber) noexcept {
+    if (Record r{EventKind::GroupOp, t})
+        r.u(static_cast<std::uint8_t>(op)), r.u(reinterpret_cast<std::uintptr_t>(group)), r.fiber(fiber);
+}
+inline void queueOp(std::uint64_t t, QueueOp op, const void* queue, std::uint64_t fiber) noexcept {
+    if (Record r{EventKind::QueueOp, t})
+        r.u(static_cast<std::uint8_t>(op)), r.u(reinterpret_cast<std::uintptr_t>(queue)), r.fiber(fiber);
+}
+
+} // namespace fiberscope::trace::emit

@@ -1,0 +1,86 @@
+// The record kinds of a Fiberscope trace and their payloads.
+//
+// This is the vocabulary of the trace format (FORMAT.md). It knows nothing
+// of the runtime: fibers, threads and objects are plain numbers here.
+// Every record is: kind (1 byte), time delta (varint), then the payload
+// fields listed below, in order, each a varint unless noted. "fiber" fields
+// are zigzag deltas against the previous fiber field of the same chunk
+// (FORMAT.md, "Fiber numbers"); fiber 0 is "no fiber" (the thread's idle
+// loop), fiber 1 is the main fiber.
+#pragma once
+
+#include <cstdint>
+
+namespace fiberscope::trace {
+
+enum class EventKind : std::uint8_t {
+    // Threads
+    ThreadStart = 1,   // worker_index, name:string-id
+    ThreadStop = 2,    //
+    // Fibers
+    FiberCreate = 3,   // fiber, parent:fiber, name:string-id (0 = none)
+    FiberFinish = 4,   // fiber
+    FiberRecycle = 5,  // fiber
+    FiberName = 6,     // fiber, name:string-id
+    Switch = 7,        // from:fiber, to:fiber, reason:SwitchReason
+    // Scheduling
+    Schedule = 8,      // fiber (head of the queue), count, target_thread:worker index, how:ScheduleHow
+    Steal = 9,         // fiber (head of the stolen queue), victim:worker index
+    WakeupSent = 10,   // target:worker index
+    WakeupReceived = 11, // sender:worker index
+    Park = 12,         // (entering the kernel to wait for completions)
+    Unpark = 13,       // completions:count
+    // The ring
+    Submit = 14,       // fiber, opcode, fd (zigzag)
+    Complete = 15,     // fiber, opcode, result (zigzag)
+    CancelRequest = 16,   // fiber, target_thread:worker index + 1 (0 = not in flight)
+    CancelDelivered = 17, // fiber
+    // Synchronisation
+    MutexContended = 18, // fiber, mutex:object
+    MutexHandoff = 19,   // from:fiber, to:fiber, mutex:object
+    ConditionWait = 20,  // fiber, condition:object
+    ConditionWake = 21,  // fiber (woken), condition:object, all:0|1
+    Await = 22,          // fiber (awaiting), target:fiber
+    GroupOp = 23,        // op:GroupOp, group:object, fiber
+    QueueOp = 24,        // op:QueueOp, queue:object, fiber
+    // User annotations
+    Mark = 25,         // label:string-id
+    ZoneBegin = 26,    // label:string-id
+    ZoneEnd = 27,      //
+    // Bookkeeping
+    StringDef = 28,    // id, length, bytes[length]
+    LostEvents = 29,   // count (records dropped since the last LostEvents)
+};
+inline constexpr std::uint8_t kMaxEventKind = 29;
+
+// Why a fiber switched away.
+enum class SwitchReason : std::uint8_t {
+    Start = 0,      // the idle loop (or another fiber) resumed a ready fiber
+    Yield = 1,      // EventLoop::yield: rescheduled behind others
+    Await = 2,      // waiting for another fiber to finish
+    Select = 3,     // waiting for the first of several fibers
+    IoWait = 4,     // waiting for a ring operation (I/O, timer)
+    Mutex = 5,      // waiting to lock a mutex
+    Condition = 6,  // waiting on a condition
+    Finish = 7,     // the fiber finished
+    Handoff = 8,    // unlocking a mutex, switching straight to its new owner
+    Idle = 9,       // the idle loop starting a fiber it found
+    Exit = 10,      // the loop is shutting down
+};
+inline constexpr std::uint8_t kMaxSwitchReason = 10;
+
+// How schedule() placed ready fibers.
+enum class ScheduleHow : std::uint8_t {
+    IdleHandoff = 0, // handed to an idle thread, woken with MSG_RING
+    NewWorker = 1,   // a new worker thread was started for them
+    OwnQueue = 2,    // nobody wanted them: queued on the scheduling thread
+};
+
+enum class GroupOp : std::uint8_t { Spawn = 0, Wait = 1, Cancel = 2 };
+enum class QueueOp : std::uint8_t { Put = 0, Get = 1, PutBlocked = 2, GetBlocked = 3, Close = 4 };
+
+const char* eventKindName(EventKind kind) noexcept;
+const char* switchReasonName(SwitchReason reason) noexcept;
+const char* scheduleHowName(ScheduleHow how) noexcept;
+
+} // namespace fiberscope::trace

@@ -1,0 +1,91 @@
+// Reading .fstrace files into memory: validating, fast, never crashing.
+//
+//     fiberscope::trace::Trace trace;
+//     fiberscope::trace::ReadError error;
+//     if (!fiberscope::trace::readTrace("out.fstrace", trace, error))
+//         std::fprintf(stderr, "%s\n", error.text().c_str());
+//
+// A truncated file (a program that crashed, a copy cut short) loads up to
+// its last complete chunk, with a warning naming the offset; with
+// `ReadOptions::strict` it is an error instead. Corrupt or foreign bytes are
+// always an error naming the offset and what is wrong.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fiberscope/trace_events.hpp"
+
+namespace fiberscope::trace {
+
+// One record. Fields by kind (see trace_events.hpp for their meaning):
+//   arg[0..2] hold the record's fields in order, skipping the one enumerated
+//   field (switch reason, schedule how, opcode, group/queue op, wake-all),
+//   which is in `small`. Signed fields (fd, result) are stored as int64 bits.
+struct Event {
+    std::int64_t time = 0; // nanoseconds since the recording started
+    std::uint64_t arg[3] = {0, 0, 0};
+    std::uint32_t thread = 0; // trace thread number (see Trace::threads)
+    EventKind kind = EventKind::Mark;
+    std::uint8_t small = 0;
+
+    std::int64_t signedArg(int i) const noexcept { return static_cast<std::int64_t>(arg[i]); }
+};
+
+struct ThreadInfo {
+    std::uint32_t number = 0;    // trace thread number
+    std::int64_t worker = -1;    // the runtime's worker index, -1 if unknown
+    std::uint64_t name_id = 0;
+    std::string name;
+};
+
+struct TraceHeader {
+    std::uint32_t version = 0;
+    std::uint64_t ticks_per_second = 0;
+    std::uint64_t start_realtime_ns = 0;
+    std::int64_t duration_ns = 0; // from the header if complete, else the last event
+    std::uint32_t cpu_count = 0;
+    std::uint32_t pid = 0;
+    bool tsc_clock = false;
+    bool complete = false; // the recorder stopped cleanly
+    std::string backend;
+    std::vector<std::string> command_line;
+};
+
+struct Trace {
+    TraceHeader header;
+    std::vector<Event> events;        // by time (ties: thread order of recording)
+    std::vector<ThreadInfo> threads;  // indexed by trace thread number
+    std::vector<std::string> strings; // indexed by string id (0 = "")
+    std::uint64_t lost_events = 0;
+    std::uint64_t chunks = 0;
+    std::uint64_t file_bytes = 0;
+    std::vector<std::string> warnings;
+
+    const std::string& string(std::uint64_t id) const noexcept {
+        static const std::string empty;
+        return id < strings.size() ? strings[id] : empty;
+    }
+};
+
+struct ReadError {
+    std::string path;
+    std::uint64_t offset = 0;
+    std::string message;
+    // "path: offset N: message"
+    std::string text() const;
+};
+
+struct ReadOptions {
+    bool strict = false; // a truncated tail is an error, not a warning
+};
+
+// Reads (mmaps) a trace file.
+bool readTrace(const std::string& path, Trace& out, ReadError& error, ReadOptions options = {});
+// Parses trace bytes already in memory (the file reader and the fuzzer use it).
+bool parseTrace(std::span<const std::uint8_t> bytes, Trace& out, ReadError& error, ReadOptions options = {});
+
+} // namespace fiberscope::trace

@@ -1,0 +1,53 @@
+// Byte layout of .fstrace files (see FORMAT.md; shared by writer and reader).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace fiberscope::trace::format {
+
+inline constexpr char kMagic[8] = {'F', 'S', 'T', 'R', 'A', 'C', 'E', '\0'};
+inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kChunkMagic = 0x4B435346; // "FSCK" little-endian
+
+enum HeaderFlags : std::uint32_t {
+    kFlagTscClock = 1u << 0, // ticks are TSC / counter ticks, else nanoseconds
+    kFlagComplete = 1u << 1, // the recorder stopped cleanly (end fields valid)
+};
+
+// Fixed part of the header, right after magic (8 bytes), version (4) and
+// header_size (4). All integers little-endian.
+struct HeaderFixed {
+    std::uint64_t ticks_per_second; // calibrated clock rate
+    std::uint64_t start_ticks;
+    std::uint64_t start_monotonic_ns;
+    std::uint64_t start_realtime_ns;
+    std::uint64_t end_ticks;
+    std::uint64_t end_monotonic_ns;
+    std::uint32_t cpu_count;
+    std::uint32_t pid;
+    std::uint32_t flags;
+    std::uint32_t reserved;
+};
+static_assert(sizeof(HeaderFixed) == 64);
+inline constexpr std::size_t kHeaderFixedOffset = 16;
+
+struct ChunkHeader {
+    std::uint32_t magic;
+    std::uint32_t size;    // payload bytes after this header
+    std::uint32_t thread;  // trace thread number
+    std::uint32_t records;
+    std::uint64_t base_ticks;
+    std::uint64_t base_fiber;
+    std::uint32_t checksum; // crc32 of the payload
+    std::uint32_t reserved;
+};
+static_assert(sizeof(ChunkHeader) == 40);
+
+inline constexpr std::uint32_t kMaxChunkSize = 64u << 20;
+inline constexpr std::uint32_t kMaxStringBytes = 4096;
+
+std::uint32_t crc32(const void* data, std::size_t size) noexcept;
+
+} // namespace fiberscope::trace::format
