@@ -6,6 +6,7 @@
 //                          = one spawn + await (1 and 2 worker threads).
 //   BM_Skynet              skynet: 1M leaf fibers, branching 10, on the
 //                          default number of threads (the CPU count).
+//   BM_SkynetOneThread     the same skynet on one thread (threads = 1).
 //
 // Each benchmark creates its EventLoop once per run (outside the timed
 // region) and reports wall-clock time: with M:N scheduling the work may run
@@ -40,8 +41,9 @@ void BM_YieldPingPong(benchmark::State& state) {
     EventLoop* l = loop.get();
     // Each of the two fibers yields `half` times: 2 * half switches in all,
     // and the batch is counted as that many iterations, so the reported time
-    // per iteration is the time per yield.
-    const std::int64_t half = (state.iterations() + 1) / 2;
+    // per iteration is the time per yield. (max_iterations is the count this
+    // run was asked for; state.iterations() is still 0 before the loop.)
+    const std::int64_t half = (state.max_iterations + 1) / 2;
     while (state.KeepRunningBatch(2 * half)) {
         auto player = [l, half] {
             for (std::int64_t i = 0; i < half; ++i) l->yield();
@@ -85,8 +87,8 @@ std::int64_t skynet(EventLoop& loop, std::int64_t num, std::int64_t size) {
     return sum;
 }
 
-void BM_Skynet(benchmark::State& state) {
-    auto loop = makeLoop(state, 0); // 0 = one worker per CPU
+void runSkynet(benchmark::State& state, unsigned threads) {
+    auto loop = makeLoop(state, threads);
     if (!loop) return;
     EventLoop* l = loop.get();
     for (auto _ : state) {
@@ -101,7 +103,15 @@ void BM_Skynet(benchmark::State& state) {
     state.counters["loop_threads_started"] = static_cast<double>(l->activeThreads());
     state.SetItemsProcessed(state.iterations() * kSkynetFibers);
 }
+
+// The benchmark the targets refer to: default options, one worker per CPU.
+void BM_Skynet(benchmark::State& state) { runSkynet(state, 0); }
 BENCHMARK(BM_Skynet)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The same on a single thread: the like-for-like peer of Boost.Fiber's
+// round_robin scheduler, which runs all fibers on one thread.
+void BM_SkynetOneThread(benchmark::State& state) { runSkynet(state, 1); }
+BENCHMARK(BM_SkynetOneThread)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 } // namespace
 

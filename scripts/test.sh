@@ -3,7 +3,7 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer), run every test in both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh clang libclang-rt-14-dev
 jobs=$(nproc)
 
 echo "== plain build (build/) =="
@@ -18,3 +18,13 @@ cmake --build build-asan -j "$jobs"
 FIBERSCOPE_TEST_SCALE=10 ASAN_OPTIONS=detect_leaks=1:allow_user_segv_handler=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j 1
+
+echo "== trace reader fuzzing (clang libFuzzer, bounded) =="
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DFIBERSCOPE_FUZZ=ON >/dev/null
+cmake --build build-fuzz --target fuzz_trace_reader -j "$jobs"
+corpus=$(mktemp -d)
+cp assets/traces/*.fstrace "$corpus"/
+build-fuzz/tests/fuzz_trace_reader -max_total_time="${FIBERSCOPE_FUZZ_SECONDS:-60}" -rss_limit_mb=4096 \
+  -print_final_stats=1 "$corpus" 2>&1 | tail -n 3
+rm -rf "$corpus"
+echo "fuzzing: no crash"

@@ -28,7 +28,7 @@ void BM_BoostContextResume(benchmark::State& state) {
         }
         return std::move(back);
     });
-    const std::int64_t half = (state.iterations() + 1) / 2;
+    const std::int64_t half = (state.max_iterations + 1) / 2;
     std::int64_t own_resumes = 0;
     while (state.KeepRunningBatch(2 * half)) {
         for (std::int64_t i = 0; i < half; ++i) {

@@ -23,7 +23,7 @@ namespace {
 namespace fibers = boost::fibers;
 
 void BM_BoostFiberYield(benchmark::State& state) {
-    const std::int64_t half = (state.iterations() + 1) / 2;
+    const std::int64_t half = (state.max_iterations + 1) / 2;
     while (state.KeepRunningBatch(2 * half)) {
         auto player = [half] {
             for (std::int64_t i = 0; i < half; ++i) boost::this_fiber::yield();

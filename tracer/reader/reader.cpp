@@ -113,6 +113,9 @@ struct Decoder {
     bool chunk(const format::ChunkHeader& header, std::uint64_t header_offset, const std::uint8_t* payload) {
         if (header.thread >= kMaxThreads)
             return fail(header_offset + 8, "chunk names thread " + std::to_string(header.thread) + ", more than a trace can have: corrupt file");
+        if (header.records > header.size / 2) // every record takes at least 2 bytes
+            return fail(header_offset + 12, "chunk claims " + std::to_string(header.records) + " records in " +
+                                                std::to_string(header.size) + " bytes: corrupt file");
         if (per_thread.size() <= header.thread) per_thread.resize(header.thread + 1);
         std::vector<Event>& events = per_thread[header.thread];
         events.reserve(events.size() + header.records);
