@@ -84,9 +84,11 @@ gbench() {
 }
 
 say "fiberscope: yield ping-pong, spawn+await ($reps repetitions)"
-gbench fiberscope_micro "$build/bench/fiberscope_runtime_bench" '^BM_(YieldPingPong|SpawnAwait)' "$reps"
+gbench fiberscope_micro "$build/bench/fiberscope_runtime_bench" '^BM_(YieldPingPong|SpawnAwait|ReadClock|TraceEvent)' "$reps"
 say "fiberscope: skynet 1M ($skynet_reps repetitions)"
-gbench fiberscope_skynet "$build/bench/fiberscope_runtime_bench" '^BM_Skynet' "$skynet_reps"
+gbench fiberscope_skynet "$build/bench/fiberscope_runtime_bench" '^BM_Skynet(OneThread)?$' "$skynet_reps"
+say "fiberscope: skynet 1M traced ($skynet_reps repetitions)"
+gbench fiberscope_skynet_traced "$build/bench/fiberscope_runtime_bench" '^BM_SkynetTraced$' "$skynet_reps"
 say "Boost.Context: continuation ping-pong ($reps repetitions)"
 gbench boost_context "$build/bench/boost_context_pingpong" '^BM_BoostContextResume' "$reps"
 say "Boost.Fiber: yield ping-pong ($reps repetitions)"
@@ -119,6 +121,7 @@ results, reps, skynet_reps = sys.argv[1], sys.argv[2], sys.argv[3]
 to_ns = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 medians, cvs, errors, context = {}, {}, {}, None
+bytes_per_event = None
 for name in sorted(os.listdir(results)):
     if not name.endswith(".json"):
         continue
@@ -139,6 +142,8 @@ for name in sorted(os.listdir(results)):
         scale = to_ns[b.get("time_unit", "ns")]
         if b["aggregate_name"] == "median":
             medians[run] = b["real_time"] * scale
+            if "bytes_per_event" in b:
+                bytes_per_event = b["bytes_per_event"]
         elif b["aggregate_name"] == "cv":
             cvs[run] = b["real_time"]  # a fraction, unit-less
 
@@ -176,6 +181,9 @@ FS_SPAWN1 = "BM_SpawnAwait/threads:1/real_time"
 FS_SPAWN2 = "BM_SpawnAwait/threads:2/real_time"
 FS_SKYNET = "BM_Skynet/real_time"
 FS_SKYNET1 = "BM_SkynetOneThread/real_time"
+FS_CLOCK = "BM_ReadClock"
+FS_EVENT = "BM_TraceEvent"
+FS_SKYNET_TRACED = "BM_SkynetTraced/real_time"
 BC_RESUME = "BM_BoostContextResume/real_time"
 BF_YIELD = "BM_BoostFiberYield/real_time"
 BF_SKYNET = "BM_BoostFiberSkynet/real_time"
@@ -216,6 +224,14 @@ row("spawn+await empty fiber, threads=2", FS_SPAWN2, None, None, "ns")
 row(f"skynet 1M, threads={nproc}", FS_SKYNET, f"Go (GOMAXPROCS={go_procs})", "GO", "ms", target=1.0)
 row(f"skynet 1M, threads={nproc}", FS_SKYNET, "Boost.Fiber (1 thread)", BF_SKYNET, "ms", inverse_target=5)
 row("skynet 1M, threads=1 (extra)", FS_SKYNET1, "Boost.Fiber (1 thread)", BF_SKYNET, "ms")
+row("one trace event (clock + encode)", FS_EVENT, "one trace clock read (rdtsc)", FS_CLOCK, "ns", target=1.5)
+row(f"skynet 1M traced, threads={nproc}", FS_SKYNET_TRACED, "skynet 1M untraced", FS_SKYNET, "ms", target=1.5)
+if "GO" in medians and "GO_TRACED" in medians:
+    rows.append(["Go skynet traced (reference)", fmt(medians["GO_TRACED"], "ms"), "Go skynet untraced",
+                 fmt(medians["GO"], "ms"), f"{medians['GO_TRACED'] / medians['GO']:.2f}x", "— (Go's tracer)"])
+if bytes_per_event is not None:
+    rows.append(["trace bytes per event (skynet)", f"{bytes_per_event:.2f} B", "Go new tracer (published)", "~4.5 B",
+                 f"{bytes_per_event / 4.5:.2f}x", f"<= 8 B: {'met' if bytes_per_event <= 8 else 'MISSED'}"])
 
 header = ["benchmark", "fiberscope", "peer", "peer time", "ratio (fiberscope/peer)", "target"]
 widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]

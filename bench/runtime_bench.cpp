@@ -7,6 +7,11 @@
 //   BM_Skynet              skynet: 1M leaf fibers, branching 10, on the
 //                          default number of threads (the CPU count).
 //   BM_SkynetOneThread     the same skynet on one thread (threads = 1).
+//   BM_ReadClock           one read of the trace clock (rdtsc on x86_64).
+//   BM_TraceEvent          one recorded event (clock read + encode) while a
+//                          Recorder is active.
+//   BM_SkynetTraced        BM_Skynet with a Recorder active; reports the
+//                          trace's events and bytes per event.
 //
 // Each benchmark creates its EventLoop once per run (outside the timed
 // region) and reports wall-clock time: with M:N scheduling the work may run
@@ -18,7 +23,11 @@
 #include <memory>
 #include <string>
 
+#include <unistd.h>
+
 #include <fiberscope/fiberscope.hpp>
+#include <fiberscope/trace.hpp>
+#include <fiberscope/trace_reader.hpp>
 
 namespace {
 
@@ -112,6 +121,73 @@ BENCHMARK(BM_Skynet)->Unit(benchmark::kMillisecond)->UseRealTime();
 // round_robin scheduler, which runs all fibers on one thread.
 void BM_SkynetOneThread(benchmark::State& state) { runSkynet(state, 1); }
 BENCHMARK(BM_SkynetOneThread)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+std::string benchTracePath(const char* name) {
+    return "/tmp/fiberscope-bench-" + std::to_string(getpid()) + "-" + name + ".fstrace";
+}
+
+// Calibrates the trace clock (a Recorder does) so BM_ReadClock reads the
+// same clock the events use.
+void BM_ReadClock(benchmark::State& state) {
+    const std::string path = benchTracePath("clock");
+    fiberscope::trace::Recorder recorder(path);
+    for (auto _ : state) benchmark::DoNotOptimize(fiberscope::trace::now());
+    recorder.stop();
+    unlink(path.c_str());
+}
+BENCHMARK(BM_ReadClock);
+
+void BM_TraceEvent(benchmark::State& state) {
+    const std::string path = benchTracePath("event");
+    fiberscope::trace::Recorder recorder(path);
+    if (!recorder.ok()) {
+        state.SkipWithError(recorder.error().c_str());
+        return;
+    }
+    std::uint64_t fiber = 2;
+    for (auto _ : state) {
+        // A typical record: a switch between two nearby fibers.
+        fiberscope::trace::emit::switchTo(fiberscope::trace::now(), fiber, fiber + 1,
+                                          fiberscope::trace::SwitchReason::Yield);
+        ++fiber;
+    }
+    recorder.stop();
+    unlink(path.c_str());
+}
+BENCHMARK(BM_TraceEvent);
+
+void BM_SkynetTraced(benchmark::State& state) {
+    auto loop = makeLoop(state, 0);
+    if (!loop) return;
+    EventLoop* l = loop.get();
+    const std::string path = benchTracePath("skynet");
+    for (auto _ : state) {
+        state.PauseTiming();
+        auto recorder = std::make_unique<fiberscope::trace::Recorder>(path);
+        state.ResumeTiming();
+        const std::int64_t sum = l->async([l] { return skynet(*l, 0, kSkynetLeaves); }).await();
+        state.PauseTiming();
+        recorder.reset();
+        state.ResumeTiming();
+        if (sum != kSkynetExpected) {
+            state.SkipWithError("skynet sum is wrong");
+            break;
+        }
+    }
+    fiberscope::trace::Trace trace;
+    fiberscope::trace::ReadError error;
+    if (fiberscope::trace::readTrace(path, trace, error)) {
+        state.counters["events"] = static_cast<double>(trace.events.size());
+        state.counters["bytes_per_event"] =
+            static_cast<double>(trace.file_bytes) / static_cast<double>(trace.events.size());
+        state.counters["lost_events"] = static_cast<double>(trace.lost_events);
+    } else {
+        state.SkipWithError(error.text().c_str());
+    }
+    unlink(path.c_str());
+    state.SetItemsProcessed(state.iterations() * kSkynetFibers);
+}
+BENCHMARK(BM_SkynetTraced)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 } // namespace
 
