@@ -23,7 +23,7 @@ echo "== trace reader fuzzing (clang libFuzzer, bounded) =="
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DFIBERSCOPE_FUZZ=ON >/dev/null
 cmake --build build-fuzz --target fuzz_trace_reader -j "$jobs"
 corpus=$(mktemp -d)
-cp assets/traces/*.fstrace "$corpus"/
+cp assets/traces/*.fstrace "$corpus"/ 2>/dev/null || true
 build-fuzz/tests/fuzz_trace_reader -max_total_time="${FIBERSCOPE_FUZZ_SECONDS:-60}" -rss_limit_mb=4096 \
   -print_final_stats=1 "$corpus" 2>&1 | tail -n 3
 rm -rf "$corpus"
