@@ -55,7 +55,10 @@ TEST_CASE("a recorded program's trace reads back with every kind of decision", "
         auto sleeper = loop->async([&] { return loop->sleep(30s); });
         (void)loop->sleep(2ms);
         REQUIRE(sleeper.cancel().error() == Errc::Canceled);
+        // The main fiber holds the mutex while the lockers arrive: every one
+        // of them contends, and each unlock hands the mutex over.
         Mutex mutex;
+        mutex.lock();
         std::vector<Future<void>> lockers;
         for (int i = 0; i < 8; ++i)
             lockers.push_back(loop->async([&] {
@@ -64,6 +67,8 @@ TEST_CASE("a recorded program's trace reads back with every kind of decision", "
                     loop->yield();
                 }
             }));
+        (void)loop->sleep(5ms);
+        mutex.unlock();
         for (auto& l : lockers) l.await();
     }
     Trace trace;
