@@ -27,6 +27,7 @@
 
 #include "fiberscope/trace_reader.hpp"
 #include "trace_tools.hpp"
+#include "ui/viewer_main.hpp"
 
 #ifndef FIBERSCOPE_VERSION
 #define FIBERSCOPE_VERSION "dev"
@@ -394,18 +395,108 @@ int runTimeline(const Args& args) {
 // fiberscope view
 
 const char kViewHelp[] =
-    "usage: fiberscope view FILE\n"
+    "usage: fiberscope view [FILE]\n"
     "\n"
-    "Opens a trace in the Fiberscope viewer. (The viewer is not built yet: use\n"
-    "'fiberscope stats', 'fiberscope timeline' or 'fiberscope export --format chrome'.)\n";
+    "Opens the Fiberscope viewer (on FILE if given): per-thread and per-fiber\n"
+    "timelines, flows between threads, the scheduler's state at any instant,\n"
+    "statistics of a range, and every event explained. Needs a display; without\n"
+    "one, use 'fiberscope screenshot'.\n";
+
+const char kScreenshotHelp[] =
+    "usage: fiberscope screenshot FILE -o OUT.png [--range START:END] [--size WxH]\n"
+    "                             [--cursor TIME] [--panel state|selection|events|legend]\n"
+    "\n"
+    "Renders the viewer's view of FILE to a PNG without a window. With no display\n"
+    "it starts Xvfb for the duration (apt-get install xvfb). Times take a unit:\n"
+    "ns, us, ms (the default) or s, e.g. --range 1.5ms:4ms --cursor 2ms.\n";
 
 int runView(const Args& args) {
-    for (const std::string& arg : args)
+    std::string path;
+    for (const std::string& arg : args) {
         if (isHelp(arg)) return printHelp(kViewHelp);
-    std::fprintf(stderr,
-                 "fiberscope: the viewer is not built yet; try 'fiberscope stats FILE', 'fiberscope timeline FILE' or "
-                 "'fiberscope export --format chrome FILE -o out.json'\n");
-    return kUsage;
+        if (!arg.empty() && arg[0] == '-') return usageError("view", "unknown option '" + arg + "'");
+        if (!path.empty()) return usageError("view", "one trace at a time");
+        path = arg;
+    }
+    return fiberscope::viewer::runViewer(path);
+}
+
+// "A:B" with units (ns, us, ms, s; default ms) -> nanoseconds.
+bool parseRange(const std::string& text, double& start, double& end) {
+    const auto colon = text.find(':');
+    if (colon == std::string::npos) return false;
+    auto parse = [](std::string part, double& out) {
+        double scale = 1e6;
+        for (auto [suffix, factor] : {std::pair{"ns", 1.0}, std::pair{"us", 1e3}, std::pair{"ms", 1e6}, std::pair{"s", 1e9}}) {
+            const std::string sfx = suffix;
+            if (part.size() > sfx.size() && part.compare(part.size() - sfx.size(), sfx.size(), sfx) == 0) {
+                scale = factor;
+                part.resize(part.size() - sfx.size());
+                break;
+            }
+        }
+        char* rest = nullptr;
+        const double value = std::strtod(part.c_str(), &rest);
+        if (part.empty() || *rest) return false;
+        out = value * scale;
+        return true;
+    };
+    return parse(text.substr(0, colon), start) && parse(text.substr(colon + 1), end) && end > start;
+}
+
+int runScreenshot(const Args& args) {
+    fiberscope::viewer::ScreenshotOptions options;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& arg = args[i];
+        auto value = [&](const char* flag) -> const std::string* {
+            if (i + 1 >= args.size()) return nullptr;
+            (void)flag;
+            return &args[++i];
+        };
+        if (isHelp(arg)) return printHelp(kScreenshotHelp);
+        if (arg == "-o" || arg == "--output") {
+            const std::string* v = value("-o");
+            if (!v) return usageError("screenshot", "-o needs a PNG path");
+            options.output = *v;
+        } else if (arg == "--range") {
+            const std::string* v = value("--range");
+            if (!v || !parseRange(*v, options.range_start_ns, options.range_end_ns))
+                return usageError("screenshot", "--range takes START:END, e.g. 0:20ms or 1.5ms:2ms");
+            options.has_range = true;
+        } else if (arg == "--size") {
+            const std::string* v = value("--size");
+            int w = 0, h = 0;
+            if (!v || std::sscanf(v->c_str(), "%dx%d", &w, &h) != 2 || w < 320 || h < 240 || w > 8192 || h > 8192)
+                return usageError("screenshot", "--size takes WIDTHxHEIGHT, e.g. 1600x900 (320x240 to 8192x8192)");
+            options.width = w;
+            options.height = h;
+        } else if (arg == "--cursor") {
+            const std::string* v = value("--cursor");
+            double a = 0, b = 0;
+            if (!v || !parseRange(*v + ":" + *v + "1", a, b))
+                return usageError("screenshot", "--cursor takes a time, e.g. 3.2ms");
+            options.cursor_ns = static_cast<std::int64_t>(a);
+        } else if (arg == "--panel") {
+            const std::string* v = value("--panel");
+            const char* names[] = {"state", "selection", "events", "legend"};
+            int found = -1;
+            for (int k = 0; k < 4; ++k)
+                if (v && *v == names[k]) found = k;
+            if (found < 0) return usageError("screenshot", "--panel takes state, selection, events or legend");
+            options.panel = found;
+        } else if (!arg.empty() && arg[0] == '-') {
+            return usageError("screenshot", "unknown option '" + arg + "'");
+        } else if (options.trace.empty()) {
+            options.trace = arg;
+        } else {
+            return usageError("screenshot", "one trace at a time");
+        }
+    }
+    if (options.trace.empty()) return usageError("screenshot", "which trace? fiberscope screenshot FILE -o out.png");
+    if (options.output.empty()) return usageError("screenshot", "where to? add -o out.png");
+    const int status = fiberscope::viewer::runScreenshot(options);
+    if (status == 0) std::printf("wrote %s\n", options.output.c_str());
+    return status;
 }
 
 // ---------------------------------------------------------------------------
@@ -416,7 +507,8 @@ const Command kCommands[] = {
     {"stats", "summarise a trace: threads, fibers, latency", kStatsHelp, runStats},
     {"timeline", "print a text map of which fiber ran where", kTimelineHelp, runTimeline},
     {"export", "convert a trace to Chrome/Perfetto JSON", kExportHelp, runExport},
-    {"view", "open a trace in the viewer (not built yet)", kViewHelp, runView},
+    {"view", "open a trace in the viewer", kViewHelp, runView},
+    {"screenshot", "render the viewer's view of a trace to a PNG (headless)", kScreenshotHelp, runScreenshot},
 };
 const std::size_t kCommandCount = sizeof kCommands / sizeof kCommands[0];
 

@@ -1,0 +1,716 @@
+// Hit testing and explanations (see hit.hpp for the design).
+//
+// Every sentence is built from the record's fields, a few neighbouring
+// records of the same thread (looked up in ThreadLane::events, at most a
+// handful of steps) and the fiber/thread lanes. The runtime functions named
+// are the ones that emit each record (runtime/src/*).
+#include "model/hit.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+
+#include "model/describe.hpp"
+
+namespace fiberscope::viewer {
+
+using trace::Event;
+using trace::EventKind;
+using trace::ScheduleHow;
+using trace::SwitchReason;
+
+// --- Hit testing ---------------------------------------------------------------
+
+namespace {
+
+double tolerance(double ns_per_pixel, double px) { return std::max(0.0, ns_per_pixel) * std::max(0.0, px); }
+
+} // namespace
+
+std::size_t hitInterval(const Lane& lane, std::int64_t time, double ns_per_pixel, double tolerance_px) {
+    const auto& iv = lane.intervals;
+    if (iv.empty()) return kNone;
+    if (const std::size_t k = intervalAt(lane, time); k != kNone) return k;
+    const double tol = tolerance(ns_per_pixel, tolerance_px);
+    // Not inside any interval: the nearest edge on either side.
+    const auto after = static_cast<std::size_t>(
+        std::upper_bound(iv.begin(), iv.end(), time, [](std::int64_t t, const Interval& a) { return t < a.start; }) - iv.begin());
+    std::size_t best = kNone;
+    double best_distance = tol;
+    if (after < iv.size()) {
+        const double d = static_cast<double>(iv[after].start - time);
+        if (d <= best_distance) best = after, best_distance = d;
+    }
+    if (after > 0) {
+        const double d = static_cast<double>(time - iv[after - 1].end);
+        if (d <= best_distance) best = after - 1;
+    }
+    return best;
+}
+
+std::size_t hitInstant(const std::vector<Instant>& instants, std::int64_t time, double ns_per_pixel, double tolerance_px) {
+    if (instants.empty()) return kNone;
+    const double tol = tolerance(ns_per_pixel, tolerance_px);
+    const auto at = static_cast<std::size_t>(
+        std::lower_bound(instants.begin(), instants.end(), time, [](const Instant& a, std::int64_t t) { return a.time < t; }) -
+        instants.begin());
+    std::size_t best = kNone;
+    double best_distance = tol;
+    if (at > 0) {
+        // The first instant of the run of equal times just before `time`.
+        std::size_t k = at - 1;
+        const std::int64_t t = instants[k].time;
+        while (k > 0 && instants[k - 1].time == t) --k;
+        const double d = static_cast<double>(time - t);
+        if (d <= best_distance) best = k, best_distance = d;
+    }
+    if (at < instants.size()) {
+        const double d = static_cast<double>(instants[at].time - time);
+        if (d < best_distance || (best == kNone && d <= best_distance)) best = at;
+    }
+    return best;
+}
+
+std::size_t hitZone(const std::vector<Zone>& zones, std::int64_t time) {
+    std::size_t best = kNone;
+    for (std::size_t k = 0; k < zones.size() && zones[k].start <= time; ++k) {
+        const Zone& z = zones[k];
+        if (time < z.end || (time == z.end && z.start == z.end))
+            if (best == kNone || z.depth >= zones[best].depth) best = k;
+    }
+    return best;
+}
+
+std::size_t hitBlock(const std::vector<Block>& blocks, std::int64_t time, double ns_per_pixel, double tolerance_px) {
+    if (blocks.empty()) return kNone;
+    const double tol = tolerance(ns_per_pixel, tolerance_px);
+    const auto after = static_cast<std::size_t>(
+        std::upper_bound(blocks.begin(), blocks.end(), time, [](std::int64_t t, const Block& b) { return t < b.start; }) -
+        blocks.begin());
+    if (after > 0 && time < blocks[after - 1].end) return after - 1;
+    std::size_t best = kNone;
+    double best_distance = tol;
+    if (after > 0) {
+        const double d = static_cast<double>(time - blocks[after - 1].end);
+        if (d <= best_distance) best = after - 1, best_distance = d;
+    }
+    if (after < blocks.size()) {
+        const double d = static_cast<double>(blocks[after].start - time);
+        if (d < best_distance || (best == kNone && d <= best_distance)) best = after;
+    }
+    return best;
+}
+
+Hit hitThreadLane(const Timeline& timeline, std::size_t lane, std::int64_t time, double ns_per_pixel, double tolerance_px) {
+    Hit hit;
+    if (lane >= timeline.threads.size()) return hit;
+    const ThreadLane& tl = timeline.threads[lane];
+    hit.lane = lane;
+    if (const std::size_t k = hitInstant(tl.instants, time, ns_per_pixel, tolerance_px); k != kNone) {
+        hit.kind = HitKind::Instant;
+        hit.index = k;
+        hit.event = tl.instants[k].event;
+        return hit;
+    }
+    if (const std::size_t k = hitInterval(tl.lane, time, ns_per_pixel, tolerance_px); k != kNone) {
+        hit.kind = HitKind::Interval;
+        hit.index = k;
+        hit.event = tl.lane.intervals[k].cause;
+    }
+    return hit;
+}
+
+Hit hitFiberLane(const Timeline& timeline, std::size_t lane, std::int64_t time, double ns_per_pixel, bool zones, double tolerance_px) {
+    Hit hit;
+    if (lane >= timeline.fibers.size()) return hit;
+    const FiberLane& fl = timeline.fibers[lane];
+    hit.lane = lane;
+    if (zones) {
+        if (const std::size_t k = hitZone(fl.zones, time); k != kNone) {
+            hit.kind = HitKind::Zone;
+            hit.index = k;
+            hit.event = fl.zones[k].begin_event;
+            return hit;
+        }
+    }
+    if (const std::size_t k = hitInterval(fl.lane, time, ns_per_pixel, tolerance_px); k != kNone) {
+        hit.kind = HitKind::Interval;
+        hit.index = k;
+        hit.event = fl.lane.intervals[k].cause;
+    }
+    return hit;
+}
+
+// --- Explanations ------------------------------------------------------------------
+
+namespace {
+
+constexpr const char* kScheduler = "runtime/src/scheduler.cpp";
+constexpr const char* kThread = "runtime/src/thread.cpp";
+constexpr const char* kFiber = "runtime/src/fiber.cpp";
+constexpr const char* kSwitchMessage = "runtime/src/switch_message.cpp";
+constexpr const char* kEventLoop = "runtime/src/event_loop.cpp";
+constexpr const char* kOps = "runtime/src/ops.hpp";
+constexpr const char* kMutex = "runtime/src/mutex.cpp";
+constexpr const char* kCondition = "runtime/src/condition.cpp";
+constexpr const char* kCancel = "runtime/src/cancel.cpp";
+constexpr const char* kGroup = "runtime/src/group.cpp";
+constexpr const char* kQueue = "runtime/include/fiberscope/queue.hpp";
+constexpr const char* kTraceApi = "tracer/include/fiberscope/trace.hpp";
+
+struct Ctx {
+    const Timeline& tl;
+    const trace::Trace& tr;
+
+    std::string fiber(std::uint64_t f) const { return fiberLabel(tl, f); }
+    std::string thread(std::uint32_t t) const { return threadLabel(tl, t); }
+    // "worker 2" if known, else "thread 5".
+    std::string workerName(std::uint32_t t) const {
+        const std::int64_t w = workerOf(tl, t);
+        return w >= 0 ? "worker " + std::to_string(w) : "thread " + std::to_string(t);
+    }
+    const Event& event(std::uint32_t i) const { return tr.events[i]; }
+    bool valid(std::uint32_t i) const { return i != kNoEvent && i < tr.events.size(); }
+
+    // The event of `kind` nearest before (step -1) or after (+1) event `i` on
+    // its thread, looking at most `window` events away; stops at `stop` kinds.
+    std::uint32_t neighbour(std::uint32_t i, EventKind kind, int step, int window = 8, std::uint64_t stop_kinds = 0) const {
+        const ThreadLane* lane = findThread(tl, tr.events[i].thread);
+        if (!lane) return kNoEvent;
+        const auto& ev = lane->events;
+        auto pos = static_cast<std::ptrdiff_t>(std::lower_bound(ev.begin(), ev.end(), i) - ev.begin());
+        for (int n = 0; n < window; ++n) {
+            pos += step;
+            if (pos < 0 || pos >= static_cast<std::ptrdiff_t>(ev.size())) return kNoEvent;
+            const Event& e = tr.events[ev[static_cast<std::size_t>(pos)]];
+            if (e.kind == kind) return ev[static_cast<std::size_t>(pos)];
+            if (stop_kinds & (std::uint64_t{1} << static_cast<unsigned>(e.kind))) return kNoEvent;
+        }
+        return kNoEvent;
+    }
+};
+
+constexpr std::uint64_t bit(EventKind k) { return std::uint64_t{1} << static_cast<unsigned>(k); }
+
+Explanation make(std::string text, std::string function, std::string file, std::uint32_t event) {
+    Explanation x;
+    x.text = std::move(text);
+    x.function = std::move(function);
+    x.file = std::move(file);
+    x.event = event;
+    return x;
+}
+
+std::string plural(std::uint64_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
+
+std::string resultText(std::uint8_t opcode, std::int64_t result) {
+    if (result >= 0) return "with result " + std::to_string(result);
+    const int error = static_cast<int>(-result);
+    if ((opcode == kOpTimeout || opcode == kOpLinkTimeout) && error == ETIME) return "as expired (-ETIME)";
+    if (error == ECANCELED) return "as canceled (-ECANCELED)";
+    return "with error -" + errnoName(error);
+}
+
+// What the op was: "IORING_OP_READ on fd 5", "a timer (IORING_OP_TIMEOUT)".
+std::string operationText(std::uint8_t opcode, std::int64_t fd) {
+    if (opcode == kOpTimeout) return "a timer (IORING_OP_TIMEOUT)";
+    std::string out = opcodeName(opcode);
+    if (fd >= 0) out += " on fd " + std::to_string(fd);
+    return out;
+}
+
+struct Phrase {
+    std::string text;
+    const char* function;
+    const char* file;
+};
+
+// What a fiber leaving the CPU with switch `sw` (event index i) was doing: "yielded (...)".
+Phrase leavePhrase(const Ctx& c, std::uint32_t i) {
+    const Event& sw = c.event(i);
+    const std::uint64_t to = sw.arg[1];
+    switch (static_cast<SwitchReason>(sw.small)) {
+    case SwitchReason::Yield:
+        return {"yielded in EventLoop::yield(), going back to a ready queue behind the other ready fibers", "EventLoop::yield()", kEventLoop};
+    case SwitchReason::Await: {
+        const std::uint32_t a = c.neighbour(i, EventKind::Await, -1, 4);
+        const std::string target = a != kNoEvent ? c.fiber(c.event(a).arg[1]) : std::string("another fiber");
+        return {"switched away to await " + target + " in awaitFiber() (Future::await())", "awaitFiber()", kFiber};
+    }
+    case SwitchReason::Select:
+        return {"switched away in selectFibers() to wait for the first of several fibers to finish", "selectFibers()", kFiber};
+    case SwitchReason::IoWait: {
+        const std::uint32_t s = c.neighbour(i, EventKind::Submit, -1, 4);
+        const std::string op = s != kNoEvent ? operationText(c.event(s).small, c.event(s).signedArg(1)) : std::string("a ring operation");
+        return {"switched away in perform() to wait for " + op + " (io-wait)", "perform()", kOps};
+    }
+    case SwitchReason::Mutex: {
+        const std::uint32_t m = c.neighbour(i, EventKind::MutexContended, -1, 4);
+        const std::string mutex = m != kNoEvent ? "mutex " + objectLabel(c.event(m).arg[1]) : std::string("a mutex");
+        return {"found " + mutex + " locked and switched away in Mutex::lockSlow() until its owner hands it over", "Mutex::lockSlow()", kMutex};
+    }
+    case SwitchReason::Condition: {
+        const std::uint32_t w = c.neighbour(i, EventKind::ConditionWait, -1, 4);
+        const std::string cond = w != kNoEvent ? "condition " + objectLabel(c.event(w).arg[1]) : std::string("a condition");
+        return {"switched away in Condition::wait() to wait on " + cond, "Condition::wait()", kCondition};
+    }
+    case SwitchReason::Finish: {
+        const FiberLane* fl = findFiber(c.tl, sw.arg[0]);
+        std::string text = "finished (its function returned) and finishFiber() switched away for good";
+        if (fl && fl->awaited_by && fl->awaited_by == to) text += ", straight to its awaiter " + c.fiber(to);
+        return {text, "finishFiber()", kFiber};
+    }
+    case SwitchReason::Handoff:
+        return {"unlocked a mutex by handing it to " + c.fiber(to) + " and switching straight to it in Mutex::unlockSlow(), going back to a ready queue itself",
+                "Mutex::unlockSlow()", kMutex};
+    case SwitchReason::Exit:
+        return {"switched away in EventLoop::~EventLoop() to let the loop shut down", "EventLoop::~EventLoop()", kEventLoop};
+    case SwitchReason::Idle:
+    case SwitchReason::Start:
+        break;
+    }
+    return {"was switched out by yield()", "yield()", kScheduler};
+}
+
+// Why `fiber` is ready at `time` (after the event at that time): "its read completed", or "".
+std::string readyWhy(const Ctx& c, std::uint64_t fiber, std::int64_t time) {
+    const FiberLane* fl = findFiber(c.tl, fiber);
+    if (!fl) return "";
+    const auto& iv = fl->lane.intervals;
+    const std::size_t k = intervalAt(fl->lane, time);
+    if (k == kNone || iv[k].state != State::Ready) return "";
+    const std::uint32_t cause = iv[k].cause;
+    const State before = k > 0 ? iv[k - 1].state : State::Ready;
+    const WaitReason reason = k > 0 ? iv[k - 1].reason : WaitReason::None;
+    if (c.valid(cause)) {
+        const Event& e = c.event(cause);
+        switch (e.kind) {
+        case EventKind::FiberCreate: return "it was just created by EventLoop::async()";
+        case EventKind::Complete: return "its " + opcodeNoun(e.small) + " had completed";
+        case EventKind::ConditionWake: return "the condition it waited on was signalled";
+        case EventKind::MutexHandoff: return "the mutex it waited for was handed to it";
+        case EventKind::Switch:
+            if (e.small == static_cast<std::uint8_t>(SwitchReason::Yield)) return "it had yielded";
+            if (e.small == static_cast<std::uint8_t>(SwitchReason::Handoff)) return "it had just handed a mutex over";
+            return "it had been switched out";
+        default: break;
+        }
+    }
+    if (before == State::Waiting) {
+        switch (reason) {
+        case WaitReason::Await: return "the fiber it awaited had finished";
+        case WaitReason::Select: return "a fiber it selected on had finished";
+        case WaitReason::Mutex: return "the mutex it waited for came free";
+        case WaitReason::Condition: return "the condition it waited on was signalled";
+        case WaitReason::Io: return "its ring operation had completed";
+        case WaitReason::Timer: return "its timer had expired";
+        default: break;
+        }
+    }
+    return "";
+}
+
+std::string queueWho(std::uint64_t count, const std::string& head) {
+    if (count <= 1) return head;
+    return head + " and " + plural(count - 1, "more fiber", "more fibers");
+}
+
+Explanation explainSwitch(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::uint64_t from = e.arg[0], to = e.arg[1];
+    const std::string thread = c.thread(e.thread);
+    if (from == 0) {
+        if (to == 0) return make(thread + " switched to its idle loop (yield())", "yield()", kScheduler, i);
+        std::string how = " in its own ready queue";
+        const std::uint32_t steal = c.neighbour(i, EventKind::Steal, -1, 2);
+        if (steal != kNoEvent && c.event(steal).arg[0] == to) {
+            const std::int64_t victim = c.event(steal).signedArg(1);
+            how = " after stealing worker " + std::to_string(victim) + "'s ready queue";
+        } else {
+            const std::uint32_t done = c.neighbour(i, EventKind::Complete, -1, 64, bit(EventKind::Switch) | bit(EventKind::Park));
+            // The idle loop runs the first completion of a batch at once (the others go to schedule()).
+            for (std::uint32_t k = done; k != kNoEvent;
+                 k = c.neighbour(k, EventKind::Complete, -1, 64, bit(EventKind::Switch) | bit(EventKind::Park))) {
+                if (c.event(k).arg[0] == to) {
+                    how = " right after its " + opcodeNoun(c.event(k).small) + " completed";
+                    break;
+                }
+            }
+        }
+        return make(thread + "'s idle loop found " + c.fiber(to) + " ready" + how + " and switched to it (idle() -> yield())", "idle()",
+                    kThread, i);
+    }
+    const Phrase leave = leavePhrase(c, i);
+    std::string next;
+    const auto reason = static_cast<SwitchReason>(e.small);
+    if (reason == SwitchReason::Handoff || (reason == SwitchReason::Finish && leave.text.find("awaiter") != std::string::npos)) next = "";
+    else if (to == 0) next = "; no other fiber was ready, so yield() switched to the idle loop";
+    else next = "; yield() then switched to " + c.fiber(to) + ", the next ready fiber findReadyFiber() found";
+    return make("on " + thread + ", " + c.fiber(from) + " " + leave.text + next, leave.function, leave.file, i);
+}
+
+Explanation explainSchedule(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::uint64_t head = e.arg[0], count = e.arg[1];
+    const std::string who = queueWho(count, c.fiber(head));
+    const std::string them = count > 1 ? "them" : "it";
+    std::string text;
+    switch (static_cast<ScheduleHow>(e.small)) {
+    case ScheduleHow::IdleHandoff:
+        text = "schedule() handed " + who + " to idle worker " + std::to_string(e.arg[2]) + " and woke it with MSG_RING";
+        break;
+    case ScheduleHow::NewWorker:
+        text = "schedule() found no idle worker for " + who + " and started worker " + std::to_string(e.arg[2]) +
+               " (spawnWorker()) with " + them + " as its first work";
+        break;
+    case ScheduleHow::OwnQueue:
+        text = "schedule() found no idle worker to take " + who + " and no new worker to start, so it queued " + them + " on " +
+               c.thread(e.thread) + "'s own ready queue, where idle workers can steal " + them;
+        break;
+    }
+    const std::string why = readyWhy(c, head, e.time);
+    if (!why.empty()) text += "; " + c.fiber(head) + " was ready because " + why;
+    return make(text, "schedule()", kScheduler, i);
+}
+
+Explanation explainEvent(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string thread = c.thread(e.thread);
+    const std::string worker = c.workerName(e.thread);
+    switch (e.kind) {
+    case EventKind::ThreadStart:
+        if (e.arg[0] == 0)
+            return make(thread + " became worker 0: EventLoop::create() made the calling thread the loop's first worker, running the main fiber",
+                        "EventLoop::create()", kEventLoop, i);
+        return make(thread + " started as worker " + std::to_string(e.arg[0]) +
+                        ": schedule() had ready fibers and no idle worker, so spawnWorker() started it and workerMain() entered its idle loop",
+                    "workerMain()", kThread, i);
+    case EventKind::ThreadStop:
+        if (workerOf(c.tl, e.thread) == 0)
+            return make(thread + "'s idle loop returned after the exit message: the loop is shutting down and fiberscope_main_idle() resumes the main fiber",
+                        "fiberscope_main_idle()", kEventLoop, i);
+        return make(thread + "'s idle loop returned after the exit message: the loop is shutting down and workerMain() ends the thread",
+                    "workerMain()", kThread, i);
+    case EventKind::FiberCreate: {
+        const std::string parent = e.arg[1] ? c.fiber(e.arg[1]) : std::string("the idle loop");
+        return make(parent + " spawned " + c.fiber(e.arg[0]) + " on " + thread +
+                        " with EventLoop::async(): spawnFiber() gave it a stack and passed it to schedule()",
+                    "spawnFiber()", kFiber, i);
+    }
+    case EventKind::FiberFinish: {
+        std::string text = c.fiber(e.arg[0]) + "'s function had returned; on the other side of its last switch handleSwitchMessage() published it as finished";
+        const FiberLane* fl = findFiber(c.tl, e.arg[0]);
+        if (fl && fl->awaited_by) text += ", releasing its awaiter " + c.fiber(fl->awaited_by);
+        return make(text, "handleSwitchMessage()", kSwitchMessage, i);
+    }
+    case EventKind::FiberRecycle:
+        return make(c.fiber(e.arg[0]) + "'s stack went back to " + worker + "'s free list for a later spawn to reuse (recycleFiber())",
+                    "recycleFiber()", kFiber, i);
+    case EventKind::FiberName:
+        return make(c.fiber(e.arg[0]) + " named itself '" + c.tr.string(e.arg[1]) + "' with setFiberName()", "setFiberName()", kEventLoop, i);
+    case EventKind::Switch: return explainSwitch(c, i);
+    case EventKind::Schedule: return explainSchedule(c, i);
+    case EventKind::Steal:
+        return make(thread + " found its ready queue empty and stole " + c.fiber(e.arg[0]) + " from worker " + std::to_string(e.arg[1]) +
+                        " in findReadyFiber(): it took that worker's whole ready queue and runs its head first",
+                    "findReadyFiber()", kScheduler, i);
+    case EventKind::WakeupSent: {
+        std::string text = thread + " sent a MSG_RING to wake idle worker " + std::to_string(e.arg[0]);
+        const std::uint32_t s = c.neighbour(i, EventKind::Schedule, -1, 2);
+        if (s != kNoEvent && c.event(s).time == e.time) text += " after schedule() handed it " + queueWho(c.event(s).arg[1], c.fiber(c.event(s).arg[0]));
+        else text += " after schedule() handed it ready fibers";
+        return make(text + " (schedule() -> ring.message())", "schedule()", kScheduler, i);
+    }
+    case EventKind::WakeupReceived:
+        return make(thread + "'s ring delivered the MSG_RING from worker " + std::to_string(e.arg[0]) +
+                        ": the fibers it was handed are already in its ready queue and its idle loop picks them up next (completionsToReady())",
+                    "completionsToReady()", kThread, i);
+    case EventKind::Park: {
+        std::string text = thread + " found nothing to run (findReadyFiber() came back empty) and parked in io_uring_enter to wait for completions";
+        const ThreadLane* lane = findThread(c.tl, e.thread);
+        if (lane) {
+            const std::size_t k = intervalAt(lane->lane, e.time);
+            if (k != kNone && lane->lane.intervals[k].state == State::Parked)
+                text += ", for " + formatDuration(lane->lane.intervals[k].duration());
+        }
+        return make(text + " (idle() -> ring.submitAndWait())", "idle()", kThread, i);
+    }
+    case EventKind::Unpark: {
+        std::string text = thread + " returned from io_uring_enter with " + plural(e.arg[0], "completion", "completions");
+        const std::uint32_t park = c.neighbour(i, EventKind::Park, -1, 256);
+        if (park != kNoEvent) text += " after " + formatDuration(e.time - c.event(park).time) + " parked";
+        return make(text + "; completionsToReady() made the completed fibers ready (idle())", "idle()", kThread, i);
+    }
+    case EventKind::Submit: {
+        std::string text = c.fiber(e.arg[0]) + " submitted " + operationText(e.small, e.signedArg(1)) +
+                           " and switched away (io-wait); the SQE reaches the kernel when " + worker +
+                           " next enters it, and the completion resumes the fiber (perform())";
+        return make(text, "perform()", kOps, i);
+    }
+    case EventKind::Complete: {
+        std::string text = worker + "'s ring completed " + c.fiber(e.arg[0]) + "'s " + opcodeNoun(e.small) + " " +
+                           resultText(e.small, e.signedArg(1)) + "; the idle loop made it ready (completionsToReady())";
+        if (const FiberLane* fl = findFiber(c.tl, e.arg[0])) {
+            const auto& iv = fl->lane.intervals;
+            auto it = std::lower_bound(iv.begin(), iv.end(), e.time, [](const Interval& a, std::int64_t t) { return a.start < t; });
+            for (; it != iv.end(); ++it)
+                if (it->state == State::Running || it->state == State::Finished) break;
+            if (it != iv.end() && it->state == State::Running && it->thread >= 0)
+                text += " and " + c.workerName(static_cast<std::uint32_t>(it->thread)) + " resumed it " + formatDuration(it->start - e.time) + " later";
+        }
+        return make(text, "completionsToReady()", kThread, i);
+    }
+    case EventKind::CancelRequest:
+        if (e.arg[1])
+            return make("cancellation of " + c.fiber(e.arg[0]) + " was requested (requestCancel()); its operation is in flight on worker " +
+                            std::to_string(e.arg[1] - 1) + "'s ring, so a MSG_RING carries the request there",
+                        "requestCancel()", kCancel, i);
+        return make("cancellation of " + c.fiber(e.arg[0]) +
+                        " was requested (requestCancel()); nothing of it is in flight, so it gets Canceled at its next cancellation point",
+                    "requestCancel()", kCancel, i);
+    case EventKind::CancelDelivered:
+        return make(worker + " received the request to cancel " + c.fiber(e.arg[0]) +
+                        " and submitted IORING_OP_ASYNC_CANCEL for its in-flight operation (completionsToReady())",
+                    "completionsToReady()", kThread, i);
+    case EventKind::MutexContended:
+        return make(c.fiber(e.arg[0]) + " found mutex " + objectLabel(e.arg[1]) +
+                        " locked and switches away to wait (Mutex::lockSlow()); the unlocking fiber will hand the mutex to it directly",
+                    "Mutex::lockSlow()", kMutex, i);
+    case EventKind::MutexHandoff:
+        return make(c.fiber(e.arg[0]) + " unlocked mutex " + objectLabel(e.arg[2]) + " by handing it to waiting " + c.fiber(e.arg[1]) +
+                        " and switching straight to it (Mutex::unlockSlow()); it goes back to a ready queue itself",
+                    "Mutex::unlockSlow()", kMutex, i);
+    case EventKind::ConditionWait:
+        return make(c.fiber(e.arg[0]) + " waits on condition " + objectLabel(e.arg[1]) +
+                        " (Condition::wait()): conditionEnqueue() queues it and only then releases its mutex",
+                    "Condition::wait()", kCondition, i);
+    case EventKind::ConditionWake:
+        if (e.small)
+            return make("Condition::broadcast() woke every waiter on condition " + objectLabel(e.arg[1]) + ", starting with " +
+                            c.fiber(e.arg[0]) + ", and passed them to schedule() together",
+                        "Condition::broadcast()", kCondition, i);
+        return make("Condition::signal() woke " + c.fiber(e.arg[0]) + ", the oldest waiter on condition " + objectLabel(e.arg[1]) +
+                        ", and passed it to schedule()",
+                    "Condition::signal()", kCondition, i);
+    case EventKind::Await: {
+        std::string text = c.fiber(e.arg[0]) + " awaits " + c.fiber(e.arg[1]) + " (Future::await() -> awaitFiber())";
+        const FiberLane* target = findFiber(c.tl, e.arg[1]);
+        if (target && target->finished >= 0 && target->finished <= e.time)
+            text += "; it had already finished, so the awaiter is rescheduled at once";
+        else text += " and switches away until it finishes";
+        return make(text, "awaitFiber()", kFiber, i);
+    }
+    case EventKind::GroupOp: {
+        const std::string group = "group " + objectLabel(e.arg[0]);
+        switch (e.small) {
+        case 0:
+            return make(c.fiber(e.arg[1]) + " joined " + group + " (Group::add()), which will await it", "Group::add()", kGroup, i);
+        case 1:
+            return make(c.fiber(e.arg[1]) + " waits for every member of " + group + " (Group::wait())", "Group::wait()", kGroup, i);
+        default:
+            return make(c.fiber(e.arg[1]) + " canceled " + group + ": every member gets a cancellation request, then it waits for them (Group::cancel())",
+                        "Group::cancel()", kGroup, i);
+        }
+    }
+    case EventKind::QueueOp: {
+        const std::string queue = "queue " + objectLabel(e.arg[0]);
+        const std::string who = c.fiber(e.arg[1]);
+        switch (e.small) {
+        case 0: return make(who + " put a value into " + queue + " (Queue::put())", "Queue::put()", kQueue, i);
+        case 1: return make(who + " took a value from " + queue + " (Queue::get())", "Queue::get()", kQueue, i);
+        case 2: return make(who + " found " + queue + " full and blocks in Queue::put() until a get() makes room", "Queue::put()", kQueue, i);
+        case 3: return make(who + " found " + queue + " empty and blocks in Queue::get() until a put()", "Queue::get()", kQueue, i);
+        default: return make(who + " closed " + queue + " (Queue::close()): blocked and later put()s fail, get()s drain what is left", "Queue::close()", kQueue, i);
+        }
+    }
+    case EventKind::Mark: {
+        const std::uint64_t running = runningFiber(c.tl, e.thread, e.time);
+        return make("mark '" + c.tr.string(e.arg[0]) + "' on " + thread + " while " + c.fiber(running) + " ran (trace::mark())",
+                    "trace::mark()", kTraceApi, i);
+    }
+    case EventKind::ZoneBegin: {
+        const std::uint64_t running = runningFiber(c.tl, e.thread, e.time);
+        std::string text = "zone '" + c.tr.string(e.arg[0]) + "' began on " + c.fiber(running) + " (trace::Zone)";
+        const std::vector<Zone>* zones = nullptr;
+        if (running) {
+            if (const FiberLane* fl = findFiber(c.tl, running)) zones = &fl->zones;
+        } else if (const ThreadLane* tl = findThread(c.tl, e.thread)) {
+            zones = &tl->zones;
+        }
+        if (zones)
+            for (const Zone& z : *zones)
+                if (z.begin_event == i && z.end_event != kNoEvent) text += " and lasted " + formatDuration(z.end - z.start);
+        return make(text, "trace::Zone", kTraceApi, i);
+    }
+    case EventKind::ZoneEnd: {
+        const std::uint64_t running = runningFiber(c.tl, e.thread, e.time);
+        return make("the innermost open zone of " + c.fiber(running) + " ended (trace::Zone's destructor)", "trace::Zone::~Zone()", kTraceApi, i);
+    }
+    case EventKind::LostEvents:
+        return make(plural(e.arg[0], "record", "records") + " of " + thread +
+                        " were dropped here: the trace writer fell behind and the recorder's buffer cap was reached, so decisions around this point may be missing",
+                    "the trace recorder", "tracer/src/thread_buffer.cpp", i);
+    case EventKind::StringDef:
+        return make("a string definition for the trace's string table", "the trace recorder", "tracer/src/thread_buffer.cpp", i);
+    }
+    return make(std::string("a ") + trace::eventKindName(e.kind) + " record on " + thread, "", "", i);
+}
+
+} // namespace
+
+Explanation explain(const Timeline& timeline, const trace::Trace& trace, std::uint32_t event) {
+    if (event >= trace.events.size()) return {};
+    return explainEvent(Ctx{timeline, trace}, event);
+}
+
+Explanation explainThreadInterval(const Timeline& timeline, const trace::Trace& trace, std::size_t lane, std::size_t interval) {
+    if (lane >= timeline.threads.size() || interval >= timeline.threads[lane].lane.intervals.size()) return {};
+    const Ctx c{timeline, trace};
+    const ThreadLane& tl = timeline.threads[lane];
+    const auto& iv = tl.lane.intervals;
+    const Interval& in = iv[interval];
+    const std::string thread = c.thread(tl.thread);
+    const std::string dur = formatDuration(in.duration());
+    const Interval* next = interval + 1 < iv.size() ? &iv[interval + 1] : nullptr;
+    switch (in.state) {
+    case State::Running: {
+        std::string began;
+        if (c.valid(in.cause) && c.event(in.cause).kind == EventKind::Switch) {
+            const Event& sw = c.event(in.cause);
+            if (sw.arg[0] == 0) began = "its idle loop switched to it";
+            else began = c.fiber(sw.arg[0]) + " " + leavePhrase(c, in.cause).text;
+        } else {
+            began = "it was already running when the thread's recording began";
+        }
+        std::string ended = "it was still running when the thread's recording ended";
+        if (next && c.valid(next->cause) && c.event(next->cause).kind == EventKind::Switch)
+            ended = "then it " + leavePhrase(c, next->cause).text;
+        return make(thread + " ran " + c.fiber(in.fiber) + " for " + dur + " (yield() switched to it: " + began + "); " + ended, "yield()",
+                    kScheduler, in.cause);
+    }
+    case State::Idle: {
+        std::string text = thread + " spent " + dur +
+                           " in its idle loop (idle()), looking for work with findReadyFiber(): its own ready queue first, then other workers' queues to steal";
+        if (next && next->state == State::Running) text += "; it found " + c.fiber(next->fiber);
+        else if (next && next->state == State::Parked) text += "; it found nothing and parked";
+        return make(text, "idle()", kThread, in.cause);
+    }
+    case State::Parked: {
+        std::string text = thread + " was parked in io_uring_enter for " + dur +
+                           ": findReadyFiber() found nothing to run, so idle() waited in the kernel for completions";
+        if (next && c.valid(next->cause) && c.event(next->cause).kind == EventKind::Unpark) {
+            text += "; it woke with " + plural(c.event(next->cause).arg[0], "completion", "completions");
+            const std::uint32_t wake = c.neighbour(next->cause, EventKind::WakeupReceived, -1, 64, bit(EventKind::Park));
+            if (wake != kNoEvent) text += ", including a MSG_RING wake-up from worker " + std::to_string(c.event(wake).arg[0]);
+        }
+        return make(text, "idle()", kThread, in.cause);
+    }
+    default: break;
+    }
+    return make(thread + " was " + stateName(in.state) + " for " + dur, "", "", in.cause);
+}
+
+Explanation explainFiberInterval(const Timeline& timeline, const trace::Trace& trace, std::size_t lane, std::size_t interval) {
+    if (lane >= timeline.fibers.size() || interval >= timeline.fibers[lane].lane.intervals.size()) return {};
+    const Ctx c{timeline, trace};
+    const FiberLane& fl = timeline.fibers[lane];
+    const auto& iv = fl.lane.intervals;
+    const Interval& in = iv[interval];
+    const std::string fiber = c.fiber(fl.fiber);
+    const std::string dur = formatDuration(in.duration());
+    const Interval* next = interval + 1 < iv.size() ? &iv[interval + 1] : nullptr;
+    const auto on = [&](std::int32_t thread) { return thread >= 0 ? c.thread(static_cast<std::uint32_t>(thread)) : std::string("an unknown thread"); };
+    switch (in.state) {
+    case State::Ready: {
+        std::string text = fiber + " was ready to run for " + dur;
+        if (c.valid(in.cause) && c.event(in.cause).kind == EventKind::Schedule && in.thread >= 0)
+            text += " in " + on(in.thread) + "'s ready queue";
+        const std::string why = readyWhy(c, fl.fiber, in.start);
+        if (!why.empty()) text += " because " + why;
+        if (next && next->state == State::Running) text += "; then " + on(next->thread) + " switched to it";
+        return make(text, "schedule()", kScheduler, in.cause);
+    }
+    case State::Running: {
+        std::string text = fiber + " ran on " + on(in.thread) + " for " + dur;
+        Phrase leave{"", "yield()", kScheduler};
+        if (next && c.valid(next->cause) && c.event(next->cause).kind == EventKind::Switch) {
+            leave = leavePhrase(c, next->cause);
+            text += "; then it " + leave.text;
+        } else if (!next) {
+            text += " until the end of the trace";
+        }
+        return make(text, leave.function, leave.file, in.cause);
+    }
+    case State::Waiting: {
+        std::string what;
+        const char* function = "yield()";
+        const char* file = kScheduler;
+        if (c.valid(in.cause) && c.event(in.cause).kind == EventKind::Switch) {
+            const Phrase leave = leavePhrase(c, in.cause);
+            function = leave.function;
+            file = leave.file;
+        }
+        switch (in.reason) {
+        case WaitReason::Io:
+        case WaitReason::Timer: {
+            const std::uint32_t s = c.valid(in.cause) ? c.neighbour(in.cause, EventKind::Submit, -1, 4) : kNoEvent;
+            what = s != kNoEvent ? operationText(c.event(s).small, c.event(s).signedArg(1))
+                                 : std::string(in.reason == WaitReason::Timer ? "a timer" : "a ring operation");
+            what += " submitted by perform(); the idle loop's completionsToReady() makes it ready when the completion arrives";
+            break;
+        }
+        case WaitReason::Await: {
+            const std::uint32_t a = c.valid(in.cause) ? c.neighbour(in.cause, EventKind::Await, -1, 4) : kNoEvent;
+            what = (a != kNoEvent ? c.fiber(c.event(a).arg[1]) : std::string("another fiber")) + " to finish (awaitFiber())";
+            break;
+        }
+        case WaitReason::Select: what = "the first of several fibers to finish (selectFibers())"; break;
+        case WaitReason::Mutex: what = "a contended mutex (Mutex::lockSlow()), which its owner hands over on unlock"; break;
+        case WaitReason::Condition: what = "a condition to be signalled (Condition::wait())"; break;
+        case WaitReason::Exit: what = "the event loop to shut down (EventLoop::~EventLoop())"; break;
+        case WaitReason::None: what = "something the trace does not say"; break;
+        }
+        std::string text = fiber + " waited " + dur + " on " + on(in.thread) + " for " + what;
+        if (next && next->state == State::Ready) {
+            const std::string why = readyWhy(c, fl.fiber, next->start);
+            if (!why.empty()) text += "; it became ready because " + why;
+        }
+        return make(text, function, file, in.cause);
+    }
+    case State::Finished: {
+        std::string text = fiber + " finished at " + formatTime(in.start) + " on " + on(in.thread) +
+                           ": its function returned and finishFiber() switched away for good";
+        if (fl.awaited_by) text += "; " + c.fiber(fl.awaited_by) + " awaited it";
+        return make(text, "finishFiber()", kFiber, in.cause);
+    }
+    default: break;
+    }
+    return make(fiber + " was " + stateName(in.state) + " for " + dur, "", "", in.cause);
+}
+
+Explanation explainZone(const Timeline& timeline, const trace::Trace& trace, const Zone& zone, std::uint64_t fiber) {
+    const Ctx c{timeline, trace};
+    std::string text = "zone '" + trace.string(zone.label) + "' on " + c.fiber(fiber) + " lasted " + formatDuration(zone.end - zone.start);
+    if (zone.end_event == kNoEvent) text += " (it was never closed; it ends where the fiber or the trace ends)";
+    if (zone.depth) text += ", nested " + std::to_string(zone.depth) + " deep";
+    return make(text + " (trace::Zone)", "trace::Zone", kTraceApi, zone.begin_event);
+}
+
+Explanation explain(const Timeline& timeline, const trace::Trace& trace, const Hit& hit, bool fiber_lane) {
+    switch (hit.kind) {
+    case HitKind::None: return {};
+    case HitKind::Instant: return explain(timeline, trace, hit.event);
+    case HitKind::Interval:
+        return fiber_lane ? explainFiberInterval(timeline, trace, hit.lane, hit.index)
+                          : explainThreadInterval(timeline, trace, hit.lane, hit.index);
+    case HitKind::Zone:
+        if (fiber_lane && hit.lane < timeline.fibers.size() && hit.index < timeline.fibers[hit.lane].zones.size())
+            return explainZone(timeline, trace, timeline.fibers[hit.lane].zones[hit.index], timeline.fibers[hit.lane].fiber);
+        if (!fiber_lane && hit.lane < timeline.threads.size() && hit.index < timeline.threads[hit.lane].zones.size())
+            return explainZone(timeline, trace, timeline.threads[hit.lane].zones[hit.index], 0);
+        return {};
+    }
+    return {};
+}
+
+} // namespace fiberscope::viewer

@@ -1,0 +1,109 @@
+// stateAt: checkpointed replay of the ready-queue and in-flight items (see
+// state_at.hpp for the design).
+#include "model/state_at.hpp"
+
+#include <algorithm>
+
+namespace fiberscope::viewer {
+
+void buildReplayIndex(Timeline& timeline, std::size_t checkpoint_every) {
+    ReplayIndex& replay = timeline.replay;
+    auto& items = replay.items;
+    // Items are made in event order, so this is a no-op check in practice.
+    if (!std::is_sorted(items.begin(), items.end(), [](const StateItem& a, const StateItem& b) { return a.start < b.start; }))
+        std::stable_sort(items.begin(), items.end(), [](const StateItem& a, const StateItem& b) { return a.start < b.start; });
+    replay.checkpoints.clear();
+    replay.checkpoints.push_back(StateCheckpoint{INT64_MIN, 0, {}});
+    if (checkpoint_every == 0) checkpoint_every = 1;
+    // Min-heap by end of the items open at the sweep position.
+    using Open = std::pair<std::int64_t, std::uint32_t>;
+    std::vector<Open> open;
+    const auto later = [](const Open& a, const Open& b) { return a.first > b.first; };
+    std::size_t last = 0;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        if (i - last >= std::max(checkpoint_every, open.size())) {
+            const std::int64_t c = items[i].start;
+            while (!open.empty() && open.front().first <= c) {
+                std::pop_heap(open.begin(), open.end(), later);
+                open.pop_back();
+            }
+            StateCheckpoint cp;
+            cp.time = c;
+            cp.first_item = static_cast<std::uint32_t>(i);
+            cp.active.reserve(open.size());
+            for (const Open& o : open) cp.active.push_back(o.second);
+            replay.checkpoints.push_back(std::move(cp));
+            last = i;
+        }
+        if (items[i].end > items[i].start) {
+            open.emplace_back(items[i].end, static_cast<std::uint32_t>(i));
+            std::push_heap(open.begin(), open.end(), later);
+        }
+    }
+}
+
+namespace {
+
+std::uint32_t ownerAt(const ReplayIndex& replay, std::uint32_t slot, std::int64_t time) {
+    const auto& owners = replay.slots[slot];
+    auto it = std::upper_bound(owners.begin(), owners.end(), time, [](std::int64_t t, const SlotOwner& o) { return t < o.since; });
+    return it == owners.begin() ? owners.front().thread : std::prev(it)->thread;
+}
+
+} // namespace
+
+SchedulerState stateAt(const Timeline& timeline, std::int64_t time) {
+    SchedulerState state;
+    state.time = time;
+    state.threads.resize(timeline.threads.size());
+    for (std::size_t lane = 0; lane < timeline.threads.size(); ++lane) {
+        const ThreadLane& tl = timeline.threads[lane];
+        ThreadState& ts = state.threads[lane];
+        ts.thread = tl.thread;
+        ts.worker = tl.worker;
+        ts.alive = !tl.events.empty() && tl.first_time <= time && time <= tl.last_time;
+        const std::size_t k = intervalAt(tl.lane, time);
+        if (k != kNone) {
+            const Interval& iv = tl.lane.intervals[k];
+            ts.state = iv.state;
+            ts.running = iv.state == State::Running ? iv.fiber : 0;
+            if (iv.state == State::Parked) state.parked.push_back(tl.thread);
+        }
+    }
+
+    const ReplayIndex& replay = timeline.replay;
+    const auto& items = replay.items;
+    if (replay.checkpoints.empty()) return state;
+    auto cp_it = std::upper_bound(replay.checkpoints.begin(), replay.checkpoints.end(), time,
+                                  [](std::int64_t t, const StateCheckpoint& c) { return t < c.time; });
+    const StateCheckpoint& cp = cp_it == replay.checkpoints.begin() ? replay.checkpoints.front() : *std::prev(cp_it);
+    const auto end = static_cast<std::size_t>(
+        std::upper_bound(items.begin(), items.end(), time, [](std::int64_t t, const StateItem& it) { return t < it.start; }) -
+        items.begin());
+    const auto take = [&](std::uint32_t id) {
+        const StateItem& item = items[id];
+        if (!(item.start <= time && time < item.end)) return;
+        if (item.kind == ItemKind::Queued) {
+            const std::uint32_t thread = ownerAt(replay, item.where, time);
+            if (thread >= timeline.lane_of_thread.size()) return;
+            state.threads[timeline.lane_of_thread[thread]].ready.push_back(ReadyEntry{item.fiber, item.start, item.event});
+        } else {
+            if (item.where >= timeline.lane_of_thread.size()) return;
+            state.threads[timeline.lane_of_thread[item.where]].in_flight.push_back(
+                InFlightOp{item.fiber, item.opcode, item.fd, item.start, item.event});
+        }
+    };
+    for (std::uint32_t id : cp.active) take(id);
+    for (std::size_t id = cp.first_item; id < end; ++id) take(static_cast<std::uint32_t>(id));
+    for (ThreadState& ts : state.threads) {
+        std::sort(ts.ready.begin(), ts.ready.end(), [](const ReadyEntry& a, const ReadyEntry& b) {
+            return a.since != b.since ? a.since < b.since : a.fiber < b.fiber;
+        });
+        std::sort(ts.in_flight.begin(), ts.in_flight.end(), [](const InFlightOp& a, const InFlightOp& b) {
+            return a.since != b.since ? a.since < b.since : a.fiber < b.fiber;
+        });
+    }
+    return state;
+}
+
+} // namespace fiberscope::viewer

@@ -1,0 +1,700 @@
+// buildTimeline: one pass over the trace's events in time order, driving a
+// state machine per thread and per fiber (see timeline.hpp for the model).
+//
+// Records from different threads can be slightly out of causal order (a
+// schedule() that hands a fiber to an idle thread records its event after the
+// hand-off CAS, so the idle thread may switch to the fiber first). The state
+// machines therefore ignore "became ready" for a fiber that is running, and
+// match wake-up sends and receipts in whichever order they arrive.
+#include "model/timeline.hpp"
+
+#include <algorithm>
+#include <deque>
+
+#include "model/describe.hpp"
+#include "model/filter.hpp"
+#include "model/lod.hpp"
+#include "model/state_at.hpp"
+
+namespace fiberscope::viewer {
+
+namespace {
+
+using trace::Event;
+using trace::EventKind;
+using trace::ScheduleHow;
+using trace::SwitchReason;
+
+constexpr std::uint32_t kNoItem = UINT32_MAX;
+
+struct FiberBuild {
+    Interval open;
+    bool has_open = false;
+    bool finished = false;
+    std::uint8_t last_opcode = 0;
+    std::int64_t ready_since = -1;      // start of the current ready episode, -1 if not ready
+    std::uint32_t ready_item = kNoItem; // its open Queued item
+    std::vector<std::uint32_t> ops;     // its open InFlight items
+    std::vector<Flow> pending;          // flows that end at its next switch-in
+    std::vector<std::uint32_t> zone_stack; // open zones (indices into its lane's zones)
+    FlowEnd finish;                     // its finishing switch
+};
+
+struct ThreadBuild {
+    Interval open;
+    bool has_open = false;
+    bool started = false;
+    bool initial_known = false;
+    std::uint64_t initial = 0;  // the fiber running before its first switch
+    std::uint64_t running = 0;
+    std::uint32_t slot = 0;     // its ready-queue slot
+    std::vector<std::uint64_t> pending_ready; // became ready here, not yet scheduled or run
+    std::uint64_t handoff_head = 0;           // the last idle hand-off it made
+    std::int64_t handoff_time = INT64_MIN;
+    std::vector<std::uint32_t> zone_stack;    // zones of its idle loop
+};
+
+struct Slot {
+    std::vector<std::uint32_t> items; // Queued items, open or closed (compacted now and then)
+    std::uint32_t open = 0;
+};
+
+struct WakeupQueue {
+    std::deque<Flow> sent;         // sent, not yet received (`to.fiber` holds the handed head)
+    std::deque<FlowEnd> received;  // received before the matching send was seen
+};
+
+class Builder {
+public:
+    Builder(const trace::Trace& trace, Timeline& timeline) : trace_(trace), tl_(timeline) {}
+
+    void run() {
+        setUpThreads();
+        const auto& events = trace_.events;
+        for (std::size_t i = 0; i < events.size(); ++i) event(events[i], static_cast<std::uint32_t>(i));
+        finish();
+    }
+
+private:
+    const trace::Trace& trace_;
+    Timeline& tl_;
+    std::vector<ThreadBuild> tb_; // by lane
+    std::vector<FiberBuild> fb_;  // parallel to tl_.fibers until the final sort
+    std::vector<Slot> slots_;
+    std::unordered_map<std::int64_t, std::uint32_t> lane_of_worker_;
+    std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> condition_waiters_;
+    std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> awaiters_;
+    std::unordered_map<std::uint64_t, WakeupQueue> wakeups_;
+
+    // --- Set-up -----------------------------------------------------------
+    void setUpThreads() {
+        std::size_t count = trace_.threads.size();
+        for (const Event& e : trace_.events) count = std::max<std::size_t>(count, e.thread + 1);
+        std::vector<std::int64_t> worker(count, -1);
+        std::vector<std::string> names(count);
+        for (std::size_t t = 0; t < trace_.threads.size(); ++t) {
+            worker[t] = trace_.threads[t].worker;
+            names[t] = trace_.threads[t].name;
+        }
+        std::vector<bool> initial_known(count, false);
+        std::vector<std::uint64_t> initial(count, 0);
+        for (const Event& e : trace_.events) {
+            if (e.kind == EventKind::ThreadStart && worker[e.thread] < 0) worker[e.thread] = static_cast<std::int64_t>(e.arg[0]);
+            if (initial_known[e.thread]) continue;
+            if (e.kind == EventKind::Switch) {
+                initial[e.thread] = e.arg[0];
+                initial_known[e.thread] = true;
+            } else if (e.kind == EventKind::Park || e.kind == EventKind::Unpark) {
+                initial_known[e.thread] = true;
+            }
+        }
+        std::vector<std::uint32_t> order(count);
+        for (std::uint32_t t = 0; t < count; ++t) order[t] = t;
+        std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+            const bool ka = worker[a] >= 0, kb = worker[b] >= 0;
+            if (ka != kb) return ka;
+            return ka ? worker[a] < worker[b] : a < b;
+        });
+        tl_.lane_of_thread.assign(count, 0);
+        tl_.threads.resize(count);
+        tb_.resize(count);
+        slots_.resize(count);
+        tl_.replay.slots.resize(count);
+        for (std::uint32_t lane = 0; lane < count; ++lane) {
+            const std::uint32_t t = order[lane];
+            tl_.lane_of_thread[t] = lane;
+            ThreadLane& tl = tl_.threads[lane];
+            tl.thread = t;
+            tl.worker = worker[t];
+            tl.name = !names[t].empty() ? names[t]
+                                        : (worker[t] >= 0 ? "worker " + std::to_string(worker[t]) : "thread " + std::to_string(t));
+            if (worker[t] >= 0) lane_of_worker_.emplace(worker[t], lane);
+            tb_[lane].slot = lane;
+            tb_[lane].initial = initial[t];
+            tb_[lane].initial_known = initial_known[t];
+            tl_.replay.slots[lane].push_back({INT64_MIN, t});
+        }
+        std::vector<std::size_t> per_thread(count, 0);
+        for (const Event& e : trace_.events) ++per_thread[e.thread];
+        for (std::uint32_t t = 0; t < count; ++t) tl_.threads[tl_.lane_of_thread[t]].events.reserve(per_thread[t]);
+    }
+
+    std::int64_t laneOfWorker(std::uint64_t worker) const {
+        auto it = lane_of_worker_.find(static_cast<std::int64_t>(worker));
+        return it == lane_of_worker_.end() ? -1 : it->second;
+    }
+    std::uint32_t threadOfLane(std::uint32_t lane) const { return tl_.threads[lane].thread; }
+
+    // --- Fibers -------------------------------------------------------------
+    std::uint32_t fiberIndex(std::uint64_t id, bool* created = nullptr) {
+        auto [it, inserted] = tl_.fiber_lane.try_emplace(id, static_cast<std::uint32_t>(tl_.fibers.size()));
+        if (created) *created = inserted;
+        if (inserted) {
+            FiberLane lane;
+            lane.fiber = id;
+            lane.name = id == 1 ? "main" : "fiber #" + std::to_string(id);
+            tl_.fibers.push_back(std::move(lane));
+            fb_.emplace_back();
+        }
+        return it->second;
+    }
+
+    void setFiber(std::uint32_t f, std::int64_t t, State s, std::int32_t thread, WaitReason r, std::uint32_t cause) {
+        FiberBuild& b = fb_[f];
+        if (b.has_open) {
+            if (b.open.state == s && b.open.reason == r && (s != State::Running || b.open.thread == thread)) {
+                if (s == State::Ready && thread >= 0) b.open.thread = thread; // placed on a queue now
+                return;
+            }
+            b.open.end = t;
+            tl_.fibers[f].lane.intervals.push_back(b.open);
+        }
+        b.open = Interval{t, t, tl_.fibers[f].fiber, cause, thread, s, r};
+        b.has_open = true;
+    }
+
+    State fiberState(std::uint32_t f) const { return fb_[f].has_open ? fb_[f].open.state : State::Waiting; }
+
+    // Marks a fiber ready (not if it is running: a late record; nor if finished).
+    bool makeReady(std::uint32_t f, std::int64_t t, std::int32_t thread, std::uint32_t cause) {
+        FiberBuild& b = fb_[f];
+        if (b.finished || (b.has_open && b.open.state == State::Running)) return false;
+        if (!(b.has_open && b.open.state == State::Ready)) b.ready_since = t;
+        setFiber(f, t, State::Ready, thread, WaitReason::None, cause);
+        return true;
+    }
+
+    void finishFiber(std::uint32_t f, std::int64_t t, std::uint32_t thread, std::uint32_t event) {
+        FiberBuild& b = fb_[f];
+        if (b.finished) return;
+        const std::uint64_t id = tl_.fibers[f].fiber;
+        setFiber(f, t, State::Finished, static_cast<std::int32_t>(thread), WaitReason::None, event);
+        b.finished = true;
+        b.ready_since = -1;
+        b.finish = FlowEnd{t, id, thread, event};
+        tl_.fibers[f].finished = t;
+        tl_.fibers[f].finished_thread = static_cast<std::int32_t>(thread);
+        closeQueued(f, t);
+        for (std::uint32_t z : b.zone_stack) tl_.fibers[f].zones[z].end = t;
+        b.zone_stack.clear();
+        if (auto it = awaiters_.find(id); it != awaiters_.end()) {
+            const FlowEnd end = b.finish;
+            const std::vector<std::uint64_t> waiters = std::move(it->second);
+            awaiters_.erase(it);
+            for (std::uint64_t w : waiters) {
+                const std::uint32_t k = fiberIndex(w); // may grow fb_: no references held across it
+                fb_[k].pending.push_back(Flow{FlowKind::AwaitChain, end, {}});
+            }
+        }
+    }
+
+    // --- Ready-queue items ----------------------------------------------------
+    std::uint32_t newItem(const StateItem& item) {
+        tl_.replay.items.push_back(item);
+        return static_cast<std::uint32_t>(tl_.replay.items.size() - 1);
+    }
+
+    void openQueued(std::uint32_t f, std::uint32_t slot, std::int64_t t, std::uint32_t event) {
+        closeQueued(f, t);
+        StateItem item;
+        item.start = t;
+        item.fiber = tl_.fibers[f].fiber;
+        item.where = slot;
+        item.event = event;
+        item.kind = ItemKind::Queued;
+        const std::uint32_t id = newItem(item);
+        slots_[slot].items.push_back(id);
+        ++slots_[slot].open;
+        fb_[f].ready_item = id;
+    }
+
+    void closeQueued(std::uint32_t f, std::int64_t t) {
+        FiberBuild& b = fb_[f];
+        if (b.ready_item == kNoItem) return;
+        StateItem& item = tl_.replay.items[b.ready_item];
+        item.end = t;
+        Slot& slot = slots_[item.where];
+        --slot.open;
+        b.ready_item = kNoItem;
+        if (slot.items.size() > 2 * static_cast<std::size_t>(slot.open) + 32) {
+            const auto& items = tl_.replay.items;
+            std::erase_if(slot.items, [&](std::uint32_t id) { return items[id].end != kOpenEnd; });
+        }
+    }
+
+    std::uint32_t slotOwner(std::uint32_t slot) const { return tl_.replay.slots[slot].back().thread; }
+
+    // The thief (lane `thief`) takes the victim's whole queue.
+    void stealQueue(std::uint32_t thief, std::uint32_t victim, std::int64_t t) {
+        std::uint32_t big = tb_[victim].slot, small = tb_[thief].slot;
+        if (slots_[small].open > slots_[big].open) std::swap(big, small);
+        // Move the open items of the smaller queue into the bigger one.
+        std::vector<std::uint32_t> moving;
+        moving.swap(slots_[small].items);
+        slots_[small].open = 0;
+        for (std::uint32_t id : moving) {
+            if (tl_.replay.items[id].end != kOpenEnd) continue;
+            StateItem copy = tl_.replay.items[id];
+            tl_.replay.items[id].end = t;
+            copy.start = t;
+            copy.where = big;
+            const std::uint32_t moved = newItem(copy);
+            slots_[big].items.push_back(moved);
+            ++slots_[big].open;
+            fb_[fiberIndex(copy.fiber)].ready_item = moved;
+        }
+        tb_[thief].slot = big;
+        tb_[victim].slot = small;
+        const std::uint32_t thief_thread = threadOfLane(thief), victim_thread = threadOfLane(victim);
+        if (slotOwner(big) != thief_thread) tl_.replay.slots[big].push_back({t, thief_thread});
+        if (slotOwner(small) != victim_thread) tl_.replay.slots[small].push_back({t, victim_thread});
+    }
+
+    // The fibers a schedule record placed: the head plus, when they are known,
+    // the count - 1 fibers that became ready after it on this thread.
+    std::vector<std::uint64_t> members(std::uint32_t lane, std::uint64_t head, std::uint64_t count) {
+        auto& pending = tb_[lane].pending_ready;
+        auto it = std::find(pending.begin(), pending.end(), head);
+        if (it == pending.end()) return {head};
+        const std::size_t available = static_cast<std::size_t>(pending.end() - it);
+        const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(std::max<std::uint64_t>(count, 1), available));
+        std::vector<std::uint64_t> out(it, it + static_cast<std::ptrdiff_t>(take));
+        pending.erase(it, it + static_cast<std::ptrdiff_t>(take));
+        return out;
+    }
+
+    // --- Threads ---------------------------------------------------------------
+    void setThread(std::uint32_t lane, std::int64_t t, State s, std::uint64_t fiber, std::uint32_t cause) {
+        ThreadBuild& b = tb_[lane];
+        if (b.has_open) {
+            if (b.open.state == s && b.open.fiber == fiber) return;
+            b.open.end = t;
+            tl_.threads[lane].lane.intervals.push_back(b.open);
+        }
+        b.open = Interval{t, t, fiber, cause, static_cast<std::int32_t>(threadOfLane(lane)), s, WaitReason::None};
+        b.has_open = true;
+    }
+
+    void startThread(std::uint32_t lane, std::int64_t t) {
+        ThreadBuild& b = tb_[lane];
+        b.started = true;
+        tl_.threads[lane].first_time = t;
+        b.running = b.initial;
+        if (!b.initial_known) return; // no scheduling records on this thread: no intervals
+        setThread(lane, t, b.initial ? State::Running : State::Idle, b.initial, kNoEvent);
+        if (b.initial) {
+            bool created = false;
+            const std::uint32_t f = fiberIndex(b.initial, &created);
+            if (created) setFiber(f, t, State::Running, static_cast<std::int32_t>(threadOfLane(lane)), WaitReason::None, kNoEvent);
+        }
+    }
+
+    // --- Events ------------------------------------------------------------------
+    void event(const Event& e, std::uint32_t i) {
+        const std::uint32_t lane = tl_.lane_of_thread[e.thread];
+        ThreadBuild& tb = tb_[lane];
+        ThreadLane& tl = tl_.threads[lane];
+        const std::int64_t t = e.time;
+        if (!tb.started) startThread(lane, t);
+        tl.last_time = t;
+        tl.events.push_back(i);
+        tl_.events_by_kind[static_cast<std::size_t>(e.kind)].push_back(i);
+        const std::uint32_t T = e.thread;
+        const auto thread = static_cast<std::int32_t>(T);
+
+        switch (e.kind) {
+        case EventKind::Switch: onSwitch(e, i, lane); return;
+        case EventKind::Park:
+            setThread(lane, t, State::Parked, 0, i);
+            tb.running = 0;
+            tb.pending_ready.clear();
+            return;
+        case EventKind::Unpark:
+            setThread(lane, t, tb.running ? State::Running : State::Idle, tb.running, i);
+            return;
+        case EventKind::ZoneBegin: {
+            Zone zone;
+            zone.start = t;
+            zone.end = t;
+            zone.label = e.arg[0];
+            zone.begin_event = i;
+            zone.thread = thread;
+            if (tb.running) {
+                const std::uint32_t f = fiberIndex(tb.running);
+                zone.depth = static_cast<std::uint32_t>(fb_[f].zone_stack.size());
+                fb_[f].zone_stack.push_back(static_cast<std::uint32_t>(tl_.fibers[f].zones.size()));
+                tl_.fibers[f].zones.push_back(zone);
+            } else {
+                zone.depth = static_cast<std::uint32_t>(tb.zone_stack.size());
+                tb.zone_stack.push_back(static_cast<std::uint32_t>(tl.zones.size()));
+                tl.zones.push_back(zone);
+            }
+            return;
+        }
+        case EventKind::ZoneEnd: {
+            std::vector<std::uint32_t>* stack = &tb.zone_stack;
+            std::vector<Zone>* zones = &tl.zones;
+            if (tb.running) {
+                const std::uint32_t f = fiberIndex(tb.running);
+                stack = &fb_[f].zone_stack;
+                zones = &tl_.fibers[f].zones;
+            }
+            if (!stack->empty()) {
+                Zone& zone = (*zones)[stack->back()];
+                zone.end = t;
+                zone.end_event = i;
+                stack->pop_back();
+            }
+            return;
+        }
+        case EventKind::StringDef: return;
+        default: break;
+        }
+
+        addInstant(e, i, tl, tb);
+        switch (e.kind) {
+        case EventKind::FiberCreate: {
+            const std::uint32_t f = fiberIndex(e.arg[0]);
+            FiberLane& fl = tl_.fibers[f];
+            fl.created = t;
+            fl.created_thread = thread;
+            fl.created_in_trace = true;
+            fl.parent = e.arg[1];
+            if (e.arg[2] && !fl.named) {
+                fl.name = trace_.string(e.arg[2]);
+                fl.named = true;
+            }
+            makeReady(f, t, -1, i);
+            fb_[f].pending.push_back(Flow{FlowKind::Spawn, FlowEnd{t, e.arg[1], T, i}, {}});
+            return;
+        }
+        case EventKind::FiberFinish: finishFiber(fiberIndex(e.arg[0]), t, T, i); return;
+        case EventKind::FiberName: {
+            FiberLane& fl = tl_.fibers[fiberIndex(e.arg[0])];
+            fl.name = trace_.string(e.arg[1]);
+            fl.named = true;
+            return;
+        }
+        case EventKind::Schedule: {
+            const auto how = static_cast<ScheduleHow>(e.small);
+            const std::int64_t target = how == ScheduleHow::OwnQueue ? static_cast<std::int64_t>(lane) : laneOfWorker(e.arg[2]);
+            const std::int32_t target_thread = target >= 0 ? static_cast<std::int32_t>(threadOfLane(static_cast<std::uint32_t>(target))) : -1;
+            for (std::uint64_t m : members(lane, e.arg[0], e.arg[1])) {
+                if (m == 0) continue;
+                const std::uint32_t f = fiberIndex(m);
+                if (!makeReady(f, t, target_thread, i)) continue;
+                if (target >= 0) openQueued(f, tb_[static_cast<std::size_t>(target)].slot, t, i);
+            }
+            if (how == ScheduleHow::IdleHandoff) {
+                tb.handoff_head = e.arg[0];
+                tb.handoff_time = t;
+            }
+            return;
+        }
+        case EventKind::Steal: {
+            const std::uint64_t head = e.arg[0];
+            const std::int64_t victim = laneOfWorker(e.arg[1]);
+            FlowEnd from{t, head, victim >= 0 ? threadOfLane(static_cast<std::uint32_t>(victim)) : T, kNoEvent};
+            const std::uint32_t f = fiberIndex(head);
+            if (fb_[f].ready_item != kNoItem) {
+                const StateItem& item = tl_.replay.items[fb_[f].ready_item];
+                from.time = item.start;
+                from.event = item.event;
+            }
+            if (victim >= 0 && static_cast<std::uint32_t>(victim) != lane) stealQueue(lane, static_cast<std::uint32_t>(victim), t);
+            tl_.flows.push_back(Flow{FlowKind::Steal, from, FlowEnd{t, head, T, i}});
+            return;
+        }
+        case EventKind::WakeupSent: {
+            const std::uint64_t key = wakeupKey(tl.worker, static_cast<std::int64_t>(e.arg[0]));
+            Flow flow{FlowKind::Wakeup, FlowEnd{t, tb.running, T, i}, {}};
+            flow.to.fiber = tb.handoff_time == t ? tb.handoff_head : 0;
+            WakeupQueue& q = wakeups_[key];
+            if (!q.received.empty()) {
+                const std::uint64_t head = flow.to.fiber;
+                flow.to = q.received.front();
+                flow.to.fiber = head;
+                q.received.pop_front();
+                tl_.flows.push_back(flow);
+            } else {
+                q.sent.push_back(flow);
+            }
+            return;
+        }
+        case EventKind::WakeupReceived: {
+            const std::uint64_t key = wakeupKey(static_cast<std::int64_t>(e.arg[0]), tl.worker);
+            WakeupQueue& q = wakeups_[key];
+            const FlowEnd to{t, 0, T, i};
+            if (!q.sent.empty()) {
+                Flow flow = q.sent.front();
+                q.sent.pop_front();
+                const std::uint64_t head = flow.to.fiber;
+                flow.to = to;
+                flow.to.fiber = head;
+                tl_.flows.push_back(flow);
+            } else {
+                q.received.push_back(to);
+            }
+            return;
+        }
+        case EventKind::Submit: {
+            const std::uint32_t f = fiberIndex(e.arg[0]);
+            StateItem item;
+            item.start = t;
+            item.fiber = e.arg[0];
+            item.fd = e.signedArg(1);
+            item.where = T;
+            item.event = i;
+            item.kind = ItemKind::InFlight;
+            item.opcode = e.small;
+            fb_[f].ops.push_back(newItem(item));
+            fb_[f].last_opcode = e.small;
+            return;
+        }
+        case EventKind::Complete: {
+            const std::uint32_t f = fiberIndex(e.arg[0]);
+            auto& ops = fb_[f].ops;
+            auto it = std::find_if(ops.begin(), ops.end(), [&](std::uint32_t id) { return tl_.replay.items[id].opcode == e.small; });
+            if (it == ops.end() && !ops.empty()) it = ops.begin();
+            if (it != ops.end()) {
+                StateItem& item = tl_.replay.items[*it];
+                item.end = t;
+                fb_[f].pending.push_back(Flow{FlowKind::Completion, FlowEnd{item.start, item.fiber, item.where, item.event}, {}});
+                ops.erase(it);
+            }
+            if (makeReady(f, t, thread, i)) tb.pending_ready.push_back(e.arg[0]);
+            return;
+        }
+        case EventKind::ConditionWait: condition_waiters_[e.arg[1]].push_back(e.arg[0]); return;
+        case EventKind::ConditionWake: {
+            auto& waiters = condition_waiters_[e.arg[1]];
+            std::vector<std::uint64_t> woken;
+            auto it = std::find(waiters.begin(), waiters.end(), e.arg[0]);
+            if (e.small && it != waiters.end()) {
+                woken.assign(it, waiters.end());
+                waiters.erase(it, waiters.end());
+            } else {
+                if (it != waiters.end()) waiters.erase(it);
+                woken.push_back(e.arg[0]);
+            }
+            for (std::uint64_t w : woken)
+                if (w && makeReady(fiberIndex(w), t, -1, i)) tb.pending_ready.push_back(w);
+            return;
+        }
+        case EventKind::MutexHandoff:
+            if (e.arg[1]) makeReady(fiberIndex(e.arg[1]), t, thread, i);
+            return;
+        case EventKind::Await: {
+            const std::uint32_t waiter = fiberIndex(e.arg[0]);
+            const std::uint32_t target = fiberIndex(e.arg[1]);
+            tl_.fibers[target].awaited_by = e.arg[0];
+            if (fb_[target].finished) fb_[waiter].pending.push_back(Flow{FlowKind::AwaitChain, fb_[target].finish, {}});
+            else awaiters_[e.arg[1]].push_back(e.arg[0]);
+            return;
+        }
+        default: return;
+        }
+    }
+
+    static std::uint64_t wakeupKey(std::int64_t sender, std::int64_t target) {
+        return (static_cast<std::uint64_t>(sender) << 32) ^ static_cast<std::uint64_t>(target);
+    }
+
+    void addInstant(const Event& e, std::uint32_t i, ThreadLane& tl, const ThreadBuild& tb) {
+        Instant instant;
+        instant.time = e.time;
+        instant.event = i;
+        instant.kind = e.kind;
+        std::uint64_t fibers[3];
+        instant.fiber = eventFibers(e, fibers) ? fibers[0] : tb.running;
+        switch (e.kind) {
+        case EventKind::Mark: instant.label = e.arg[0]; break;
+        case EventKind::FiberCreate: instant.label = e.arg[2]; break;
+        case EventKind::FiberName:
+        case EventKind::ThreadStart: instant.label = e.arg[1]; break;
+        default: break;
+        }
+        tl.instants.push_back(instant);
+    }
+
+    void onSwitch(const Event& e, std::uint32_t i, std::uint32_t lane) {
+        ThreadBuild& tb = tb_[lane];
+        const std::int64_t t = e.time;
+        const std::uint32_t T = e.thread;
+        const auto thread = static_cast<std::int32_t>(T);
+        const std::uint64_t from = e.arg[0], to = e.arg[1];
+        const auto reason = static_cast<SwitchReason>(e.small);
+        if (from != 0 && from != to) {
+            bool created = false;
+            const std::uint32_t f = fiberIndex(from, &created);
+            if (created) {
+                // First seen leaving: it ran here since the thread's current interval began.
+                const bool ran = tb.has_open && tb.open.fiber == from;
+                setFiber(f, ran ? tb.open.start : t, State::Running, thread, WaitReason::None, ran ? tb.open.cause : kNoEvent);
+            }
+            FiberBuild& b = fb_[f];
+            switch (reason) {
+            case SwitchReason::Finish: finishFiber(f, t, T, i); break;
+            case SwitchReason::IoWait: {
+                const bool timer = b.last_opcode == kOpTimeout || b.last_opcode == kOpLinkTimeout;
+                setFiber(f, t, State::Waiting, thread, timer ? WaitReason::Timer : WaitReason::Io, i);
+                break;
+            }
+            case SwitchReason::Await: setFiber(f, t, State::Waiting, thread, WaitReason::Await, i); break;
+            case SwitchReason::Select: setFiber(f, t, State::Waiting, thread, WaitReason::Select, i); break;
+            case SwitchReason::Mutex: setFiber(f, t, State::Waiting, thread, WaitReason::Mutex, i); break;
+            case SwitchReason::Condition: setFiber(f, t, State::Waiting, thread, WaitReason::Condition, i); break;
+            case SwitchReason::Exit: setFiber(f, t, State::Waiting, thread, WaitReason::Exit, i); break;
+            case SwitchReason::Yield:
+            case SwitchReason::Handoff:
+            case SwitchReason::Start:
+            case SwitchReason::Idle:
+                if (!b.finished) {
+                    setFiber(f, t, State::Ready, thread, WaitReason::None, i);
+                    b.ready_since = t;
+                }
+                break;
+            }
+        }
+        if (to != 0) {
+            const std::uint32_t f = fiberIndex(to);
+            FiberBuild& b = fb_[f];
+            closeQueued(f, t);
+            if (b.has_open && b.open.state == State::Ready && b.ready_since >= 0)
+                tl_.latencies.push_back(LatencySample{b.ready_since, t, to, T});
+            b.ready_since = -1;
+            if (!b.finished) setFiber(f, t, State::Running, thread, WaitReason::None, i);
+            for (Flow& flow : b.pending) {
+                flow.to = FlowEnd{t, to, T, i};
+                tl_.flows.push_back(flow);
+            }
+            b.pending.clear();
+        }
+        setThread(lane, t, to ? State::Running : State::Idle, to, i);
+        tb.running = to;
+    }
+
+    // --- The end ---------------------------------------------------------------------
+    void finish() {
+        for (std::uint32_t lane = 0; lane < tb_.size(); ++lane) {
+            ThreadBuild& b = tb_[lane];
+            ThreadLane& tl = tl_.threads[lane];
+            if (b.has_open) {
+                b.open.end = std::max(b.open.start, tl.last_time);
+                tl.lane.intervals.push_back(b.open);
+            }
+            for (std::uint32_t z : b.zone_stack) tl.zones[z].end = tl.last_time;
+        }
+        for (std::uint32_t f = 0; f < fb_.size(); ++f) {
+            FiberBuild& b = fb_[f];
+            FiberLane& fl = tl_.fibers[f];
+            if (b.has_open) {
+                b.open.end = std::max(b.open.start, tl_.end_time);
+                fl.lane.intervals.push_back(b.open);
+            }
+            for (std::uint32_t z : b.zone_stack) fl.zones[z].end = tl_.end_time;
+            std::stable_sort(fl.zones.begin(), fl.zones.end(), [](const Zone& a, const Zone& z) { return a.start < z.start; });
+        }
+        // Fibers by id.
+        std::vector<std::uint32_t> order(tl_.fibers.size());
+        for (std::uint32_t f = 0; f < order.size(); ++f) order[f] = f;
+        std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return tl_.fibers[a].fiber < tl_.fibers[b].fiber; });
+        std::vector<FiberLane> sorted;
+        sorted.reserve(order.size());
+        for (std::uint32_t f : order) sorted.push_back(std::move(tl_.fibers[f]));
+        tl_.fibers = std::move(sorted);
+        fb_.clear();
+        tl_.fiber_lane.clear();
+        tl_.fiber_lane.reserve(tl_.fibers.size());
+        for (std::uint32_t f = 0; f < tl_.fibers.size(); ++f) tl_.fiber_lane.emplace(tl_.fibers[f].fiber, f);
+        // Flows by start, with the reach of the longest so far.
+        std::stable_sort(tl_.flows.begin(), tl_.flows.end(), [](const Flow& a, const Flow& b) { return a.from.time < b.from.time; });
+        tl_.flow_reach.resize(tl_.flows.size());
+        std::int64_t reach = INT64_MIN;
+        for (std::size_t k = 0; k < tl_.flows.size(); ++k) tl_.flow_reach[k] = reach = std::max(reach, tl_.flows[k].to.time);
+        for (ThreadLane& tl : tl_.threads) buildLaneIndex(tl.lane);
+        for (FiberLane& fl : tl_.fibers) buildLaneIndex(fl.lane);
+        buildReplayIndex(tl_);
+    }
+};
+
+} // namespace
+
+Timeline buildTimeline(const trace::Trace& trace) {
+    Timeline timeline;
+    if (!trace.events.empty()) {
+        timeline.start_time = trace.events.front().time;
+        timeline.end_time = std::max(trace.events.back().time, trace.header.duration_ns);
+    } else {
+        timeline.end_time = std::max<std::int64_t>(0, trace.header.duration_ns);
+    }
+    Builder(trace, timeline).run();
+    return timeline;
+}
+
+const FiberLane* findFiber(const Timeline& timeline, std::uint64_t fiber) noexcept {
+    auto it = timeline.fiber_lane.find(fiber);
+    return it == timeline.fiber_lane.end() ? nullptr : &timeline.fibers[it->second];
+}
+
+const ThreadLane* findThread(const Timeline& timeline, std::uint32_t thread) noexcept {
+    if (thread >= timeline.lane_of_thread.size()) return nullptr;
+    return &timeline.threads[timeline.lane_of_thread[thread]];
+}
+
+std::uint64_t runningFiber(const Timeline& timeline, std::uint32_t thread, std::int64_t time) noexcept {
+    const ThreadLane* lane = findThread(timeline, thread);
+    if (!lane) return 0;
+    const std::size_t k = intervalAt(lane->lane, time);
+    if (k == kNone) return 0;
+    const Interval& iv = lane->lane.intervals[k];
+    return iv.state == State::Running ? iv.fiber : 0;
+}
+
+void flowsInRange(const Timeline& timeline, std::int64_t t0, std::int64_t t1, std::vector<std::uint32_t>& out,
+                  unsigned kind_mask, std::size_t limit) {
+    out.clear();
+    const auto& reach = timeline.flow_reach;
+    // flow_reach is non-decreasing: the first flow that could end at or after t0.
+    std::size_t k = static_cast<std::size_t>(std::lower_bound(reach.begin(), reach.end(), t0) - reach.begin());
+    for (; k < timeline.flows.size() && out.size() < limit; ++k) {
+        const Flow& flow = timeline.flows[k];
+        if (flow.from.time > t1) break;
+        if (flow.to.time < t0) continue;
+        if (!(kind_mask & (1u << static_cast<unsigned>(flow.kind)))) continue;
+        out.push_back(static_cast<std::uint32_t>(k));
+    }
+}
+
+const char* flowKindName(FlowKind kind) noexcept {
+    switch (kind) {
+    case FlowKind::Wakeup: return "wakeup";
+    case FlowKind::Steal: return "steal";
+    case FlowKind::Spawn: return "spawn";
+    case FlowKind::Completion: return "completion";
+    case FlowKind::AwaitChain: return "await";
+    }
+    return "unknown";
+}
+
+} // namespace fiberscope::viewer

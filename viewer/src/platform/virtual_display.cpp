@@ -1,0 +1,68 @@
+#include "platform/virtual_display.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace fiberscope::viewer {
+
+bool VirtualDisplay::ensure(std::string& error) {
+    if (const char* display = std::getenv("DISPLAY"); display && *display) return true;
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        error = std::string("cannot start Xvfb: pipe: ") + std::strerror(errno);
+        return false;
+    }
+    pid_ = fork();
+    if (pid_ < 0) {
+        error = std::string("cannot start Xvfb: fork: ") + std::strerror(errno);
+        return false;
+    }
+    if (pid_ == 0) {
+        // Xvfb writes the display number it picked to the given fd.
+        const int fd = dup(fds[1]); // a copy without O_CLOEXEC
+        const std::string fd_text = std::to_string(fd);
+        const int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0) {
+            dup2(devnull, STDOUT_FILENO);
+            dup2(devnull, STDERR_FILENO);
+        }
+        execlp("Xvfb", "Xvfb", "-displayfd", fd_text.c_str(), "-screen", "0", "1920x1200x24", "-nolisten", "tcp",
+               static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    close(fds[1]);
+    std::string number;
+    pollfd p{fds[0], POLLIN, 0};
+    char c;
+    // Up to 10 s for Xvfb to come up and report its display.
+    while (poll(&p, 1, 10'000) > 0 && read(fds[0], &c, 1) == 1 && c != '\n') number += c;
+    close(fds[0]);
+    if (number.empty()) {
+        kill(pid_, SIGTERM);
+        int status = 0;
+        waitpid(pid_, &status, 0);
+        pid_ = -1;
+        error = WIFEXITED(status) && WEXITSTATUS(status) == 127
+                    ? "no display and Xvfb is not installed (apt-get install xvfb), so nothing can be drawn"
+                    : "no display, and Xvfb did not start";
+        return false;
+    }
+    setenv("DISPLAY", (":" + number).c_str(), 1);
+    return true;
+}
+
+VirtualDisplay::~VirtualDisplay() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+    unsetenv("DISPLAY");
+}
+
+} // namespace fiberscope::viewer

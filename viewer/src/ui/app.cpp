@@ -1,0 +1,196 @@
+// The application frame: menu, toolbar, the timeline beside the side panels,
+// the status bar, the open-file prompt and the error banner.
+#include "ui/app.hpp"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "model/describe.hpp"
+#include "ui/colors.hpp"
+
+namespace fiberscope::viewer {
+
+// Dear ImGui 1.86 (Debian 12) indexes letter keys by the backend's key codes:
+// GLFW's are their ASCII capitals.
+constexpr int kKeyF = 'F';
+constexpr int kKeyO = 'O';
+
+bool loadTrace(App& app, const std::string& path) {
+    auto trace = std::make_unique<trace::Trace>();
+    trace::ReadError error;
+    if (!trace::readTrace(path, *trace, error)) {
+        app.error = error.text();
+        return false;
+    }
+    auto timeline = std::make_unique<Timeline>(buildTimeline(*trace));
+    app.path = path;
+    app.warnings = trace->warnings;
+    app.trace = std::move(trace);
+    app.timeline = std::move(timeline);
+    app.error.clear();
+    app.cursor = -1;
+    app.selection.reset();
+    app.focus_fiber = 0;
+    app.table_dirty = true;
+    app.fit_requested = true;
+    return true;
+}
+
+std::int64_t stateTime(const App& app) {
+    if (app.cursor >= 0) return app.cursor;
+    if (app.pointer_time >= 0) return app.pointer_time;
+    return static_cast<std::int64_t>((app.view.start + app.view.end) / 2);
+}
+
+static void drawMenu(App& app) {
+    if (!ImGui::BeginMenuBar()) return;
+    if (ImGui::BeginMenu("File")) {
+        if (ImGui::MenuItem("Open trace...", "Ctrl+O")) app.open_prompt = true;
+        ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("View")) {
+        if (ImGui::MenuItem("Fit whole trace", "F")) app.fit_requested = true;
+        ImGui::MenuItem("Fiber lanes", nullptr, &app.show_fiber_lanes);
+        ImGui::MenuItem("Flow arrows", nullptr, &app.show_flows);
+        if (ImGui::MenuItem("Clear selection", "Esc")) app.selection.reset();
+        ImGui::EndMenu();
+    }
+    ImGui::EndMenuBar();
+}
+
+static void drawOpenPrompt(App& app) {
+    if (app.open_prompt) {
+        ImGui::OpenPopup("Open trace");
+        app.open_prompt = false;
+    }
+    if (!ImGui::BeginPopupModal("Open trace", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
+    ImGui::TextUnformatted("Path of a .fstrace file (or drop one on the window):");
+    ImGui::SetNextItemWidth(520);
+    const bool enter = ImGui::InputText("##path", app.open_path, sizeof app.open_path, ImGuiInputTextFlags_EnterReturnsTrue);
+    if (enter || ImGui::Button("Open")) {
+        if (loadTrace(app, app.open_path)) ImGui::CloseCurrentPopup();
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
+    if (!app.error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", app.error.c_str());
+    ImGui::EndPopup();
+}
+
+static void drawToolbar(App& app) {
+    const trace::Trace& trace = *app.trace;
+    const Timeline& tl = *app.timeline;
+    ImGui::TextColored(ImVec4(0.6f, 0.8f, 1.0f, 1.0f), "%s", app.path.c_str());
+    ImGui::SameLine();
+    ImGui::TextDisabled("| %zu events, %zu threads, %zu fibers, %s | view %s", trace.events.size(), tl.threads.size(),
+                        tl.fibers.size(), formatDuration(tl.end_time - tl.start_time).c_str(),
+                        formatDuration(static_cast<std::int64_t>(app.view.span())).c_str());
+    ImGui::SameLine(ImGui::GetWindowWidth() - 470);
+    if (ImGui::Button("Fit")) app.fit_requested = true;
+    ImGui::SameLine();
+    static const trace::EventKind kSteppable[] = {
+        trace::EventKind::Steal, trace::EventKind::Schedule, trace::EventKind::WakeupSent, trace::EventKind::Switch,
+        trace::EventKind::Submit, trace::EventKind::Complete, trace::EventKind::CancelRequest, trace::EventKind::MutexHandoff,
+        trace::EventKind::Mark};
+    ImGui::SetNextItemWidth(150);
+    if (ImGui::BeginCombo("##step", trace::eventKindName(app.step_kind))) {
+        for (auto kind : kSteppable)
+            if (ImGui::Selectable(trace::eventKindName(kind), kind == app.step_kind)) app.step_kind = kind;
+        ImGui::EndCombo();
+    }
+    auto jump = [&](std::uint32_t index) {
+        if (index == kNoEvent) return;
+        const std::int64_t t = trace.events[index].time;
+        app.cursor = t;
+        if (t < app.view.start || t > app.view.end) app.view.pan(static_cast<double>(t) - (app.view.start + app.view.end) / 2);
+    };
+    const std::int64_t from = app.cursor >= 0 ? app.cursor : static_cast<std::int64_t>(app.view.start);
+    ImGui::SameLine();
+    if (ImGui::ArrowButton("##prev", ImGuiDir_Left)) jump(previousEvent(tl, trace, app.step_kind, from));
+    ImGui::SameLine();
+    if (ImGui::ArrowButton("##next", ImGuiDir_Right)) jump(nextEvent(tl, trace, app.step_kind, from));
+    ImGui::SameLine();
+    ImGui::TextDisabled("cursor %s", app.cursor >= 0 ? formatTime(app.cursor).c_str() : "(pointer)");
+}
+
+static void drawWelcome(App& app) {
+    ImGui::Dummy(ImVec2(0, 80));
+    ImGui::Indent(60);
+    ImGui::TextUnformatted("Fiberscope");
+    ImGui::Spacing();
+    ImGui::TextWrapped("Open a trace (File > Open, or drop a .fstrace file on this window). Record one with "
+                       "FIBERSCOPE_TRACE=out.fstrace ./your_program, or fiberscope record -o out.fstrace -- ./your_program.");
+    if (!app.error.empty()) {
+        ImGui::Spacing();
+        ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", app.error.c_str());
+    }
+    ImGui::Unindent(60);
+}
+
+void drawApp(App& app, const Fonts& fonts) {
+    const ImGuiViewport* viewport = ImGui::GetMainViewport();
+    ImGui::SetNextWindowPos(viewport->Pos);
+    ImGui::SetNextWindowSize(viewport->Size);
+    ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0);
+    ImGui::Begin("Fiberscope", nullptr,
+                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_MenuBar | ImGuiWindowFlags_NoMove |
+                     ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoScrollWithMouse);
+    ImGui::PopStyleVar();
+    drawMenu(app);
+    drawOpenPrompt(app);
+    if (!ImGui::GetIO().WantTextInput) {
+        if (ImGui::IsKeyPressed(kKeyO) && ImGui::GetIO().KeyCtrl) app.open_prompt = true;
+        if (ImGui::IsKeyPressed(kKeyF)) app.fit_requested = true;
+        if (ImGui::IsKeyPressed(ImGuiKey_Escape)) app.selection.reset(), app.cursor = -1;
+    }
+    if (!app.trace) {
+        drawWelcome(app);
+        ImGui::End();
+        return;
+    }
+    if (app.fit_requested) {
+        app.view.fit(static_cast<double>(app.timeline->start_time), static_cast<double>(app.timeline->end_time));
+        app.fit_requested = false;
+    }
+    drawToolbar(app);
+    if (!app.error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", app.error.c_str());
+    for (const auto& warning : app.warnings) ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "warning: %s", warning.c_str());
+
+    const float side = std::min(460.0f, ImGui::GetContentRegionAvail().x * 0.36f);
+    const float status_height = ImGui::GetTextLineHeightWithSpacing() + 6;
+    const float body_height = ImGui::GetContentRegionAvail().y - status_height;
+    const float timeline_width = ImGui::GetContentRegionAvail().x - side - 8;
+    drawTimeline(app, fonts, timeline_width, body_height);
+    ImGui::SameLine();
+    ImGui::BeginChild("side", ImVec2(side, body_height), true);
+    if (ImGui::BeginTabBar("panels")) {
+        if (ImGui::BeginTabItem("Scheduler state", nullptr, app.panel_request == 0 ? ImGuiTabItemFlags_SetSelected : 0)) {
+            drawSchedulerState(app, fonts);
+            ImGui::EndTabItem();
+        }
+        if (ImGui::BeginTabItem("Selection", nullptr, app.panel_request == 1 ? ImGuiTabItemFlags_SetSelected : 0)) {
+            drawSelectionStats(app);
+            ImGui::EndTabItem();
+        }
+        if (ImGui::BeginTabItem("Events", nullptr, app.panel_request == 2 ? ImGuiTabItemFlags_SetSelected : 0)) {
+            drawEventTable(app);
+            ImGui::EndTabItem();
+        }
+        if (ImGui::BeginTabItem("Legend", nullptr, app.panel_request == 3 ? ImGuiTabItemFlags_SetSelected : 0)) {
+            drawLegend(app);
+            ImGui::EndTabItem();
+        }
+        ImGui::EndTabBar();
+    }
+    app.panel_request = -1;
+    ImGui::EndChild();
+    // Status bar: what the pointer is over.
+    ImGui::Separator();
+    if (!app.hover.text.empty()) ImGui::TextUnformatted(app.hover.text.c_str());
+    else ImGui::TextDisabled("Wheel: zoom at the pointer. Drag: pan. Shift+drag: select a range. Click: pin the "
+                             "scheduler state there. F: fit. Hover anything for an explanation.");
+    ImGui::End();
+}
+
+} // namespace fiberscope::viewer

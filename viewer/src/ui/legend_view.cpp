@@ -1,0 +1,48 @@
+// The legend: what every colour, glyph and arrow means, and the controls.
+#include <imgui.h>
+
+#include "ui/app.hpp"
+#include "ui/colors.hpp"
+
+namespace fiberscope::viewer {
+
+void drawLegend(App& app) {
+    (void)app;
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    auto swatch = [&](Color c, const char* text) {
+        const ImVec2 at = ImGui::GetCursorScreenPos();
+        const float h = ImGui::GetTextLineHeight();
+        dl->AddRectFilled(ImVec2(at.x, at.y + 2), ImVec2(at.x + 26, at.y + h - 2), c, 2.0f);
+        ImGui::Dummy(ImVec2(30, h));
+        ImGui::SameLine();
+        ImGui::TextUnformatted(text);
+    };
+    ImGui::TextUnformatted("Thread lanes");
+    swatch(fiberColor(7), "a fiber running (one stable colour per fiber; its name when it fits)");
+    swatch(palette::idle, "the idle loop: the thread looks for work (findReadyFiber, steals)");
+    swatch(palette::parked, "parked: waiting in io_uring_enter for completions or a MSG_RING");
+    ImGui::Spacing();
+    ImGui::TextUnformatted("Fiber lanes");
+    swatch(palette::ready, "ready: in a ready queue, waiting for a thread");
+    swatch(palette::waiting, "waiting: on I/O, a timer, a mutex, a condition or another fiber");
+    ImGui::Spacing();
+    ImGui::TextUnformatted("Glyphs and arrows");
+    swatch(palette::schedule, "schedule(): fibers made ready (hand-off, new worker, own queue)");
+    swatch(palette::steal, "steal: an idle thread took another's ready queue");
+    swatch(palette::wakeup, "wake-up: MSG_RING sent to an idle thread, and received");
+    swatch(palette::submit, "submit: an io_uring operation queued by a fiber");
+    swatch(palette::complete, "complete: its completion arrived");
+    swatch(palette::cancel, "cancel requested / delivered (ASYNC_CANCEL)");
+    swatch(palette::mark, "a mark (trace::mark, lesson checkpoints)");
+    swatch(palette::spawn, "spawn: parent fiber to child's first run");
+    swatch(palette::await, "await chain, mutex and condition hand-offs");
+    ImGui::Spacing();
+    ImGui::TextUnformatted("Controls");
+    ImGui::BulletText("Mouse wheel: zoom at the pointer.  Drag: pan.  F: fit.");
+    ImGui::BulletText("Shift+drag: select a range (Selection tab).");
+    ImGui::BulletText("Click: pin the scheduler state at that instant; Esc unpins.");
+    ImGui::BulletText("Hover anything for what the runtime did and why.");
+    ImGui::BulletText("Ctrl+O or drop a file on the window: open another trace.");
+}
+
+} // namespace fiberscope::viewer

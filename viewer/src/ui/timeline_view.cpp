@@ -1,0 +1,375 @@
+// The timeline: a time ruler, one lane per worker thread (which fiber ran
+// when, idle, parked, with glyphs for scheduling events), one lane per fiber
+// (its states), and flow arrows between them. Everything inside a pixel is
+// merged into one block (model/lod.hpp), so a frame costs about the same at
+// 10 thousand or 10 million events.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "model/describe.hpp"
+#include "model/hit.hpp"
+#include "model/lod.hpp"
+#include "ui/app.hpp"
+#include "ui/colors.hpp"
+
+namespace fiberscope::viewer {
+
+namespace {
+
+constexpr float kLabelWidth = 132.0f;
+constexpr float kRulerHeight = 26.0f;
+constexpr float kThreadLaneHeight = 30.0f;
+constexpr float kGlyphStrip = 8.0f;
+constexpr float kFiberLaneHeight = 17.0f;
+constexpr float kSectionGap = 22.0f;
+
+struct Geometry {
+    float left = 0;  // x of the lane area's left edge
+    float width = 0; // lane area width
+    ImVec2 origin;
+};
+
+Color stateColor(const Block& block) {
+    switch (block.state) {
+    case State::Running: return fiberColor(block.fiber);
+    case State::Idle: return palette::idle;
+    case State::Parked: return palette::parked;
+    case State::Ready: return palette::ready;
+    case State::Waiting: return palette::waiting;
+    case State::Finished: return 0;
+    }
+    return palette::idle;
+}
+
+Color glyphColor(trace::EventKind kind) {
+    using K = trace::EventKind;
+    switch (kind) {
+    case K::Schedule: return palette::schedule;
+    case K::Steal: return palette::steal;
+    case K::WakeupSent:
+    case K::WakeupReceived: return palette::wakeup;
+    case K::Submit: return palette::submit;
+    case K::Complete: return palette::complete;
+    case K::CancelRequest:
+    case K::CancelDelivered: return palette::cancel;
+    case K::Mark: return palette::mark;
+    case K::FiberCreate: return palette::spawn;
+    case K::MutexContended:
+    case K::MutexHandoff:
+    case K::ConditionWait:
+    case K::ConditionWake: return palette::await;
+    default: return 0;
+    }
+}
+
+Color flowColor(FlowKind kind) {
+    switch (kind) {
+    case FlowKind::Wakeup: return palette::wakeup;
+    case FlowKind::Steal: return palette::steal;
+    case FlowKind::Spawn: return palette::spawn;
+    case FlowKind::Completion: return palette::complete;
+    case FlowKind::AwaitChain: return palette::await;
+    }
+    return palette::text;
+}
+
+// Draws a glyph of `kind` centred at (x, y).
+void drawGlyph(ImDrawList* dl, trace::EventKind kind, float x, float y, Color c) {
+    using K = trace::EventKind;
+    switch (kind) {
+    case K::Steal:
+        dl->AddQuadFilled(ImVec2(x, y - 4), ImVec2(x + 4, y), ImVec2(x, y + 4), ImVec2(x - 4, y), c);
+        break;
+    case K::WakeupSent:
+    case K::WakeupReceived: dl->AddCircleFilled(ImVec2(x, y), 3.0f, c); break;
+    case K::CancelRequest:
+    case K::CancelDelivered:
+        dl->AddLine(ImVec2(x - 3, y - 3), ImVec2(x + 3, y + 3), c, 2.0f);
+        dl->AddLine(ImVec2(x - 3, y + 3), ImVec2(x + 3, y - 3), c, 2.0f);
+        break;
+    case K::Mark:
+        dl->AddLine(ImVec2(x, y - 12), ImVec2(x, y + 4), c, 1.5f);
+        dl->AddTriangleFilled(ImVec2(x, y - 12), ImVec2(x + 7, y - 9), ImVec2(x, y - 6), c);
+        break;
+    case K::Submit: dl->AddTriangleFilled(ImVec2(x - 3, y + 3), ImVec2(x + 3, y + 3), ImVec2(x, y - 3), c); break;
+    case K::Complete: dl->AddTriangleFilled(ImVec2(x - 3, y - 3), ImVec2(x + 3, y - 3), ImVec2(x, y + 3), c); break;
+    default: dl->AddRectFilled(ImVec2(x - 1, y - 3), ImVec2(x + 1, y + 3), c); break;
+    }
+}
+
+bool drawnKind(trace::EventKind kind) { return glyphColor(kind) != 0; }
+
+std::string describeHit(const Timeline& tl, const trace::Trace& trace, const Hit& hit, bool fiber_lane) {
+    const Explanation ex = explain(tl, trace, hit, fiber_lane);
+    std::string text = ex.text;
+    if (!ex.function.empty()) text += "  [" + ex.function + (ex.file.empty() ? "" : " in " + ex.file) + "]";
+    return text;
+}
+
+void drawRuler(App& app, ImDrawList* dl, const Geometry& g, float y, const Fonts& fonts) {
+    const double step = rulerStep(app.view.nsPerPixel(g.width), 90.0f);
+    dl->AddRectFilled(ImVec2(g.origin.x, y), ImVec2(g.left + g.width, y + kRulerHeight), palette::lane_alt);
+    const double first = std::ceil(app.view.start / step) * step;
+    ImGui::PushFont(fonts.small);
+    for (double t = first; t <= app.view.end; t += step) {
+        const float x = app.view.x(t, g.left, g.width);
+        dl->AddLine(ImVec2(x, y + kRulerHeight - 8), ImVec2(x, y + kRulerHeight), palette::text_dim);
+        const std::string label = formatTick(t, step);
+        dl->AddText(ImVec2(x + 3, y + 4), palette::text_dim, label.c_str());
+    }
+    ImGui::PopFont();
+}
+
+// Blocks of one lane between x0..x1 (in pixels), with labels when they fit.
+void drawLaneBlocks(App& app, ImDrawList* dl, const Geometry& g, const Lane& lane, float y, float h, bool fiber_lane,
+                    std::vector<Block>& scratch) {
+    const double npp = app.view.nsPerPixel(g.width);
+    visibleBlocks(lane, static_cast<std::int64_t>(app.view.start), static_cast<std::int64_t>(app.view.end), npp, scratch);
+    for (const Block& b : scratch) {
+        Color c = stateColor(b);
+        if (!c) continue;
+        float x0 = std::max(app.view.x(static_cast<double>(b.start), g.left, g.width), g.left);
+        float x1 = std::min(app.view.x(static_cast<double>(b.end), g.left, g.width), g.left + g.width);
+        if (x1 - x0 < 1.0f) x1 = x0 + 1.0f;
+        float top = y, bottom = y + h;
+        if (b.state == State::Parked) top = y + h * 0.55f;
+        if (b.state == State::Idle) top = y + h * 0.35f;
+        if (fiber_lane && b.state != State::Running) top = y + h * 0.3f, bottom = y + h * 0.7f;
+        const bool dim = app.focus_fiber && b.state == State::Running && b.fiber != app.focus_fiber;
+        if (dim) c = darker(c, 0.45f);
+        // A merged block (many intervals in one pixel) is drawn a little darker.
+        if (b.count > 1 && b.state == State::Running) c = darker(c, 0.85f);
+        dl->AddRectFilled(ImVec2(x0, top), ImVec2(x1, bottom), c);
+        if (b.state == State::Running && x1 - x0 > 28 && b.count == 1) {
+            const FiberLane* f = findFiber(*app.timeline, b.fiber);
+            const char* name = f ? f->name.c_str() : "";
+            const ImVec2 size = ImGui::CalcTextSize(name);
+            if (size.x < x1 - x0 - 6) {
+                dl->PushClipRect(ImVec2(x0, top), ImVec2(x1, bottom), true);
+                dl->AddText(ImVec2(x0 + 4, top + (bottom - top - size.y) / 2), textOn(c), name);
+                dl->PopClipRect();
+            }
+        } else if (b.count > 1 && x1 - x0 > 40 && b.state == State::Running) {
+            char text[32];
+            std::snprintf(text, sizeof text, "%u runs", b.count);
+            const ImVec2 size = ImGui::CalcTextSize(text);
+            if (size.x < x1 - x0 - 6)
+                dl->AddText(ImVec2(x0 + 4, top + (bottom - top - size.y) / 2), textOn(c), text);
+        }
+    }
+}
+
+// Glyphs of a thread's instants in view, one per kind per pixel.
+void drawInstants(App& app, ImDrawList* dl, const Geometry& g, const ThreadLane& lane, float y) {
+    const auto& instants = lane.instants;
+    auto first = std::lower_bound(instants.begin(), instants.end(), static_cast<std::int64_t>(app.view.start),
+                                  [](const Instant& i, std::int64_t t) { return i.time < t; });
+    float last_x[trace::kMaxEventKind + 1];
+    std::fill(std::begin(last_x), std::end(last_x), -1e9f);
+    for (auto it = first; it != instants.end() && it->time <= app.view.end; ++it) {
+        if (!drawnKind(it->kind)) continue;
+        const float x = app.view.x(static_cast<double>(it->time), g.left, g.width);
+        float& previous = last_x[static_cast<int>(it->kind)];
+        if (x - previous < 3.0f) continue;
+        previous = x;
+        drawGlyph(dl, it->kind, x, y, glyphColor(it->kind));
+        if (it->kind == trace::EventKind::Mark && it->label) {
+            const std::string& label = app.trace->string(it->label);
+            dl->AddText(ImVec2(x + 8, y - 16), palette::mark, label.c_str());
+        }
+    }
+}
+
+float laneCenter(const std::vector<float>& lane_y, std::uint32_t lane_index) {
+    return lane_index < lane_y.size() ? lane_y[lane_index] + kThreadLaneHeight / 2 : -1;
+}
+
+void drawFlows(App& app, ImDrawList* dl, const Geometry& g, const std::vector<float>& lane_y) {
+    const Timeline& tl = *app.timeline;
+    static std::vector<std::uint32_t> flows;
+    // Spawn and completion arrows are many and short: only when zoomed in.
+    const double npp = app.view.nsPerPixel(g.width);
+    unsigned mask = (1u << static_cast<unsigned>(FlowKind::Wakeup)) | (1u << static_cast<unsigned>(FlowKind::Steal));
+    if (npp < 2000) mask |= (1u << static_cast<unsigned>(FlowKind::Spawn)) | (1u << static_cast<unsigned>(FlowKind::AwaitChain));
+    flowsInRange(tl, static_cast<std::int64_t>(app.view.start), static_cast<std::int64_t>(app.view.end), flows, mask, 1500);
+    for (std::uint32_t index : flows) {
+        const Flow& f = tl.flows[index];
+        if (f.from.thread >= tl.lane_of_thread.size() || f.to.thread >= tl.lane_of_thread.size()) continue;
+        const float y0 = laneCenter(lane_y, tl.lane_of_thread[f.from.thread]);
+        const float y1 = laneCenter(lane_y, tl.lane_of_thread[f.to.thread]);
+        if (y0 < 0 || y1 < 0) continue;
+        const float x0 = app.view.x(static_cast<double>(f.from.time), g.left, g.width);
+        const float x1 = app.view.x(static_cast<double>(f.to.time), g.left, g.width);
+        if (std::fabs(y1 - y0) < 1 && std::fabs(x1 - x0) < 2) continue;
+        const bool related = app.hover.event != kNoEvent && (f.from.event == app.hover.event || f.to.event == app.hover.event);
+        Color c = flowColor(f.kind);
+        if (!related) c = (c & 0x00FFFFFF) | (Color(app.hover.event != kNoEvent ? 70 : 170) << 24);
+        const float thickness = related ? 2.5f : 1.2f;
+        const float bend = std::min(40.0f, std::fabs(x1 - x0) * 0.5f + 10.0f);
+        dl->AddBezierCubic(ImVec2(x0, y0), ImVec2(x0 + bend, y0), ImVec2(x1 - bend, y1), ImVec2(x1, y1), c, thickness);
+        const float dir = y1 >= y0 ? 1.0f : -1.0f;
+        dl->AddTriangleFilled(ImVec2(x1, y1), ImVec2(x1 - 4, y1 - 7 * dir), ImVec2(x1 + 4, y1 - 7 * dir), c);
+    }
+}
+
+// Mouse: wheel zooms at the pointer, drag pans, shift+drag selects, click pins.
+void handleInput(App& app, const Geometry& g, ImVec2 area_min, ImVec2 area_max) {
+    ImGuiIO& io = ImGui::GetIO();
+    const bool inside = ImGui::IsMouseHoveringRect(area_min, area_max) && ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows);
+    static bool selecting = false, panning = false, dragged = false;
+    static double select_anchor = 0;
+    const double t = app.view.time(io.MousePos.x, g.left, g.width);
+    app.pointer_time = inside && io.MousePos.x >= g.left ? static_cast<std::int64_t>(t) : -1;
+    if (inside && io.MouseWheel != 0) app.view.zoomAt(t, std::pow(0.8, io.MouseWheel));
+    if (inside && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+        if (io.KeyShift) selecting = true, select_anchor = t;
+        else panning = true;
+        dragged = false;
+    }
+    if (ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f)) dragged = true;
+    if (panning && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f))
+        app.view.pan(-static_cast<double>(io.MouseDelta.x) * app.view.nsPerPixel(g.width));
+    if (selecting && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f))
+        app.selection = Selection{static_cast<std::int64_t>(std::min(select_anchor, t)),
+                                  static_cast<std::int64_t>(std::max(select_anchor, t))};
+    if (ImGui::IsMouseReleased(ImGuiMouseButton_Left)) {
+        if (panning && !dragged && inside) {
+            app.cursor = static_cast<std::int64_t>(t);
+            app.focus_fiber = app.hover.fiber;
+        }
+        panning = selecting = false;
+    }
+    if (inside && ImGui::IsKeyPressed(ImGuiKey_LeftArrow)) app.view.pan(-app.view.span() * 0.1);
+    if (inside && ImGui::IsKeyPressed(ImGuiKey_RightArrow)) app.view.pan(app.view.span() * 0.1);
+    if (app.timeline) app.view.clamp(static_cast<double>(app.timeline->start_time), static_cast<double>(app.timeline->end_time));
+}
+
+} // namespace
+
+void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
+    const Timeline& tl = *app.timeline;
+    ImGui::BeginChild("timeline", ImVec2(width, height), true, ImGuiWindowFlags_NoScrollWithMouse);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 win_min = ImGui::GetWindowPos();
+    const ImVec2 win_size = ImGui::GetWindowSize();
+    Geometry g;
+    g.origin = ImGui::GetCursorScreenPos();
+    g.left = g.origin.x + kLabelWidth;
+    g.width = std::max(50.0f, win_min.x + win_size.x - g.left - 12.0f);
+    app.hover = Hover{};
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+
+    // Fixed part: ruler and thread lanes.
+    float y = g.origin.y;
+    drawRuler(app, dl, g, y, fonts);
+    y += kRulerHeight + 4;
+    ImGui::PushFont(fonts.small);
+    dl->AddText(ImVec2(g.origin.x, y), palette::text_dim, "THREADS");
+    ImGui::PopFont();
+    y += 16;
+    std::vector<float> lane_y(tl.threads.size(), -1);
+    static std::vector<Block> scratch;
+    for (std::size_t i = 0; i < tl.threads.size(); ++i) {
+        const ThreadLane& lane = tl.threads[i];
+        lane_y[i] = y;
+        dl->AddRectFilled(ImVec2(g.left, y), ImVec2(g.left + g.width, y + kThreadLaneHeight + kGlyphStrip),
+                          i % 2 ? palette::lane_alt : palette::lane);
+        dl->AddText(ImVec2(g.origin.x + 4, y + 7), palette::text, lane.name.c_str());
+        drawLaneBlocks(app, dl, g, lane.lane, y, kThreadLaneHeight, false, scratch);
+        drawInstants(app, dl, g, lane, y + kThreadLaneHeight + kGlyphStrip / 2);
+        // Hover: a glyph first, else the block.
+        if (mouse.y >= y && mouse.y < y + kThreadLaneHeight + kGlyphStrip && mouse.x >= g.left) {
+            const double npp = app.view.nsPerPixel(g.width);
+            const double t = app.view.time(mouse.x, g.left, g.width);
+            const Hit hit = hitThreadLane(tl, i, static_cast<std::int64_t>(t), npp);
+            app.hover.thread = static_cast<std::int32_t>(lane.thread);
+            app.hover.time = static_cast<std::int64_t>(t);
+            app.hover.event = hit.event;
+            if (hit.kind == HitKind::Interval) app.hover.fiber = lane.lane.intervals[hit.index].fiber;
+            else if (hit.kind == HitKind::Instant) app.hover.fiber = lane.instants[hit.index].fiber;
+            if (hit.kind != HitKind::None) app.hover.text = describeHit(tl, *app.trace, hit, false);
+        }
+        y += kThreadLaneHeight + kGlyphStrip + 3;
+    }
+    const float threads_bottom = y;
+    if (app.show_flows) drawFlows(app, dl, g, lane_y);
+
+    // Fiber lanes: scrolled, only those alive in the view.
+    y += kSectionGap - 8;
+    ImGui::PushFont(fonts.small);
+    static std::vector<std::uint32_t> alive;
+    alive.clear();
+    for (std::uint32_t i = 0; i < tl.fibers.size(); ++i) {
+        const FiberLane& f = tl.fibers[i];
+        const double born = f.created >= 0 ? static_cast<double>(f.created) : static_cast<double>(tl.start_time);
+        const double died = f.finished >= 0 ? static_cast<double>(f.finished) : static_cast<double>(tl.end_time);
+        if (died >= app.view.start && born <= app.view.end) alive.push_back(i);
+    }
+    char title[64];
+    std::snprintf(title, sizeof title, "FIBERS (%zu in view of %zu)", alive.size(), tl.fibers.size());
+    dl->AddText(ImVec2(g.origin.x, y), palette::text_dim, title);
+    ImGui::PopFont();
+    y += 16;
+    const float fibers_top = y;
+    const float fibers_bottom = win_min.y + win_size.y - 8;
+    if (app.show_fiber_lanes && fibers_bottom > fibers_top + 10) {
+        static float scroll = 0;
+        const float total = alive.size() * kFiberLaneHeight;
+        const float visible = fibers_bottom - fibers_top;
+        if (ImGui::IsMouseHoveringRect(ImVec2(g.origin.x, fibers_top), ImVec2(g.origin.x + kLabelWidth, fibers_bottom)))
+            scroll -= ImGui::GetIO().MouseWheel * kFiberLaneHeight * 3;
+        scroll = std::clamp(scroll, 0.0f, std::max(0.0f, total - visible));
+        dl->PushClipRect(ImVec2(g.origin.x, fibers_top), ImVec2(g.left + g.width, fibers_bottom), true);
+        const std::size_t first = static_cast<std::size_t>(scroll / kFiberLaneHeight);
+        for (std::size_t row = first; row < alive.size(); ++row) {
+            const float ly = fibers_top + row * kFiberLaneHeight - scroll;
+            if (ly > fibers_bottom) break;
+            const FiberLane& f = tl.fibers[alive[row]];
+            if (row % 2) dl->AddRectFilled(ImVec2(g.left, ly), ImVec2(g.left + g.width, ly + kFiberLaneHeight), palette::lane);
+            const Color swatch = fiberColor(f.fiber);
+            dl->AddRectFilled(ImVec2(g.origin.x + 2, ly + 4), ImVec2(g.origin.x + 10, ly + kFiberLaneHeight - 4), swatch);
+            dl->PushClipRect(ImVec2(g.origin.x, ly), ImVec2(g.left - 4, ly + kFiberLaneHeight), true);
+            dl->AddText(fonts.small, fonts.small->FontSize, ImVec2(g.origin.x + 14, ly + 2),
+                        f.fiber == app.focus_fiber ? palette::cursor : palette::text, f.name.c_str());
+            dl->PopClipRect();
+            drawLaneBlocks(app, dl, g, f.lane, ly + 1, kFiberLaneHeight - 2, true, scratch);
+            if (mouse.y >= ly && mouse.y < ly + kFiberLaneHeight && mouse.x >= g.left && mouse.y < fibers_bottom) {
+                const double t = app.view.time(mouse.x, g.left, g.width);
+                const Hit hit = hitFiberLane(tl, alive[row], static_cast<std::int64_t>(t), app.view.nsPerPixel(g.width), true);
+                app.hover.fiber = f.fiber;
+                app.hover.time = static_cast<std::int64_t>(t);
+                app.hover.event = hit.event;
+                if (hit.kind != HitKind::None) app.hover.text = describeHit(tl, *app.trace, hit, true);
+            }
+        }
+        dl->PopClipRect();
+    }
+
+    // Selection, cursor, pointer line over everything.
+    const float top = g.origin.y, bottom = win_min.y + win_size.y;
+    if (app.selection) {
+        const float x0 = app.view.x(static_cast<double>(app.selection->t0), g.left, g.width);
+        const float x1 = app.view.x(static_cast<double>(app.selection->t1), g.left, g.width);
+        dl->AddRectFilled(ImVec2(x0, top), ImVec2(x1, bottom), palette::selection);
+    }
+    if (app.cursor >= 0) {
+        const float x = app.view.x(static_cast<double>(app.cursor), g.left, g.width);
+        dl->AddLine(ImVec2(x, top), ImVec2(x, bottom), palette::cursor, 1.5f);
+    }
+    if (app.pointer_time >= 0 && mouse.y < threads_bottom)
+        dl->AddLine(ImVec2(mouse.x, top), ImVec2(mouse.x, bottom), palette::text_dim & 0x80FFFFFF);
+    handleInput(app, g, ImVec2(g.origin.x, g.origin.y), ImVec2(win_min.x + win_size.x, win_min.y + win_size.y));
+    if (!app.hover.text.empty() && !app.headless) {
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(420);
+        ImGui::TextUnformatted(app.hover.text.c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+    }
+    ImGui::EndChild();
+}
+
+} // namespace fiberscope::viewer

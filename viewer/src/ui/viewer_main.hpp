@@ -1,0 +1,27 @@
+// Entry points of the GUI for the `fiberscope` command.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace fiberscope::viewer {
+
+// Opens the viewer window (on `path`, or empty). Returns a process exit code.
+int runViewer(const std::string& path);
+
+struct ScreenshotOptions {
+    std::string trace;   // the trace to draw
+    std::string output;  // PNG path
+    int width = 1600, height = 900;
+    bool has_range = false;
+    double range_start_ns = 0, range_end_ns = 0;
+    std::int64_t cursor_ns = -1; // pin the scheduler state here (-1: middle of the view)
+    int panel = 0;               // 0 scheduler state, 1 selection stats, 2 events, 3 legend
+};
+
+// Renders the viewer's view of a trace offscreen (starting Xvfb when there is
+// no display) and writes it to a PNG. Returns a process exit code; prints a
+// one-line error on failure.
+int runScreenshot(const ScreenshotOptions& options);
+
+} // namespace fiberscope::viewer
