@@ -1,37 +1,90 @@
-// Lesson 1: hello fibers. Spawn a few fibers, await them, and see which
-// worker thread each one ran on.
+// Lesson 1: hello fibers.
+//
+// The main fiber spawns four "greeter" fibers, each of which names itself,
+// sleeps a little (suspending only itself), and returns a greeting. The main
+// fiber awaits them one by one. Each greeter reports the OS thread it started
+// on and the one it finished on: after a suspension a fiber may resume on
+// another worker thread.
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include <fiberscope/fiberscope.hpp>
+#include <fiberscope/trace.hpp>
+
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr const char* kName = "lesson01-hello-fibers";
+
+// --threads N (1..1024); anything else is a one-line usage error.
+bool parseArgs(int argc, char** argv, unsigned& threads) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "--threads" && i + 1 < argc) {
+            char* end = nullptr;
+            const unsigned long n = std::strtoul(argv[++i], &end, 10);
+            if (*end == '\0' && n >= 1 && n <= 1024) {
+                threads = static_cast<unsigned>(n);
+                continue;
+            }
+        }
+        std::fprintf(stderr, "%s: bad argument '%s'; usage: %s [--threads N]\n", kName, argv[i], kName);
+        return false;
+    }
+    return true;
+}
+
+// Small stable names for OS threads ("A", "B", ...), in order of appearance.
+char threadLetter() {
+    static std::mutex mutex;
+    static std::map<std::thread::id, char> letters;
+    std::lock_guard lock(mutex); // an OS mutex, never held across a suspension
+    auto [it, added] = letters.try_emplace(std::this_thread::get_id(), static_cast<char>('A' + letters.size()));
+    return it->second;
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
     unsigned threads = 2;
-    for (int i = 1; i < argc; ++i) {
-        std::string_view arg = argv[i];
-        if (arg == "--threads" && i + 1 < argc) threads = static_cast<unsigned>(std::atoi(argv[++i]));
-        else {
-            std::fprintf(stderr, "lesson01: unknown argument '%s'; usage: lesson01-hello-fibers [--threads N]\n", argv[i]);
-            return 2;
-        }
-    }
+    if (!parseArgs(argc, argv, threads)) return 2;
     auto created = fiberscope::EventLoop::create({.threads = threads});
     if (!created) {
-        std::fprintf(stderr, "lesson01: cannot start the event loop: %s\n", created.error().message());
+        std::fprintf(stderr, "%s: cannot start the event loop: %s\n", kName, created.error().message());
         return 1;
     }
-    auto& loop = **created;
+    fiberscope::EventLoop& loop = **created;
+    fiberscope::setFiberName("main");
+    std::printf("Main fiber on OS thread %c; spawning 4 greeters on up to %u worker threads.\n", threadLetter(),
+                loop.maxThreads());
 
-    std::printf("Spawning 8 fibers on up to %u threads...\n", loop.maxThreads());
-    std::vector<fiberscope::Future<std::size_t>> fibers;
-    for (int i = 0; i < 8; ++i)
-        fibers.push_back(loop.async([&loop, i] {
-            // A fiber is a function with its own stack; sleeping suspends only it.
-            (void)loop.sleep(std::chrono::milliseconds(5 * (8 - i)));
-            return std::hash<std::thread::id>{}(std::this_thread::get_id()) % 1000;
+    // async() allocates a stack, makes the fiber ready (schedule()) and
+    // returns at once: nothing has run yet.
+    std::vector<fiberscope::Future<std::string>> greeters;
+    for (int i = 0; i < 4; ++i)
+        greeters.push_back(loop.async([&loop, i] {
+            const std::string name = "greeter " + std::to_string(i);
+            fiberscope::setFiberName(name);
+            const char started_on = threadLetter();
+            // Suspends this fiber only; its thread runs other fibers meanwhile.
+            (void)loop.sleep(std::chrono::milliseconds(5 * (4 - i)));
+            const char finished_on = threadLetter();
+            return name + ": started on thread " + started_on + ", finished on thread " + finished_on;
         }));
-    for (int i = 0; i < 8; ++i) std::printf("  fiber %d finished on OS thread #%03zu\n", i, fibers[i].await());
-    std::printf("%u worker thread(s) were started lazily.\n", loop.activeThreads());
+    fiberscope::trace::mark("checkpoint: spawned");
+
+    // await() suspends the main fiber until that greeter has finished.
+    for (auto& greeter : greeters) std::printf("  %s\n", greeter.await().c_str());
+    fiberscope::trace::mark("checkpoint: all awaited");
+
+    std::printf("%u worker thread(s) were started, lazily, as work appeared.\n", loop.activeThreads());
     return 0;
 }

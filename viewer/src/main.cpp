@@ -27,6 +27,7 @@
 
 #include "fiberscope/trace_reader.hpp"
 #include "trace_tools.hpp"
+#include "lessons/catalog.hpp"
 #include "ui/viewer_main.hpp"
 
 #ifndef FIBERSCOPE_VERSION
@@ -499,6 +500,106 @@ int runScreenshot(const Args& args) {
     return status;
 }
 
+const char kLessonsHelp[] =
+    "usage: fiberscope lessons\n"
+    "\n"
+    "Lists the lessons of the course: a small program each, a narrative, and a\n"
+    "trace whose scheduling phenomenon the viewer shows and explains.\n";
+
+const char kLessonHelp[] =
+    "usage: fiberscope lesson N [--threads K] [-o FILE] [--no-view]\n"
+    "\n"
+    "Runs lesson N's program with tracing on, records its trace (to FILE, else\n"
+    "a file in $TMPDIR or /tmp), prints a text timeline (one column per worker\n"
+    "thread), then opens the viewer on it. With no display (or --no-view) it\n"
+    "writes a PNG of the viewer's picture instead and says where.\n";
+
+int runLessons(const Args& args) {
+    for (const std::string& arg : args) {
+        if (isHelp(arg)) return printHelp(kLessonsHelp);
+        return usageError("lessons", "takes no arguments, got '" + arg + "'");
+    }
+    std::string error;
+    const auto lessons = fiberscope::viewer::loadLessons(error);
+    if (lessons.empty()) {
+        std::fprintf(stderr, "fiberscope: %s\n", error.c_str());
+        return kBadFile;
+    }
+    std::printf("The Fiberscope course (run one with 'fiberscope lesson N'):\n\n");
+    for (const auto& lesson : lessons) std::printf("  %2d  %s\n", lesson.number, lesson.title.c_str());
+    return 0;
+}
+
+int runLesson(const Args& args) {
+    int number = -1, threads = 0;
+    std::string output;
+    bool no_view = false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& arg = args[i];
+        if (isHelp(arg)) return printHelp(kLessonHelp);
+        if (arg == "--threads") {
+            if (i + 1 >= args.size() || std::atoi(args[i + 1].c_str()) <= 0 || std::atoi(args[i + 1].c_str()) > 256)
+                return usageError("lesson", "--threads takes a number from 1 to 256");
+            threads = std::atoi(args[++i].c_str());
+        } else if (arg == "-o" || arg == "--output") {
+            if (i + 1 >= args.size()) return usageError("lesson", "-o needs a trace path");
+            output = args[++i];
+        } else if (arg == "--no-view") {
+            no_view = true;
+        } else if (!arg.empty() && arg[0] != '-' && number < 0) {
+            char* end = nullptr;
+            const long n = std::strtol(arg.c_str(), &end, 10);
+            if (*end || n <= 0) return usageError("lesson", "'" + arg + "' is not a lesson number; see 'fiberscope lessons'");
+            number = static_cast<int>(n);
+        } else {
+            return usageError("lesson", "unknown argument '" + arg + "'");
+        }
+    }
+    if (number < 0) return usageError("lesson", "which lesson? e.g. 'fiberscope lesson 1' (list: 'fiberscope lessons')");
+    std::string error;
+    const auto lessons = fiberscope::viewer::loadLessons(error);
+    const fiberscope::viewer::Lesson* lesson = nullptr;
+    for (const auto& l : lessons)
+        if (l.number == number) lesson = &l;
+    if (!lesson) {
+        std::fprintf(stderr, "fiberscope: there is no lesson %d%s%s; see 'fiberscope lessons'\n", number,
+                     error.empty() ? "" : ": ", error.c_str());
+        return kUsage;
+    }
+    if (output.empty()) {
+        const char* tmp = std::getenv("TMPDIR");
+        output = std::string(tmp && *tmp ? tmp : "/tmp") + "/fiberscope-lesson" + lesson->slug + ".fstrace";
+    }
+    std::printf("== Lesson %d: %s ==\n", lesson->number, lesson->title.c_str());
+    if (!lesson->summary.empty()) std::printf("%s\n", lesson->summary.c_str());
+    std::printf("\n-- the program says --\n");
+    std::fflush(stdout);
+    fiberscope::viewer::LessonRun run;
+    if (!fiberscope::viewer::runLesson(*lesson, threads, output, true, run, error)) {
+        std::fprintf(stderr, "fiberscope: %s\n", error.c_str());
+        return kBadFile;
+    }
+    fiberscope::trace::Trace trace;
+    fiberscope::trace::ReadError read_error;
+    if (!fiberscope::trace::readTrace(output, trace, read_error)) {
+        std::fprintf(stderr, "fiberscope: %s\n", read_error.text().c_str());
+        return kBadFile;
+    }
+    std::printf("\n-- what the scheduler did (trace: %s) --\n", output.c_str());
+    std::fflush(stdout);
+    fiberscope::trace::writeTextTimeline(trace, std::cout);
+    std::cout.flush();
+    const char* display = std::getenv("DISPLAY");
+    if (!no_view && display && *display) return fiberscope::viewer::runViewer(output);
+    fiberscope::viewer::ScreenshotOptions shot;
+    shot.trace = output;
+    shot.output = output.substr(0, output.size() - (output.size() > 8 && output.ends_with(".fstrace") ? 8 : 0)) + ".png";
+    if (const int status = fiberscope::viewer::runScreenshot(shot); status != 0) return status;
+    std::printf("\nNo display%s: wrote the viewer's picture to %s\n", no_view ? " wanted (--no-view)" : "", shot.output.c_str());
+    std::printf("Open it interactively with: fiberscope view %s\n", output.c_str());
+    return 0;
+}
+
 // ---------------------------------------------------------------------------
 // Dispatch
 
@@ -508,6 +609,8 @@ const Command kCommands[] = {
     {"timeline", "print a text map of which fiber ran where", kTimelineHelp, runTimeline},
     {"export", "convert a trace to Chrome/Perfetto JSON", kExportHelp, runExport},
     {"view", "open a trace in the viewer", kViewHelp, runView},
+    {"lessons", "list the lessons of the course", kLessonsHelp, runLessons},
+    {"lesson", "run a lesson, show its trace and explain it", kLessonHelp, runLesson},
     {"screenshot", "render the viewer's view of a trace to a PNG (headless)", kScreenshotHelp, runScreenshot},
 };
 const std::size_t kCommandCount = sizeof kCommands / sizeof kCommands[0];

@@ -1,0 +1,84 @@
+// Lesson 6: timers.
+//
+// Twelve "sleeper" fibers, started in a scrambled order, each sleep until
+// their own deadline (some share one). A sleep is an IORING_OP_TIMEOUT in
+// the ring of the thread the fiber runs on: the kernel keeps the timers
+// sorted and completes each at its deadline, so the sleepers wake in
+// deadline order whatever order they went to sleep in.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fiberscope/fiberscope.hpp>
+#include <fiberscope/trace.hpp>
+
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr const char* kName = "lesson06-timers";
+// Deadlines in milliseconds after the common start, in spawn order.
+constexpr int kDeadlinesMs[] = {50, 10, 80, 30, 100, 70, 20, 60, 90, 40, 30, 70};
+
+bool parseArgs(int argc, char** argv, unsigned& threads) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "--threads" && i + 1 < argc) {
+            char* end = nullptr;
+            const unsigned long n = std::strtoul(argv[++i], &end, 10);
+            if (*end == '\0' && n >= 1 && n <= 1024) {
+                threads = static_cast<unsigned>(n);
+                continue;
+            }
+        }
+        std::fprintf(stderr, "%s: bad argument '%s'; usage: %s [--threads N]\n", kName, argv[i], kName);
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    unsigned threads = 1; // one ring holds every timer
+    if (!parseArgs(argc, argv, threads)) return 2;
+    auto created = fiberscope::EventLoop::create({.threads = threads});
+    if (!created) {
+        std::fprintf(stderr, "%s: cannot start the event loop: %s\n", kName, created.error().message());
+        return 1;
+    }
+    fiberscope::EventLoop& loop = **created;
+
+    // Absolute deadlines on the monotonic clock, from one common start: the
+    // order of wake-ups does not depend on when each sleeper got to run.
+    const fiberscope::Timestamp start = loop.now().value();
+    std::mutex order_mutex; // an OS mutex, held for one append, never across a suspension
+    std::vector<int> wake_order;
+    std::vector<fiberscope::Future<fiberscope::Status>> sleepers;
+    for (int deadline : kDeadlinesMs)
+        sleepers.push_back(loop.async([&, deadline]() -> fiberscope::Status {
+            fiberscope::setFiberName("sleeper " + std::to_string(deadline) + "ms");
+            auto slept = loop.sleepUntil(start + std::chrono::milliseconds(deadline));
+            std::lock_guard lock(order_mutex);
+            wake_order.push_back(deadline);
+            return slept;
+        }));
+    fiberscope::trace::mark("checkpoint: sleepers started");
+    std::printf("Started %zu sleepers in this order of deadlines (ms):", sleepers.size());
+    for (int deadline : kDeadlinesMs) std::printf(" %d", deadline);
+    std::printf("\n");
+
+    int failed = 0;
+    for (auto& sleeper : sleepers) failed += !sleeper.await();
+    fiberscope::trace::mark("checkpoint: all awake");
+    const double elapsed_ms = std::chrono::duration<double, std::milli>(loop.now().value() - start).count();
+
+    std::printf("They woke in this order:                        ");
+    for (int deadline : wake_order) std::printf(" %d", deadline);
+    std::printf("\nAll awake after %.1f ms (the latest deadline is 100 ms); %d sleep(s) failed.\n", elapsed_ms, failed);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,125 @@
+// Lesson 11: structured concurrency with Group.
+//
+// A Group owns its members: Group::async starts a member (members may start
+// more members), wait() awaits them all, cancel() asks them all to stop and
+// then awaits them, and the destructor cancels whatever is left, so no
+// member outlives the group. Here three "sleeper" fibers (one of which
+// starts a "late sleeper" into the group) sleep for ten seconds through the
+// loop, and a "waiter" waits on a Condition. A "canceler" fiber cancels the
+// group: every sleep is interrupted at once, but the waiter is not (a
+// Condition wait is not a cancel point while suspended) until it is signaled.
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fiberscope/fiberscope.hpp>
+#include <fiberscope/trace.hpp>
+
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr const char* kName = "lesson11-structured-concurrency";
+constexpr int kSleepers = 3;
+constexpr int kMembers = kSleepers + 2; // + the late sleeper + the waiter
+
+bool parseArgs(int argc, char** argv, unsigned& threads) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "--threads" && i + 1 < argc) {
+            char* end = nullptr;
+            const unsigned long n = std::strtoul(argv[++i], &end, 10);
+            if (*end == '\0' && n >= 1 && n <= 1024) {
+                threads = static_cast<unsigned>(n);
+                continue;
+            }
+        }
+        std::fprintf(stderr, "%s: bad argument '%s'; usage: %s [--threads N]\n", kName, argv[i], kName);
+        return false;
+    }
+    return true;
+}
+
+using Clock = std::chrono::steady_clock;
+
+} // namespace
+
+int main(int argc, char** argv) {
+    unsigned threads = 2;
+    if (!parseArgs(argc, argv, threads)) return 2;
+    auto created = fiberscope::EventLoop::create({.threads = threads});
+    if (!created) {
+        std::fprintf(stderr, "%s: cannot start the event loop: %s\n", kName, created.error().message());
+        return 1;
+    }
+    fiberscope::EventLoop& loop = **created;
+    const auto start = Clock::now();
+
+    std::mutex report_mutex; // an OS mutex, held for one append, never across a suspension
+    std::vector<std::string> report;
+    auto finish = [&](const std::string& who, const fiberscope::Status& status) {
+        const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+        std::lock_guard lock(report_mutex);
+        report.push_back(who + ": " + (status ? "finished" : status.error().name()) + " at " +
+                         std::to_string(static_cast<int>(ms)) + " ms");
+        return status;
+    };
+
+    std::atomic<int> started{0}; // members that reached their wait
+    fiberscope::Mutex mutex;
+    fiberscope::Condition condition;
+    bool signaled = false; // guarded by `mutex`
+
+    fiberscope::Group group(loop);
+    for (int i = 0; i < kSleepers; ++i)
+        group.async([&, i] {
+            const std::string name = "sleeper " + std::to_string(i);
+            fiberscope::setFiberName(name);
+            if (i == 0)
+                group.async([&] { // a member may start more members
+                    fiberscope::setFiberName("late sleeper");
+                    ++started;
+                    return finish("late sleeper", loop.sleep(10s));
+                });
+            ++started;
+            return finish(name, loop.sleep(10s)); // a cancel point while in flight
+        });
+    group.async([&] {
+        fiberscope::setFiberName("waiter");
+        std::unique_lock lock(mutex);
+        ++started;
+        fiberscope::Status status;
+        while (!signaled && status) status = condition.wait(lock); // Canceled only on entry or on wake-up
+        return finish("waiter", status);
+    });
+
+    // Wait until every member is in its wait (then a little more, so the
+    // sleeps are surely in flight in their rings).
+    while (started < kMembers) (void)loop.sleep(1ms);
+    (void)loop.sleep(10ms);
+    std::printf("%d members are waiting: 4 sleepers (10 s each) and a condition waiter.\n", kMembers);
+
+    fiberscope::trace::mark("checkpoint: cancel the group");
+    auto canceler = loop.async([&] {
+        fiberscope::setFiberName("canceler");
+        return group.cancel(); // asks every member to stop, then waits for them all
+    });
+    (void)loop.sleep(20ms);
+    fiberscope::trace::mark("checkpoint: signal the waiter");
+    {
+        std::lock_guard lock(mutex);
+        signaled = true;
+    }
+    condition.signal();
+    const fiberscope::Status result = canceler.await();
+    fiberscope::trace::mark("checkpoint: group done");
+
+    for (const auto& line : report) std::printf("  %s\n", line.c_str());
+    std::printf("Group::cancel() returned: %s (the first member error).\n", result ? "success" : result.error().name());
+    return !result && result.error() == fiberscope::Errc::Canceled && report.size() == kMembers ? 0 : 1;
+}

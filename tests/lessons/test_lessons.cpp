@@ -1,0 +1,759 @@
+// The course's lessons, run as their readers would run them:
+// `FIBERSCOPE_TRACE=out.fstrace ./lessonNN-name`. Each test runs one lesson
+// as a child process (default arguments), checks that it exits with 0, reads
+// its trace strictly, and asserts on the trace the phenomenon the lesson's
+// lesson.md teaches. A lesson whose phenomenon does not show fails here.
+//
+// Every lesson also keeps its narrative and its program in step: each
+// `checkpoint: <name>` that lesson.md refers to is marked in the trace, and
+// every checkpoint marked in the trace is explained in lesson.md.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fiberscope/trace_reader.hpp>
+
+extern char** environ;
+
+using namespace fiberscope::trace;
+
+namespace {
+
+constexpr std::uint8_t kOpRead = 22;    // IORING_OP_READ
+constexpr std::uint8_t kOpWrite = 23;   // IORING_OP_WRITE
+constexpr std::uint8_t kOpTimeout = 11; // IORING_OP_TIMEOUT
+constexpr std::uint8_t kOpClose = 19;   // IORING_OP_CLOSE
+constexpr std::int64_t kMs = 1'000'000; // trace times are nanoseconds
+
+std::string tempDir() {
+    const char* dir = std::getenv("TMPDIR");
+    return dir && *dir ? dir : "/tmp";
+}
+
+std::string readFile(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// ---------------------------------------------------------------------------
+// Running a lesson
+
+struct LessonRun {
+    Trace trace;
+    std::string output; // the program's stdout and stderr
+};
+
+// Runs `exe` with FIBERSCOPE_TRACE set, waits for it (at most 60 s), and
+// reads its trace. Fails the test if it does not exit with 0 or the trace
+// does not read back strictly, complete and without lost records.
+LessonRun runLesson(const char* exe, const char* tag) {
+    const std::string base = tempDir() + "/fiberscope-test-lesson-" + std::to_string(getpid()) + "-" + tag;
+    const std::string trace_path = base + ".fstrace";
+    const std::string output_path = base + ".out";
+
+    std::vector<std::string> env_strings;
+    for (char** e = environ; *e; ++e)
+        if (std::strncmp(*e, "FIBERSCOPE_TRACE=", 17) != 0) env_strings.emplace_back(*e);
+    env_strings.push_back("FIBERSCOPE_TRACE=" + trace_path);
+    std::vector<char*> envp;
+    for (auto& s : env_strings) envp.push_back(s.data());
+    envp.push_back(nullptr);
+    std::string exe_copy = exe;
+    char* argv[] = {exe_copy.data(), nullptr};
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    pid_t pid = -1;
+    const int spawned = posix_spawn(&pid, exe, &actions, nullptr, argv, envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    INFO("lesson: " << exe);
+    REQUIRE(spawned == 0);
+
+    int status = 0;
+    bool exited = false;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!exited) {
+        const pid_t done = waitpid(pid, &status, WNOHANG);
+        if (done == pid) {
+            exited = true;
+        } else if (done < 0 && errno != EINTR) {
+            FAIL("waitpid failed: " << std::strerror(errno));
+        } else if (std::chrono::steady_clock::now() > deadline) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            FAIL("the lesson did not finish within 60 s; its output:\n" << readFile(output_path));
+        } else {
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+    }
+    LessonRun run;
+    run.output = readFile(output_path);
+    unlink(output_path.c_str());
+    INFO("output:\n" << run.output);
+    REQUIRE(WIFEXITED(status));
+    REQUIRE(WEXITSTATUS(status) == 0);
+
+    ReadError error;
+    const bool read = readTrace(trace_path, run.trace, error, {.strict = true});
+    unlink(trace_path.c_str());
+    INFO(error.text());
+    REQUIRE(read);
+    REQUIRE(run.trace.header.complete);
+    REQUIRE(run.trace.lost_events == 0);
+    REQUIRE(run.trace.warnings.empty());
+    return run;
+}
+
+// ---------------------------------------------------------------------------
+// Looking at a trace
+
+constexpr const char* kCheckpointPrefix = "checkpoint: ";
+
+struct View {
+    const Trace& trace;
+    std::vector<std::vector<std::size_t>> by_thread; // event indices per trace thread, in order
+    std::vector<std::size_t> position;               // index of each event within its thread's list
+    std::map<std::uint64_t, std::string> names;      // fiber -> name
+
+    explicit View(const Trace& t) : trace(t), position(t.events.size()) {
+        for (std::size_t i = 0; i < t.events.size(); ++i) {
+            const Event& e = t.events[i];
+            if (by_thread.size() <= e.thread) by_thread.resize(e.thread + 1);
+            position[i] = by_thread[e.thread].size();
+            by_thread[e.thread].push_back(i);
+            if (e.kind == EventKind::FiberName) names[e.arg[0]] = t.string(e.arg[1]);
+        }
+    }
+
+    const Event& at(std::size_t i) const { return trace.events[i]; }
+    std::int64_t worker(const Event& e) const {
+        return e.thread < trace.threads.size() ? trace.threads[e.thread].worker : -1;
+    }
+
+    // The fiber named `name` (it must be exactly one).
+    std::uint64_t fiber(const std::string& name) const {
+        std::uint64_t found = 0;
+        int count = 0;
+        for (const auto& [id, n] : names)
+            if (n == name) {
+                found = id;
+                ++count;
+            }
+        INFO("fiber named \"" << name << "\"");
+        REQUIRE(count == 1);
+        return found;
+    }
+    std::vector<std::uint64_t> fibersNamedLike(const std::string& prefix) const {
+        std::vector<std::uint64_t> ids;
+        for (const auto& [id, n] : names)
+            if (n.rfind(prefix, 0) == 0) ids.push_back(id);
+        return ids;
+    }
+
+    std::vector<std::string> checkpoints() const {
+        std::vector<std::string> found;
+        for (const Event& e : trace.events)
+            if (e.kind == EventKind::Mark && trace.string(e.arg[0]).rfind(kCheckpointPrefix, 0) == 0)
+                found.push_back(trace.string(e.arg[0]).substr(std::strlen(kCheckpointPrefix)));
+        return found;
+    }
+    // Index of the (first) mark "checkpoint: <name>".
+    std::size_t checkpoint(const std::string& name) const {
+        const std::string label = kCheckpointPrefix + name;
+        for (std::size_t i = 0; i < trace.events.size(); ++i)
+            if (trace.events[i].kind == EventKind::Mark && trace.string(trace.events[i].arg[0]) == label) return i;
+        FAIL("no mark \"" << label << "\" in the trace");
+        return 0;
+    }
+    std::int64_t time(const std::string& checkpoint_name) const { return at(checkpoint(checkpoint_name)).time; }
+
+    // The next event of the same thread after event `i` matching `pred`.
+    template <class Pred>
+    std::optional<std::size_t> nextOnThread(std::size_t i, Pred pred) const {
+        const auto& list = by_thread[at(i).thread];
+        for (std::size_t p = position[i] + 1; p < list.size(); ++p)
+            if (pred(at(list[p]))) return list[p];
+        return std::nullopt;
+    }
+    template <class Pred>
+    std::optional<std::size_t> previousOnThread(std::size_t i, Pred pred) const {
+        const auto& list = by_thread[at(i).thread];
+        for (std::size_t p = position[i]; p-- > 0;)
+            if (pred(at(list[p]))) return list[p];
+        return std::nullopt;
+    }
+    // The next event of the whole trace after `i` matching `pred`.
+    template <class Pred>
+    std::optional<std::size_t> next(std::size_t i, Pred pred) const {
+        for (std::size_t j = i + 1; j < trace.events.size(); ++j)
+            if (pred(at(j))) return j;
+        return std::nullopt;
+    }
+    template <class Pred>
+    std::vector<std::size_t> all(Pred pred) const {
+        std::vector<std::size_t> found;
+        for (std::size_t i = 0; i < trace.events.size(); ++i)
+            if (pred(at(i))) found.push_back(i);
+        return found;
+    }
+};
+
+auto kindIs(EventKind kind) {
+    return [kind](const Event& e) { return e.kind == kind; };
+}
+auto switchTo(std::uint64_t fiber) {
+    return [fiber](const Event& e) { return e.kind == EventKind::Switch && e.arg[1] == fiber; };
+}
+bool isCanceledResult(std::int64_t result) { return result == -ECANCELED || result == -EINTR; }
+
+// The checkpoints lesson.md names, as `checkpoint: <name>` (in backquotes).
+std::set<std::string> checkpointsInNarrative(const std::string& lesson_dir) {
+    const std::string text = readFile(std::string(FIBERSCOPE_LESSONS_DIR) + "/" + lesson_dir + "/lesson.md");
+    std::set<std::string> names;
+    const std::string open = std::string("`") + kCheckpointPrefix;
+    for (std::size_t at = text.find(open); at != std::string::npos; at = text.find(open, at + 1)) {
+        const std::size_t start = at + open.size();
+        const std::size_t end = text.find('`', start);
+        if (end == std::string::npos) break;
+        names.insert(text.substr(start, end - start));
+    }
+    return names;
+}
+
+// Every checkpoint lesson.md refers to is in the trace, and vice versa.
+void requireCheckpointsMatchNarrative(const View& view, const std::string& lesson_dir) {
+    const std::set<std::string> narrated = checkpointsInNarrative(lesson_dir);
+    const std::vector<std::string> marked_list = view.checkpoints();
+    const std::set<std::string> marked(marked_list.begin(), marked_list.end());
+    INFO("lessons/" << lesson_dir << "/lesson.md");
+    REQUIRE(!narrated.empty());
+    for (const auto& name : narrated) {
+        INFO("checkpoint named in lesson.md but not marked in the trace: " << name);
+        CHECK(marked.count(name) == 1);
+    }
+    for (const auto& name : marked) {
+        INFO("checkpoint marked in the trace but not explained in lesson.md: " << name);
+        CHECK(narrated.count(name) == 1);
+    }
+}
+
+std::int64_t median(std::vector<std::int64_t> values) {
+    REQUIRE(!values.empty());
+    std::sort(values.begin(), values.end());
+    return values[values.size() / 2];
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------
+// The lessons
+
+TEST_CASE("lesson 1: fibers are spawned, named, suspended, resumed and awaited", "[lessons][lesson1]") {
+    const LessonRun run = runLesson(LESSON01, "01");
+    const View view(run.trace);
+    requireCheckpointsMatchNarrative(view, "01-hello-fibers");
+    REQUIRE(view.fiber("main") == 1);
+    const std::size_t spawned = view.checkpoint("spawned");
+    const std::size_t awaited = view.checkpoint("all awaited");
+    REQUIRE(spawned < awaited);
+    for (int i = 0; i < 4; ++i) {
+        const std::uint64_t greeter = view.fiber("greeter " + std::to_string(i));
+        INFO("greeter " << i << " is fiber " << greeter);
+        // Created by the main fiber before the checkpoint, and made ready at once.
+        auto created = view.all([&](const Event& e) { return e.kind == EventKind::FiberCreate && e.arg[0] == greeter; });
+        REQUIRE(created.size() == 1);
+        CHECK(view.at(created[0]).arg[1] == 1);
+        CHECK(created[0] < spawned);
+        auto scheduled = view.nextOnThread(created[0], kindIs(EventKind::Schedule));
+        REQUIRE(scheduled);
+        CHECK(view.at(*scheduled).arg[0] == greeter);
+        // The main fiber waited for greeter 0, the longest sleeper; the
+        // others have normally finished by then (await() returns without
+        // suspending, and without an await record).
+        const auto awaits = view.all([&](const Event& e) {
+            return e.kind == EventKind::Await && e.arg[0] == 1 && e.arg[1] == greeter;
+        });
+        if (i == 0) CHECK(awaits.size() == 1);
+        else CHECK(awaits.size() <= 1);
+        // It ran, suspended in its sleep, and was resumed: at least two switch-ins.
+        CHECK(view.all(switchTo(greeter)).size() >= 2);
+        CHECK(view.all([&](const Event& e) {
+                      return e.kind == EventKind::Switch && e.arg[0] == greeter &&
+                             e.small == static_cast<std::uint8_t>(SwitchReason::IoWait);
+                  }).size() == 1);
+        auto finished = view.all([&](const Event& e) { return e.kind == EventKind::FiberFinish && e.arg[0] == greeter; });
+        REQUIRE(finished.size() == 1);
+        CHECK(finished[0] < awaited);
+    }
+}
+
+TEST_CASE("lesson 2: two fibers yield to each other on one thread, switch then act", "[lessons][lesson2]") {
+    const LessonRun run = runLesson(LESSON02, "02");
+    const View view(run.trace);
+    requireCheckpointsMatchNarrative(view, "02-context-switch");
+    const std::uint64_t ping = view.fiber("ping");
+    const std::uint64_t pong = view.fiber("pong");
+    const std::size_t begins = view.checkpoint("ping-pong begins");
+    const std::size_t first_yield = view.checkpoint("first yield");
+    const std::size_t done = view.checkpoint("ping-pong done");
+    REQUIRE(begins < first_yield);
+    REQUIRE(first_yield < done);
+
+    const auto yields = view.all([&](const Event& e) {
+        return e.kind == EventKind::Switch && e.small == static_cast<std::uint8_t>(SwitchReason::Yield);
+    });
+    // 20 rounds each: every yield hands the thread to the partner.
+    REQUIRE(yields.size() >= 38);
+    std::set<std::uint32_t> threads;
+    for (std::size_t k = 0; k < yields.size(); ++k) {
+        const Event& e = view.at(yields[k]);
+        INFO("yield switch #" << k << " at " << e.time << " ns: " << e.arg[0] << " -> " << e.arg[1]);
+        CHECK(yields[k] > begins);
+        CHECK(yields[k] < done);
+        CHECK(((e.arg[0] == ping && e.arg[1] == pong) || (e.arg[0] == pong && e.arg[1] == ping)));
+        if (k > 0) CHECK(e.arg[0] == view.at(yields[k - 1]).arg[1]); // alternating
+        threads.insert(e.thread);
+        // Switch, then act: right after the switch, on the same thread, the
+        // receiver performs the pending task, rescheduling the sender.
+        auto after = view.nextOnThread(yields[k], [](const Event&) { return true; });
+        REQUIRE(after);
+        CHECK(view.at(*after).kind == EventKind::Schedule);
+        CHECK(view.at(*after).arg[0] == e.arg[0]);
+        CHECK(view.at(*after).small == static_cast<std::uint8_t>(ScheduleHow::OwnQueue));
+    }
+    CHECK(threads.size() == 1);
+}
+
+TEST_CASE("lesson 3: lazy worker spawn, and parked workers woken by MSG_RING", "[lessons][lesson3]") {
+    const LessonRun run = runLesson(LESSON03, "03");
+    const View view(run.trace);
+    requireCheckpointsMatchNarrative(view, "03-waking-idle-threads");
+    const std::size_t first = view.checkpoint("first burst");
+    const std::size_t parked = view.checkpoint("workers parked");
+    const std::size_t second = view.checkpoint("second burst");
+    const std::size_t done = view.checkpoint("done");
+    REQUIRE(first < parked);
+    REQUIRE(parked < second);
+    REQUIRE(second < done);
+
+    // Workers are started lazily: a schedule that started a new worker,
+    // which then announced itself with thread-start.
+    const auto new_workers = view.all([](const Event& e) {
+        return e.kind == EventKind::Schedule && e.small == static_cast<std::uint8_t>(ScheduleHow::NewWorker);
+    });
+    REQUIRE(!new_workers.empty());
+    for (std::size_t i : new_workers) {
+        const std::uint64_t index = view.at(i).arg[2];
+        INFO("new worker " << index);
+        CHECK(!view.all([&](const Event& e) {
+                       return e.kind == EventKind::ThreadStart && e.arg[0] == index;
+                   }).empty());
+    }
+
+    // In the second burst, work is handed to a parked worker, which the
+    // MSG_RING wakes: wakeup-sent on the spawner's thread, then
+    // wakeup-received (naming the sender) on the target's thread.
+    int woken_from_park = 0;
+    for (std::size_t i = second; i < done; ++i) {
+        const Event& sent = view.at(i);
+        if (sent.kind != EventKind::WakeupSent) continue;
+        auto handoff = view.previousOnThread(i, [](const Event&) { return true; });
+        REQUIRE(handoff);
+        CHECK(view.at(*handoff).kind == EventKind::Schedule);
+        CHECK(view.at(*handoff).small == static_cast<std::uint8_t>(ScheduleHow::IdleHandoff));
+        CHECK(view.at(*handoff).arg[2] == sent.arg[0]);
+        const std::uint64_t target = sent.arg[0];
+        const std::int64_t sender = view.worker(sent);
+        auto received = view.next(i, [&](const Event& e) {
+            return e.kind == EventKind::WakeupReceived && view.worker(e) == static_cast<std::int64_t>(target) &&
+                   static_cast<std::int64_t>(e.arg[0]) == sender;
+        });
+        if (!received) continue;
+        // Was the target parked in the kernel when the message was sent?
+        auto state = view.previousOnThread(*received, [](const Event& e) {
+            return e.kind == EventKind::Park || e.kind == EventKind::Unpark || e.kind == EventKind::Switch;
+        });
+        if (state && view.at(*state).kind == EventKind::Park && view.at(*state).time <= sent.time) ++woken_from_park;
+    }
+    CHECK(woken_from_park >= 1);
+}
+
+TEST_CASE("lesson 4: threads that run dry steal whole ready queues", "[lessons][lesson4]") {
+    const LessonRun run = runLesson(LESSON04, "04");
+    const View view(run.trace);
+    requireCheckpointsMatchNarrative(view, "04-work-stealing");
+    const std::size_t begins = view.checkpoint("tree begins");
+    const std::size_t done = view.checkpoint("tree done");
+    REQUIRE(begins < done);
+    // The root and its 127 descendants.
+    CHECK(view.all(kindIs(EventKind::FiberCreate)).size() == 128);
+
+    const auto steals = view.all(kindIs(EventKind::Steal));
+    REQUIRE(!steals.empty());
+    for (std::size_t i : steals) {
+        const Event& steal = view.at(i);
+        INFO("steal at " << steal.time << " ns by worker " << view.worker(steal) << " from worker " << steal.arg[1]
+                         << ", head fiber " << steal.arg[0]);
+        CHECK(static_cast<std::int64_t>(steal.arg[1]) != view.worker(steal));
+        // The thief runs the head of the stolen queue at once, on its own thread.
+        auto runs = view.nextOnThread(i, kindIs(EventKind::Switch));
+        REQUIRE(runs);
+        CHECK(view.at(*runs).arg[1] == steal.arg[0]);
+    }
+}
+
+TEST_CASE("lesson 5: file writes and reads are submitted, parked on, completed, resumed", "[lessons][lesson5]") {
+    const LessonRun run = runLesson(LESSON05, "05");
+    const View view(run.trace);
+    requireCheckpointsMatchNarrative(view, "05-io-completions");
+    const std::size_t created = view.checkpoint("file created");
+    const std::size_t writing = view.checkpoint("writing");
+    const std::size_t reading = view.checkpoint("reading");
+    const std::size_t closed = view.checkpoint("file closed");
+    REQUIRE(created < writing);
+    REQUIRE(writing < reading);
+    REQUIRE(reading < closed);
+
+    auto follow = [&](const std::string& name, std::uint8_t opcode, std::size_t from, std::size_t to) {
+        const std::uint64_t fiber = view.fiber(name);
+        INFO(name << " (fiber " << fiber << ", opcode " << int(opcode) << ")");
+        auto submits = view.all([&](const Event& e) {
+            return e.kind == EventKind::Submit && e.arg[0] == fiber && e.small == opcode;
+        });
+        REQUIRE(submits.size() == 1);
+        const std::size_t submit = submits[0];
+        CHECK(submit > from);
+        // The fiber switches away at once, waiting for I/O.
+        auto away = view.nextOnThread(submit, kindIs(EventKind::Switch));
+        REQUIRE(away);
+        CHECK(view.at(*away).arg[0] == fiber);
+        CHECK(view.at(*away).small == static_cast<std::uint8_t>(SwitchReason::IoWait));
+        // The completion arrives in the same ring (thread), while it is
+        // between park and unpark, and carries the byte count.
+        auto complete = view.nextOnThread(submit, [&](const Event& e) {
+            return e.kind == EventKind::Complete && e.arg[0] == fiber;
+        });
+        REQUIRE(complete);
+        CHECK(view.at(*complete).small == opcode);
+        CHECK(view.at(*complete).signedArg(1) == 4096);
+        CHECK(*complete < to);
+        auto before = view.previousOnThread(*complete, [](const Event& e) {
+            return e.kind == EventKind::Park || e.kind == EventKind::Unpark;
+        });
+        REQUIRE(before);
+        CHECK(view.at(*before).kind == EventKind::Park);
+        CHECK(*before > submit);
+        auto after = view.nextOnThread(*complete, [](const Event& e) {
+            return e.kind == EventKind::Park || e.kind == EventKind::Unpark;
+        });
+        REQUIRE(after);
+        CHECK(view.at(*after).kind == EventKind::Unpark);
+        // Then the fiber is resumed.
+        CHECK(view.next(*complete, switchTo(fiber)).has_value());
+    };
+    for (int i = 0; i < 4; ++i) follow("writer " + std::to_string(i), kOpWrite, writing, reading);
+    for (int i = 0; i < 4; ++i) follow("reader " + std::to_string(i), kOpRead, reading, closed);
+    // The close went through the ring too.
+    auto closes = view.all([](const Event& e) { return e.kind == EventKind::Complete && e.small == kOpClose; });
+    REQUIRE(closes.size() == 1);
+    CHECK(view.at(closes[0]).signedArg(1) == 0);
+    CHECK(closes[0] < closed);
+}
+
+TEST_CASE("lesson 6: sleepers' timeouts complete in deadline order", "[lessons][lesson6]") {
+    const LessonRun run = runLesson(LESSON06, "06");
+    const View view(run.trace);
+    requireCheckpointsMatchNarrative(view, "06-timers");
+    const std::size_t started = view.checkpoint("sleepers started");
+    const std::size_t awake = view.checkpoint("all awake");
+    REQUIRE(started < awake);
+
+    std::map<std::uint64_t, int> deadline_ms; // fiber -> deadline
+    for (std::uint64_t fiber : view.fibersNamedLike("sleeper ")) {
+        const std::string& name = view.names.at(fiber);
+        deadline_ms[fiber] = std::atoi(name.c_str() + std::strlen("sleeper "));
+    }
+    REQUIRE(deadline_ms.size() == 12);
+
+    std::vector<int> submitted, completed;
+    for (const Event& e : run.trace.events) {
+        if (!deadline_ms.count(e.arg[0]) || e.small != kOpTimeout) continue;
+        if (e.kind == EventKind::Submit) submitted.push_back(deadline_ms[e.arg[0]]);
+        if (e.kind == EventKind::Complete) {
+            const int deadline = deadline_ms[e.arg[0]];
+            completed.push_back(deadline);
+            INFO("sleeper " << deadline << " ms completed at " << e.time << " ns");
+            CHECK(e.signedArg(1) == -ETIME); // the timer expired
+            // Not before its deadline (measured from a moment just after the
+            // common start; 2 ms of slack for that gap).
+            CHECK(e.time - run.trace.events[started].time >= (deadline - 2) * kMs);
+        }
+    }
+    REQUIRE(submitted.size() == 12);
+    REQUIRE(completed.size() == 12);
+    INFO("deadlines in order of completion: " << Catch::Detail::stringify(completed));
+    CHECK(std::is_sorted(completed.begin(), completed.end()));
+    // ...although they went to sleep in another order.
+    CHECK(!std::is_sorted(submitted.begin(), submitted.end()));
+}
+
+TEST_CASE("lesson 7: select, then the loser's in-flight sleep is canceled through the rings", "[lessons][lesson7]") {
+    const LessonRun run = runLesson(LESSON07, "07");
+    const View view(run.trace);
+    requireCheckpointsMatchNarrative(view, "07-select-and-cancel");
+    const std::uint64_t fast = view.fiber("fast");
+    const std::uint64_t slow = view.fiber("slow");
+    const std::size_t selected = view.checkpoint("select returned");
+    const std::size_t cancel = view.checkpoint("cancel the loser");
+    const std::size_t joined = view.checkpoint("loser joined");
+    REQUIRE(selected < cancel);
+    REQUIRE(cancel < joined);
+
+    // The main fiber waited in select; fast's last sleep expired and it finished first.
+    CHECK(!view.all([](const Event& e) {
+                   return e.kind == EventKind::Switch && e.arg[0] == 1 &&
+                          e.small == static_cast<std::uint8_t>(SwitchReason::Select);
+               }).empty());
+    auto fast_finish = view.all([&](const Event& e) { return e.kind == EventKind::FiberFinish && e.arg[0] == fast; });
+    REQUIRE(fast_finish.size() == 1);
+    CHECK(fast_finish[0] < selected);
+
+    // The slow fiber's sleep was in flight in some worker's ring...
+    auto requests = view.all([&](const Event& e) { return e.kind == EventKind::CancelRequest && e.arg[0] == slow; });
+    REQUIRE(requests.size() == 1);
+    const Event& request = view.at(requests[0]);
+    CHECK(requests[0] > cancel);
+    REQUIRE(request.arg[1] > 0);
+    const std::int64_t ring_owner = static_cast<std::int64_t>(request.arg[1]) - 1;
+    INFO("the sleep was in worker " << ring_owner << "'s ring");
+    // ...whose owner received the MSG_RING and submitted ASYNC_CANCEL...
+    auto delivered = view.next(requests[0], [&](const Event& e) {
+        return e.kind == EventKind::CancelDelivered && e.arg[0] == slow;
+    });
+    REQUIRE(delivered);
+    CHECK(view.worker(view.at(*delivered)) == ring_owner);
+    // ...and the sleep completed, canceled, in that ring.
+    auto completed = view.next(*delivered, [&](const Event& e) {
+        return e.kind == EventKind::Complete && e.arg[0] == slow;
+    });
+    REQUIRE(completed);
+    CHECK(view.at(*completed).small == kOpTimeout);
+    CHECK(isCanceledResult(view.at(*completed).signedArg(1)));
+    CHECK(view.worker(view.at(*completed)) == ring_owner);
+    CHECK(*completed < joined);
+    // Long before its ten seconds.
+    CHECK(view.at(*completed).time - request.time < 1000 * kMs);
+}
+
+TEST_CASE("lesson 8: a contended mutex is handed directly to a waiting fiber", "[lessons][lesson8]") {
+    const LessonRun run = runLesson(LESSON08, "08");
+    const View view(run.trace);
+    requireCheckpointsMatchNarrative(view, "08-mutex-handoff");
+    const std::size_t start = view.checkpoint("tellers start");
+    const std::size_t done = view.checkpoint("tellers done");
+    REQUIRE(start < done);
+    REQUIRE(view.fibersNamedLike("teller ").size() == 4);
+
+    const auto contended = view.all(kindIs(EventKind::MutexContended));
+    const auto handoffs = view.all(kindIs(EventKind::MutexHandoff));
+    REQUIRE(!contended.empty());
+    REQUIRE(!handoffs.empty());
+    std::set<std::uint64_t> mutexes;
+    for (std::size_t i : contended) mutexes.insert(view.at(i).arg[1]);
+    CHECK(mutexes.size() == 1);
+    for (std::size_t i : handoffs) {
+        const Event& h = view.at(i);
+        INFO("hand-off at " << h.time << " ns from fiber " << h.arg[0] << " to fiber " << h.arg[1]);
+        CHECK(mutexes.count(h.arg[2]) == 1);
+        // The new owner had found the mutex locked and was waiting for it.
+        CHECK(!view.all([&](const Event& e) {
+                       return e.kind == EventKind::MutexContended && e.arg[0] == h.arg[1] && e.arg[1] == h.arg[2] &&
+                              e.time <= h.time;
+                   }).empty());
+        // The unlocking fiber switches straight to the new owner.
+        auto sw = view.nextOnThread(i, kindIs(EventKind::Switch));
+        REQUIRE(sw);
+        CHECK(view.at(*sw).arg[0] == h.arg[0]);
+        CHECK(view.at(*sw).arg[1] == h.arg[1]);
+        CHECK(view.at(*sw).small == static_cast<std::uint8_t>(SwitchReason::Handoff));
+    }
+}
+
+TEST_CASE("lesson 9: a condition gate, then a bounded queue blocking both ways", "[lessons][lesson9]") {
+    const LessonRun run = runLesson(LESSON09, "09");
+    const View view(run.trace);
+    requireCheckpointsMatchNarrative(view, "09-producer-consumer");
+    const std::size_t opens = view.checkpoint("gate opens");
+    const std::size_t producer_starts = view.checkpoint("producer starts");
+    const std::size_t closes = view.checkpoint("queue closed");
+    REQUIRE(opens < producer_starts);
+    REQUIRE(producer_starts < closes);
+
+    // Both consumers waited on the gate's condition, and broadcast woke them.
+    const std::uint64_t c0 = view.fiber("consumer 0");
+    const std::uint64_t c1 = view.fiber("consumer 1");
+    auto first_wait = [&](std::uint64_t fiber) {
+        auto waits = view.all([&](const Event& e) { return e.kind == EventKind::ConditionWait && e.arg[0] == fiber; });
+        REQUIRE(!waits.empty());
+        return waits[0];
+    };
+    const std::size_t w0 = first_wait(c0), w1 = first_wait(c1);
+    CHECK(w0 < opens);
+    CHECK(w1 < opens);
+    const std::uint64_t gate = view.at(w0).arg[1];
+    CHECK(view.at(w1).arg[1] == gate);
+    auto wake = view.next(opens, [&](const Event& e) { return e.kind == EventKind::ConditionWake && e.arg[1] == gate; });
+    REQUIRE(wake);
+    CHECK(view.at(*wake).small == 1); // broadcast: all waiters
+
+    // The queue: every item put and got; gets blocked on an empty queue and
+    // puts on a full one; one close.
+    std::map<std::uint8_t, int> ops;
+    std::set<std::uint64_t> queues;
+    for (const Event& e : run.trace.events)
+        if (e.kind == EventKind::QueueOp) {
+            ++ops[e.small];
+            queues.insert(e.arg[0]);
+        }
+    CHECK(queues.size() == 1);
+    CHECK(ops[static_cast<std::uint8_t>(QueueOp::Put)] == 40);
+    CHECK(ops[static_cast<std::uint8_t>(QueueOp::Get)] == 40);
+    CHECK(ops[static_cast<std::uint8_t>(QueueOp::PutBlocked)] >= 1);
+    CHECK(ops[static_cast<std::uint8_t>(QueueOp::GetBlocked)] >= 1);
+    CHECK(ops[static_cast<std::uint8_t>(QueueOp::Close)] == 1);
+    auto close = view.all([](const Event& e) {
+        return e.kind == EventKind::QueueOp && e.small == static_cast<std::uint8_t>(QueueOp::Close);
+    });
+    REQUIRE(close.size() == 1);
+    CHECK(close[0] > closes);
+    // Blocked puts and gets wait on the queue's conditions and are woken by signals.
+    CHECK(view.all(kindIs(EventKind::ConditionWait)).size() >= 4);
+    CHECK(view.all([](const Event& e) { return e.kind == EventKind::ConditionWake && e.small == 0; }).size() >= 2);
+}
+
+TEST_CASE("lesson 10: a fiber blocking its thread delays its neighbours; sleeping through the loop does not",
+          "[lessons][lesson10]") {
+    const LessonRun run = runLesson(LESSON10, "10");
+    const View view(run.trace);
+    requireCheckpointsMatchNarrative(view, "10-blocking-mistake");
+    const char* phases[] = {"blocking syscall", "busy loop", "sleeping through the loop", "busy loop with yields",
+                            "done"};
+    std::vector<std::int64_t> bounds;
+    for (const char* phase : phases) bounds.push_back(view.time(phase));
+    REQUIRE(std::is_sorted(bounds.begin(), bounds.end()));
+
+    // Schedule-to-run latency of every request: from the schedule record
+    // that made it ready (its spawn) to its first switch-in.
+    std::vector<std::vector<std::int64_t>> latency(4);
+    const auto requests = view.fibersNamedLike("request");
+    REQUIRE(requests.size() == 4 * 6 * 3);
+    for (std::uint64_t fiber : requests) {
+        auto ready = view.all([&](const Event& e) { return e.kind == EventKind::Schedule && e.arg[0] == fiber; });
+        REQUIRE(!ready.empty());
+        auto runs = view.next(ready[0], switchTo(fiber));
+        REQUIRE(runs);
+        const std::int64_t t = view.at(ready[0]).time;
+        for (int p = 0; p < 4; ++p)
+            if (t >= bounds[p] && t < bounds[p + 1]) latency[p].push_back(view.at(*runs).time - t);
+    }
+    std::int64_t med[4];
+    for (int p = 0; p < 4; ++p) {
+        REQUIRE(latency[p].size() == 6 * 3);
+        med[p] = median(latency[p]);
+    }
+    INFO("median schedule-to-run latency (ns): blocking syscall " << med[0] << ", busy loop " << med[1]
+                                                                  << ", sleeping through the loop " << med[2]
+                                                                  << ", busy loop with yields " << med[3]);
+    // Blocked behind an 8 ms chore...
+    CHECK(med[0] > 5 * kMs);
+    CHECK(med[1] > 5 * kMs);
+    // ...against next to nothing when the chore waits through the loop...
+    CHECK(med[0] > 10 * med[2]);
+    CHECK(med[1] > 10 * med[2]);
+    // ...and a fraction of it when the busy loop yields.
+    CHECK(med[3] * 2 < med[1]);
+}
+
+TEST_CASE("lesson 11: canceling a group interrupts its members' sleeps, not a condition wait",
+          "[lessons][lesson11]") {
+    const LessonRun run = runLesson(LESSON11, "11");
+    const View view(run.trace);
+    requireCheckpointsMatchNarrative(view, "11-structured-concurrency");
+    const std::size_t cancel = view.checkpoint("cancel the group");
+    const std::size_t signal = view.checkpoint("signal the waiter");
+    const std::size_t done = view.checkpoint("group done");
+    REQUIRE(cancel < signal);
+    REQUIRE(signal < done);
+
+    std::vector<std::uint64_t> sleepers = view.fibersNamedLike("sleeper ");
+    sleepers.push_back(view.fiber("late sleeper"));
+    REQUIRE(sleepers.size() == 4);
+    const std::uint64_t waiter = view.fiber("waiter");
+    const std::uint64_t canceler = view.fiber("canceler");
+
+    // Five members spawned into one group; one cancel, by the canceler.
+    auto spawns = view.all([](const Event& e) {
+        return e.kind == EventKind::GroupOp && e.small == static_cast<std::uint8_t>(GroupOp::Spawn);
+    });
+    REQUIRE(spawns.size() == 5);
+    const std::uint64_t group = view.at(spawns[0]).arg[0];
+    std::set<std::uint64_t> members;
+    for (std::size_t i : spawns) {
+        CHECK(view.at(i).arg[0] == group);
+        members.insert(view.at(i).arg[1]);
+    }
+    for (std::uint64_t s : sleepers) CHECK(members.count(s) == 1);
+    CHECK(members.count(waiter) == 1);
+    auto cancels = view.all([&](const Event& e) {
+        return e.kind == EventKind::GroupOp && e.small == static_cast<std::uint8_t>(GroupOp::Cancel) && e.arg[0] == group;
+    });
+    REQUIRE(cancels.size() >= 1);
+    CHECK(cancels[0] > cancel);
+    CHECK(view.at(cancels[0]).arg[1] == canceler);
+
+    // Every sleeper's in-flight sleep is canceled through its ring at once.
+    for (std::uint64_t s : sleepers) {
+        INFO(view.names.at(s) << " (fiber " << s << ")");
+        auto request = view.next(cancel, [&](const Event& e) { return e.kind == EventKind::CancelRequest && e.arg[0] == s; });
+        REQUIRE(request);
+        CHECK(view.at(*request).arg[1] > 0);
+        auto completed = view.next(*request, [&](const Event& e) { return e.kind == EventKind::Complete && e.arg[0] == s; });
+        REQUIRE(completed);
+        CHECK(view.at(*completed).small == kOpTimeout);
+        CHECK(isCanceledResult(view.at(*completed).signedArg(1)));
+        CHECK(*completed < signal);
+    }
+    // The waiter is asked too (nothing in flight), but stays suspended until signaled.
+    auto request = view.next(cancel, [&](const Event& e) { return e.kind == EventKind::CancelRequest && e.arg[0] == waiter; });
+    REQUIRE(request);
+    CHECK(view.at(*request).arg[1] == 0);
+    CHECK(!view.next(*request, [&](const Event& e) { return switchTo(waiter)(e) && e.time < view.at(signal).time; }).has_value());
+    auto woken = view.next(signal, [&](const Event& e) { return e.kind == EventKind::ConditionWake && e.arg[0] == waiter; });
+    REQUIRE(woken);
+    auto finished = view.next(*woken, [&](const Event& e) { return e.kind == EventKind::FiberFinish && e.arg[0] == waiter; });
+    REQUIRE(finished);
+    CHECK(*finished < done);
+}

@@ -1,0 +1,40 @@
+// The course catalogue: which lessons exist, their titles and narratives,
+// where their programs are, and running one with tracing on.
+//
+// Lessons live in lessons/NN-name/ (lesson.md, main.cpp); their programs are
+// built as lessonNN-name. The `fiberscope` command finds both next to its
+// build tree or install prefix (or $FIBERSCOPE_LESSONS / $FIBERSCOPE_LESSON_BIN).
+// Programs run as child processes: the viewer never links the runtime.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace fiberscope::viewer {
+
+struct Lesson {
+    int number = 0;
+    std::string slug;      // "04-work-stealing"
+    std::string title;     // the first "# " heading of lesson.md, without "Lesson N — "
+    std::string summary;   // the first paragraph after it
+    std::string markdown;  // lesson.md
+    std::string program;   // path of the built program (may not exist)
+};
+
+std::vector<Lesson> loadLessons(std::string& error);
+
+struct LessonRun {
+    std::string trace_path;
+    std::string output;  // what the program printed (stdout and stderr)
+    int exit_status = 0;
+};
+
+// Runs a lesson's program with FIBERSCOPE_TRACE=trace_path (and --threads
+// when threads > 0). `echo`: also copy its output to our stdout as it runs.
+bool runLesson(const Lesson& lesson, int threads, const std::string& trace_path, bool echo, LessonRun& run,
+               std::string& error);
+
+// Checkpoints are marks whose label starts with this prefix.
+inline constexpr const char* kCheckpointPrefix = "checkpoint: ";
+
+} // namespace fiberscope::viewer
