@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
         fiberscope::setFiberName("canceler");
         return group.cancel(); // asks every member to stop, then waits for them all
     });
-    (void)loop.sleep(20ms);
+    (void)loop.sleep(50ms); // the sleepers are canceled meanwhile; the waiter is not
     fiberscope::trace::mark("checkpoint: signal the waiter");
     {
         std::lock_guard lock(mutex);

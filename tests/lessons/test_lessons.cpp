@@ -59,62 +59,79 @@ std::string readFile(const std::string& path) {
 // ---------------------------------------------------------------------------
 // Running a lesson
 
-struct LessonRun {
-    Trace trace;
-    std::string output; // the program's stdout and stderr
+struct Process {
+    pid_t pid = -1;
+    int status = 0;     // as from waitpid
+    std::string output; // stdout and stderr, interleaved
 };
 
-// Runs `exe` with FIBERSCOPE_TRACE set, waits for it (at most 60 s), and
-// reads its trace. Fails the test if it does not exit with 0 or the trace
-// does not read back strictly, complete and without lost records.
-LessonRun runLesson(const char* exe, const char* tag) {
-    const std::string base = tempDir() + "/fiberscope-test-lesson-" + std::to_string(getpid()) + "-" + tag;
-    const std::string trace_path = base + ".fstrace";
-    const std::string output_path = base + ".out";
-
+// Runs `exe args...` with `extra_env` added to (or replacing in) the
+// environment, its output captured in a file; waits at most 60 s.
+Process runProcess(const char* exe, const std::vector<std::string>& args, const std::vector<std::string>& extra_env,
+                   const std::string& output_path) {
     std::vector<std::string> env_strings;
-    for (char** e = environ; *e; ++e)
-        if (std::strncmp(*e, "FIBERSCOPE_TRACE=", 17) != 0) env_strings.emplace_back(*e);
-    env_strings.push_back("FIBERSCOPE_TRACE=" + trace_path);
+    for (char** e = environ; *e; ++e) {
+        bool replaced = false;
+        for (const auto& extra : extra_env)
+            replaced |= std::strncmp(*e, extra.c_str(), extra.find('=') + 1) == 0;
+        if (!replaced) env_strings.emplace_back(*e);
+    }
+    env_strings.insert(env_strings.end(), extra_env.begin(), extra_env.end());
     std::vector<char*> envp;
     for (auto& s : env_strings) envp.push_back(s.data());
     envp.push_back(nullptr);
-    std::string exe_copy = exe;
-    char* argv[] = {exe_copy.data(), nullptr};
+    std::vector<std::string> arg_strings{exe};
+    arg_strings.insert(arg_strings.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& s : arg_strings) argv.push_back(s.data());
+    argv.push_back(nullptr);
 
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-    pid_t pid = -1;
-    const int spawned = posix_spawn(&pid, exe, &actions, nullptr, argv, envp.data());
+    Process process;
+    const int spawned = posix_spawn(&process.pid, exe, &actions, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
-    INFO("lesson: " << exe);
+    INFO("program: " << exe);
     REQUIRE(spawned == 0);
 
-    int status = 0;
-    bool exited = false;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!exited) {
-        const pid_t done = waitpid(pid, &status, WNOHANG);
-        if (done == pid) {
-            exited = true;
-        } else if (done < 0 && errno != EINTR) {
-            FAIL("waitpid failed: " << std::strerror(errno));
-        } else if (std::chrono::steady_clock::now() > deadline) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            FAIL("the lesson did not finish within 60 s; its output:\n" << readFile(output_path));
-        } else {
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    for (;;) {
+        const pid_t done = waitpid(process.pid, &process.status, WNOHANG);
+        if (done == process.pid) break;
+        if (done < 0 && errno != EINTR) FAIL("waitpid failed: " << std::strerror(errno));
+        if (std::chrono::steady_clock::now() > deadline) {
+            kill(process.pid, SIGKILL);
+            waitpid(process.pid, &process.status, 0);
+            FAIL("the program did not finish within 60 s; its output:\n" << readFile(output_path));
         }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    LessonRun run;
-    run.output = readFile(output_path);
+    process.output = readFile(output_path);
     unlink(output_path.c_str());
-    INFO("output:\n" << run.output);
-    REQUIRE(WIFEXITED(status));
-    REQUIRE(WEXITSTATUS(status) == 0);
+    return process;
+}
+
+struct LessonRun {
+    Trace trace;
+    pid_t pid = -1;
+    std::string output; // the program's stdout and stderr
+};
+
+// Runs a lesson with its default arguments and FIBERSCOPE_TRACE set, and
+// reads its trace. Fails the test if it does not exit with 0 or the trace
+// does not read back strictly, complete and without lost records.
+LessonRun runLesson(const char* exe, const char* tag) {
+    const std::string base = tempDir() + "/fiberscope-test-lesson-" + std::to_string(getpid()) + "-" + tag;
+    const std::string trace_path = base + ".fstrace";
+    const Process process = runProcess(exe, {}, {"FIBERSCOPE_TRACE=" + trace_path}, base + ".out");
+    LessonRun run;
+    run.pid = process.pid;
+    run.output = process.output;
+    INFO("lesson: " << exe << "\noutput:\n" << run.output);
+    REQUIRE(WIFEXITED(process.status));
+    REQUIRE(WEXITSTATUS(process.status) == 0);
 
     ReadError error;
     const bool read = readTrace(trace_path, run.trace, error, {.strict = true});
@@ -476,6 +493,10 @@ TEST_CASE("lesson 5: file writes and reads are submitted, parked on, completed, 
     };
     for (int i = 0; i < 4; ++i) follow("writer " + std::to_string(i), kOpWrite, writing, reading);
     for (int i = 0; i < 4; ++i) follow("reader " + std::to_string(i), kOpRead, reading, closed);
+    // The temporary file was removed.
+    const std::string data_file = tempDir() + "/fiberscope-lesson05-" + std::to_string(run.pid) + ".dat";
+    INFO(data_file);
+    CHECK(access(data_file.c_str(), F_OK) != 0);
     // The close went through the ring too.
     auto closes = view.all([](const Event& e) { return e.kind == EventKind::Complete && e.small == kOpClose; });
     REQUIRE(closes.size() == 1);
@@ -666,18 +687,57 @@ TEST_CASE("lesson 10: a fiber blocking its thread delays its neighbours; sleepin
     REQUIRE(std::is_sorted(bounds.begin(), bounds.end()));
 
     // Schedule-to-run latency of every request: from the schedule record
-    // that made it ready (its spawn) to its first switch-in.
+    // that made it ready (its spawn) to its first switch-in. And what the
+    // thread did in between: the first switch after the request became
+    // ready, and how many times the dispatcher yielded before it ran.
     std::vector<std::vector<std::int64_t>> latency(4);
     const auto requests = view.fibersNamedLike("request");
     REQUIRE(requests.size() == 4 * 6 * 3);
     for (std::uint64_t fiber : requests) {
+        auto created = view.all([&](const Event& e) { return e.kind == EventKind::FiberCreate && e.arg[0] == fiber; });
+        REQUIRE(created.size() == 1);
+        const std::uint64_t dispatcher = view.at(created[0]).arg[1];
+        REQUIRE(view.names.at(dispatcher) == "dispatcher");
         auto ready = view.all([&](const Event& e) { return e.kind == EventKind::Schedule && e.arg[0] == fiber; });
         REQUIRE(!ready.empty());
         auto runs = view.next(ready[0], switchTo(fiber));
         REQUIRE(runs);
         const std::int64_t t = view.at(ready[0]).time;
+        int phase = -1;
         for (int p = 0; p < 4; ++p)
-            if (t >= bounds[p] && t < bounds[p + 1]) latency[p].push_back(view.at(*runs).time - t);
+            if (t >= bounds[p] && t < bounds[p + 1]) phase = p;
+        REQUIRE(phase >= 0);
+        latency[phase].push_back(view.at(*runs).time - t);
+
+        INFO("request fiber " << fiber << " in phase \"" << phases[phase] << "\"");
+        auto first_switch = view.nextOnThread(ready[0], kindIs(EventKind::Switch));
+        REQUIRE(first_switch);
+        const Event& first = view.at(*first_switch);
+        CHECK(first.arg[0] == dispatcher);
+        int yields_before = 0;
+        for (std::size_t i = ready[0]; i <= *runs; ++i) {
+            const Event& e = view.at(i);
+            yields_before += e.kind == EventKind::Switch && e.arg[0] == dispatcher &&
+                             e.small == static_cast<std::uint8_t>(SwitchReason::Yield);
+        }
+        switch (phase) {
+        case 0:
+        case 1:
+            // The thread went on with the blocking chore; the requests only
+            // ran once the dispatcher suspended, awaiting them.
+            CHECK(first.small == static_cast<std::uint8_t>(SwitchReason::Await));
+            break;
+        case 2:
+            // The dispatcher's sleep suspended it at once.
+            CHECK(first.small == static_cast<std::uint8_t>(SwitchReason::IoWait));
+            break;
+        case 3:
+            // Within one of the dispatcher's first slices per request ahead.
+            CHECK(first.small == static_cast<std::uint8_t>(SwitchReason::Yield));
+            CHECK(yields_before >= 1);
+            CHECK(yields_before <= 3);
+            break;
+        }
     }
     std::int64_t med[4];
     for (int p = 0; p < 4; ++p) {
@@ -690,11 +750,12 @@ TEST_CASE("lesson 10: a fiber blocking its thread delays its neighbours; sleepin
     // Blocked behind an 8 ms chore...
     CHECK(med[0] > 5 * kMs);
     CHECK(med[1] > 5 * kMs);
-    // ...against next to nothing when the chore waits through the loop...
+    // ...against next to nothing when the chore waits through the loop.
     CHECK(med[0] > 10 * med[2]);
     CHECK(med[1] > 10 * med[2]);
-    // ...and a fraction of it when the busy loop yields.
-    CHECK(med[3] * 2 < med[1]);
+    // (The yielding phase's latency is one or a few 0.5 ms slices of wall
+    // time, which a loaded machine stretches: it is checked by structure
+    // above, not by time.)
 }
 
 TEST_CASE("lesson 11: canceling a group interrupts its members' sleeps, not a condition wait",
@@ -756,4 +817,22 @@ TEST_CASE("lesson 11: canceling a group interrupts its members' sleeps, not a co
     auto finished = view.next(*woken, [&](const Event& e) { return e.kind == EventKind::FiberFinish && e.arg[0] == waiter; });
     REQUIRE(finished);
     CHECK(*finished < done);
+}
+
+TEST_CASE("every lesson takes --threads N and rejects anything else with a one-line usage error", "[lessons][args]") {
+    const char* lessons[] = {LESSON01, LESSON02, LESSON03, LESSON04, LESSON05, LESSON06,
+                             LESSON07, LESSON08, LESSON09, LESSON10, LESSON11};
+    const std::string output = tempDir() + "/fiberscope-test-lesson-" + std::to_string(getpid()) + "-args.out";
+    const std::vector<std::vector<std::string>> bad = {{"--bogus"}, {"--threads"}, {"--threads", "0"},
+                                                       {"--threads", "two"}, {"--threads", "2", "extra"}};
+    for (const char* exe : lessons) {
+        for (const auto& args : bad) {
+            INFO(exe << " " << Catch::Detail::stringify(args));
+            const Process p = runProcess(exe, args, {"FIBERSCOPE_TRACE="}, output);
+            CHECK(WIFEXITED(p.status));
+            CHECK(WEXITSTATUS(p.status) == 2);
+            CHECK(std::count(p.output.begin(), p.output.end(), '\n') == 1);
+            CHECK(p.output.find("usage: ") != std::string::npos);
+        }
+    }
 }

@@ -405,7 +405,8 @@ const char kViewHelp[] =
 
 const char kScreenshotHelp[] =
     "usage: fiberscope screenshot FILE -o OUT.png [--range START:END] [--size WxH]\n"
-    "                             [--cursor TIME] [--panel state|selection|events|legend]\n"
+    "                             [--cursor TIME] [--panel state|selection|events|legend|lesson]\n"
+    "                             [--lesson N]\n"
     "\n"
     "Renders the viewer's view of FILE to a PNG without a window. With no display\n"
     "it starts Xvfb for the duration (apt-get install xvfb). Times take a unit:\n"
@@ -479,12 +480,17 @@ int runScreenshot(const Args& args) {
             options.cursor_ns = static_cast<std::int64_t>(a);
         } else if (arg == "--panel") {
             const std::string* v = value("--panel");
-            const char* names[] = {"state", "selection", "events", "legend"};
+            const char* names[] = {"state", "selection", "events", "legend", "lesson"};
             int found = -1;
-            for (int k = 0; k < 4; ++k)
+            for (int k = 0; k < 5; ++k)
                 if (v && *v == names[k]) found = k;
-            if (found < 0) return usageError("screenshot", "--panel takes state, selection, events or legend");
+            if (found < 0) return usageError("screenshot", "--panel takes state, selection, events, legend or lesson");
             options.panel = found;
+        } else if (arg == "--lesson") {
+            const std::string* v = value("--lesson");
+            if (!v || std::atoi(v->c_str()) <= 0) return usageError("screenshot", "--lesson takes a lesson number");
+            options.lesson = std::atoi(v->c_str());
+            options.panel = 4;
         } else if (!arg.empty() && arg[0] == '-') {
             return usageError("screenshot", "unknown option '" + arg + "'");
         } else if (options.trace.empty()) {
@@ -590,9 +596,11 @@ int runLesson(const Args& args) {
     fiberscope::trace::writeTextTimeline(trace, std::cout);
     std::cout.flush();
     const char* display = std::getenv("DISPLAY");
-    if (!no_view && display && *display) return fiberscope::viewer::runViewer(output);
+    if (!no_view && display && *display) return fiberscope::viewer::runViewer(output, lesson->number);
     fiberscope::viewer::ScreenshotOptions shot;
     shot.trace = output;
+    shot.lesson = lesson->number;
+    shot.panel = 4;
     shot.output = output.substr(0, output.size() - (output.size() > 8 && output.ends_with(".fstrace") ? 8 : 0)) + ".png";
     if (const int status = fiberscope::viewer::runScreenshot(shot); status != 0) return status;
     std::printf("\nNo display%s: wrote the viewer's picture to %s\n", no_view ? " wanted (--no-view)" : "", shot.output.c_str());

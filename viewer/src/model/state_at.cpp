@@ -21,12 +21,13 @@ void buildReplayIndex(Timeline& timeline, std::size_t checkpoint_every) {
     const auto later = [](const Open& a, const Open& b) { return a.first > b.first; };
     std::size_t last = 0;
     for (std::size_t i = 0; i < items.size(); ++i) {
+        const std::int64_t c = items[i].start;
+        while (!open.empty() && open.front().first <= c) { // drop the items closed by now
+            std::pop_heap(open.begin(), open.end(), later);
+            open.pop_back();
+        }
+        // Spacing >= the snapshot's size keeps all snapshots together O(items).
         if (i - last >= std::max(checkpoint_every, open.size())) {
-            const std::int64_t c = items[i].start;
-            while (!open.empty() && open.front().first <= c) {
-                std::pop_heap(open.begin(), open.end(), later);
-                open.pop_back();
-            }
             StateCheckpoint cp;
             cp.time = c;
             cp.first_item = static_cast<std::uint32_t>(i);
@@ -61,8 +62,11 @@ SchedulerState stateAt(const Timeline& timeline, std::int64_t time) {
         ThreadState& ts = state.threads[lane];
         ts.thread = tl.thread;
         ts.worker = tl.worker;
-        ts.alive = !tl.events.empty() && tl.first_time <= time && time <= tl.last_time;
-        const std::size_t k = intervalAt(tl.lane, time);
+        // After its last record a thread stays in its last state, unless it stopped.
+        ts.alive = !tl.events.empty() && tl.first_time <= time && (time <= tl.last_time || !tl.stopped);
+        std::size_t k = intervalAt(tl.lane, time);
+        if (k == kNone && ts.alive && !tl.lane.intervals.empty() && time > tl.lane.intervals.back().end)
+            k = tl.lane.intervals.size() - 1;
         if (k != kNone) {
             const Interval& iv = tl.lane.intervals[k];
             ts.state = iv.state;

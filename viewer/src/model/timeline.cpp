@@ -368,6 +368,7 @@ private:
             return;
         }
         case EventKind::StringDef: return;
+        case EventKind::ThreadStop: tl.stopped = true; break;
         default: break;
         }
 

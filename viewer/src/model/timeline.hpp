@@ -67,6 +67,7 @@ struct ThreadLane {
     std::string name;
     std::int64_t first_time = 0; // its first and last event
     std::int64_t last_time = 0;
+    bool stopped = false;        // it recorded thread-stop (its idle loop returned)
     Lane lane;                   // Running / Idle / Parked
     std::vector<Instant> instants; // every record but switch, park, unpark, zone-begin/end, by time
     std::vector<Zone> zones;       // zones opened by its idle loop (fiber 0)

@@ -92,13 +92,23 @@ bool Window::open(const WindowOptions& options, std::string& error) {
     ImGuiIO& io = ImGui::GetIO();
     io.IniFilename = nullptr; // no imgui.ini littering the working directory
     applyStyle();
+    // Latin-1 plus punctuation (dashes, quotes, ellipsis), arrows, maths and
+    // box drawing: what lesson texts and explanations use.
+    static ImVector<ImWchar> ranges;
+    if (ranges.empty()) {
+        ImFontGlyphRangesBuilder builder;
+        builder.AddRanges(io.Fonts->GetGlyphRangesDefault());
+        static const ImWchar extra[] = {0x2000, 0x206F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0x2500, 0x257F, 0x25A0, 0x25FF, 0};
+        builder.AddRanges(extra);
+        builder.BuildRanges(&ranges);
+    }
     const std::string sans = assetPath("fonts/DejaVuSans.ttf");
     const std::string mono = assetPath("fonts/DejaVuSansMono.ttf");
     if (exists(sans)) {
-        fonts_.regular = io.Fonts->AddFontFromFileTTF(sans.c_str(), 15.0f);
-        fonts_.small = io.Fonts->AddFontFromFileTTF(sans.c_str(), 12.5f);
+        fonts_.regular = io.Fonts->AddFontFromFileTTF(sans.c_str(), 15.0f, nullptr, ranges.Data);
+        fonts_.small = io.Fonts->AddFontFromFileTTF(sans.c_str(), 12.5f, nullptr, ranges.Data);
     }
-    if (exists(mono)) fonts_.mono = io.Fonts->AddFontFromFileTTF(mono.c_str(), 14.0f);
+    if (exists(mono)) fonts_.mono = io.Fonts->AddFontFromFileTTF(mono.c_str(), 14.0f, nullptr, ranges.Data);
     if (!fonts_.regular) fonts_.regular = io.Fonts->AddFontDefault();
     if (!fonts_.small) fonts_.small = fonts_.regular;
     if (!fonts_.mono) fonts_.mono = fonts_.regular;

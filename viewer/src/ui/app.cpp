@@ -144,8 +144,13 @@ void drawApp(App& app, const Fonts& fonts) {
         if (ImGui::IsKeyPressed(kKeyF)) app.fit_requested = true;
         if (ImGui::IsKeyPressed(ImGuiKey_Escape)) app.selection.reset(), app.cursor = -1;
     }
+    pollLesson(app);
+    advancePlayback(app, ImGui::GetIO().DeltaTime);
     if (!app.trace) {
         drawWelcome(app);
+        ImGui::BeginChild("lessons", ImVec2(560, 0), true);
+        drawLessonPanel(app, fonts);
+        ImGui::EndChild();
         ImGui::End();
         return;
     }
@@ -165,6 +170,10 @@ void drawApp(App& app, const Fonts& fonts) {
     ImGui::SameLine();
     ImGui::BeginChild("side", ImVec2(side, body_height), true);
     if (ImGui::BeginTabBar("panels")) {
+        if (ImGui::BeginTabItem("Lesson", nullptr, app.panel_request == 4 ? ImGuiTabItemFlags_SetSelected : 0)) {
+            drawLessonPanel(app, fonts);
+            ImGui::EndTabItem();
+        }
         if (ImGui::BeginTabItem("Scheduler state", nullptr, app.panel_request == 0 ? ImGuiTabItemFlags_SetSelected : 0)) {
             drawSchedulerState(app, fonts);
             ImGui::EndTabItem();

@@ -14,6 +14,11 @@
 #include "model/timeline.hpp"
 #include "platform/window.hpp"
 #include "ui/time_view.hpp"
+#include "ui/markdown.hpp"
+#include "lessons/catalog.hpp"
+
+#include <atomic>
+#include <thread>
 
 namespace fiberscope::viewer {
 
@@ -60,9 +65,46 @@ struct App {
     bool open_prompt = false;
     char open_path[512] = {};
 
+    // Lessons: the browser, the narrative, running a lesson in the background.
+    struct LessonJob {
+        int lesson = 0;
+        int threads = 0;
+        bool compare = false; // load into the comparison slot
+        std::string trace_path;
+        LessonRun run;
+        std::string error;
+        bool ok = false;
+        std::atomic<bool> done{false};
+        std::thread thread;
+        ~LessonJob() {
+            if (thread.joinable()) thread.join();
+        }
+    };
+    std::vector<Lesson> lessons;
+    std::string lessons_error;
+    bool lessons_loaded = false;
+    int lesson_index = -1;         // into `lessons`: the lesson whose trace is shown
+    int browse_index = 0;          // selected in the browser
+    int lesson_threads = 0;        // 0: the lesson's default
+    int compare_threads = 1;
+    Document lesson_document;
+    std::unique_ptr<LessonJob> job;
+    std::string last_run_output;
+
+    // A second run of the same lesson, stacked under the first (Compare).
+    std::unique_ptr<trace::Trace> compare_trace;
+    std::unique_ptr<Timeline> compare_timeline;
+    std::string compare_label;
+
+    // Step mode and playback.
+    std::uint32_t step_event = kNoEvent;
+    std::string step_text;
+    bool playing = false;
+    float playback_speed = 0.5f; // milliseconds of trace per second of wall time (log slider)
+
     // Screenshot mode: no interaction, fixed layout.
     bool headless = false;
-    int panel_request = -1; // select a side tab next frame (0 state, 1 selection, 2 events, 3 legend)
+    int panel_request = -1; // select a side tab next frame (0 state, 1 selection, 2 events, 3 legend, 4 lesson)
 };
 
 // Loads `path` into `app` (replacing what was there only on success).
@@ -76,6 +118,15 @@ void drawSchedulerState(App& app, const Fonts& fonts);
 void drawSelectionStats(App& app);
 void drawEventTable(App& app);
 void drawLegend(App& app);
+void drawLessonPanel(App& app, const Fonts& fonts);
+// Starts running lesson `index` in the background (compare: into the second slot).
+void startLesson(App& app, int index, int threads, bool compare);
+// Finishes a background lesson run if it is done (call once per frame).
+void pollLesson(App& app);
+// Shows lesson `number`'s narrative beside the loaded trace (false if unknown).
+bool attachLesson(App& app, int number);
+// Advances playback by `seconds` of wall time.
+void advancePlayback(App& app, double seconds);
 
 // The instant the scheduler-state panel shows: the pinned cursor, else the
 // pointer, else the middle of the view.

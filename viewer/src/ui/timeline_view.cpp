@@ -125,7 +125,8 @@ void drawRuler(App& app, ImDrawList* dl, const Geometry& g, float y, const Fonts
 
 // Blocks of one lane between x0..x1 (in pixels), with labels when they fit.
 void drawLaneBlocks(App& app, ImDrawList* dl, const Geometry& g, const Lane& lane, float y, float h, bool fiber_lane,
-                    std::vector<Block>& scratch) {
+                    std::vector<Block>& scratch, const Timeline* names = nullptr) {
+    if (!names) names = app.timeline.get();
     const double npp = app.view.nsPerPixel(g.width);
     visibleBlocks(lane, static_cast<std::int64_t>(app.view.start), static_cast<std::int64_t>(app.view.end), npp, scratch);
     for (const Block& b : scratch) {
@@ -144,7 +145,7 @@ void drawLaneBlocks(App& app, ImDrawList* dl, const Geometry& g, const Lane& lan
         if (b.count > 1 && b.state == State::Running) c = darker(c, 0.85f);
         dl->AddRectFilled(ImVec2(x0, top), ImVec2(x1, bottom), c);
         if (b.state == State::Running && x1 - x0 > 28 && b.count == 1) {
-            const FiberLane* f = findFiber(*app.timeline, b.fiber);
+            const FiberLane* f = findFiber(*names, b.fiber);
             const char* name = f ? f->name.c_str() : "";
             const ImVec2 size = ImGui::CalcTextSize(name);
             if (size.x < x1 - x0 - 6) {
@@ -294,8 +295,26 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
         }
         y += kThreadLaneHeight + kGlyphStrip + 3;
     }
-    const float threads_bottom = y;
     if (app.show_flows) drawFlows(app, dl, g, lane_y);
+    // A second run of the same lesson, on the same time axis (Compare).
+    if (app.compare_timeline) {
+        y += 6;
+        ImGui::PushFont(fonts.small);
+        const std::string title = "COMPARE: the same lesson with " + app.compare_label;
+        dl->AddText(ImVec2(g.origin.x, y), palette::cursor, title.c_str());
+        ImGui::PopFont();
+        y += 16;
+        const Timeline& other = *app.compare_timeline;
+        for (std::size_t i = 0; i < other.threads.size(); ++i) {
+            const ThreadLane& lane = other.threads[i];
+            dl->AddRectFilled(ImVec2(g.left, y), ImVec2(g.left + g.width, y + kThreadLaneHeight),
+                              i % 2 ? palette::lane_alt : palette::lane);
+            dl->AddText(ImVec2(g.origin.x + 4, y + 7), palette::text_dim, lane.name.c_str());
+            drawLaneBlocks(app, dl, g, lane.lane, y, kThreadLaneHeight, false, scratch, &other);
+            y += kThreadLaneHeight + 3;
+        }
+    }
+    const float threads_bottom = y;
 
     // Fiber lanes: scrolled, only those alive in the view.
     y += kSectionGap - 8;

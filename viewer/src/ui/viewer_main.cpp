@@ -11,11 +11,12 @@
 
 namespace fiberscope::viewer {
 
-int runViewer(const std::string& path) {
+int runViewer(const std::string& path, int lesson) {
     App app;
-    if (!path.empty() && !loadTrace(app, path)) {
-        // Still open the window: the banner shows the error, another file can be opened.
+    if (!path.empty() && loadTrace(app, path) && lesson > 0) attachLesson(app, lesson);
+    if (!path.empty() && !app.trace) {
         std::fprintf(stderr, "fiberscope: %s\n", app.error.c_str());
+        return 1;
     }
     Window window;
     std::string error;
@@ -39,6 +40,7 @@ int runScreenshot(const ScreenshotOptions& options) {
         std::fprintf(stderr, "fiberscope: %s\n", app.error.c_str());
         return 1;
     }
+    if (options.lesson > 0) attachLesson(app, options.lesson);
     VirtualDisplay display;
     std::string error;
     if (!display.ensure(error)) {
@@ -63,7 +65,7 @@ int runScreenshot(const ScreenshotOptions& options) {
                 app.view.end = options.range_end_ns;
             }
             app.cursor = options.cursor_ns;
-            app.panel_request = options.panel;
+            if (i == 0) app.panel_request = options.panel;
             drawApp(app, window.fonts());
         });
         if (i + 1 < 4) window.present();

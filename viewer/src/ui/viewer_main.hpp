@@ -7,7 +7,8 @@
 namespace fiberscope::viewer {
 
 // Opens the viewer window (on `path`, or empty). Returns a process exit code.
-int runViewer(const std::string& path);
+// `lesson` > 0: show that lesson's narrative beside the trace.
+int runViewer(const std::string& path, int lesson = 0);
 
 struct ScreenshotOptions {
     std::string trace;   // the trace to draw
@@ -16,7 +17,8 @@ struct ScreenshotOptions {
     bool has_range = false;
     double range_start_ns = 0, range_end_ns = 0;
     std::int64_t cursor_ns = -1; // pin the scheduler state here (-1: middle of the view)
-    int panel = 0;               // 0 scheduler state, 1 selection stats, 2 events, 3 legend
+    int panel = 0;               // 0 scheduler state, 1 selection stats, 2 events, 3 legend, 4 lesson
+    int lesson = 0;              // > 0: the lesson whose narrative the lesson panel shows
 };
 
 // Renders the viewer's view of a trace offscreen (starting Xvfb when there is

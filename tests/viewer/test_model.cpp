@@ -1,0 +1,1146 @@
+// The viewer's model: lanes, levels of detail, hit testing, explanations,
+// scheduler state, range statistics and filters.
+//
+// Three kinds of input: small hand-built traces with answers worked out by
+// hand; traces from a small scheduler simulator that also logs the true
+// queue / ring state (stateAt is checked against a brute-force replay of that
+// log at many random times); and a real trace recorded from the runtime,
+// checked for invariants. A 2M-event synthetic trace smoke-tests scale.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+
+#include <fiberscope/fiberscope.hpp>
+#include <fiberscope/trace.hpp>
+#include <fiberscope/trace_reader.hpp>
+
+#include "model/describe.hpp"
+#include "model/filter.hpp"
+#include "model/hit.hpp"
+#include "model/lod.hpp"
+#include "model/range_stats.hpp"
+#include "model/state_at.hpp"
+#include "model/timeline.hpp"
+
+using namespace fiberscope;
+using namespace fiberscope::viewer;
+using trace::Event;
+using trace::EventKind;
+using trace::ScheduleHow;
+using trace::SwitchReason;
+using Trace = fiberscope::trace::Trace;
+
+namespace {
+
+constexpr std::uint8_t kRead = 22; // IORING_OP_READ
+
+Event ev(std::int64_t time, std::uint32_t thread, EventKind kind, std::uint64_t a0 = 0, std::uint64_t a1 = 0, std::uint64_t a2 = 0,
+         std::uint8_t small = 0) {
+    Event e;
+    e.time = time;
+    e.thread = thread;
+    e.kind = kind;
+    e.arg[0] = a0;
+    e.arg[1] = a1;
+    e.arg[2] = a2;
+    e.small = small;
+    return e;
+}
+std::uint8_t sw(SwitchReason r) { return static_cast<std::uint8_t>(r); }
+std::uint8_t how(ScheduleHow h) { return static_cast<std::uint8_t>(h); }
+std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(v); }
+
+Trace makeTrace(unsigned threads, std::vector<Event> events, std::vector<std::string> strings = {}) {
+    Trace t;
+    t.header.complete = true;
+    for (unsigned i = 0; i < threads; ++i) {
+        trace::ThreadInfo info;
+        info.number = i;
+        info.worker = i;
+        info.name = "worker " + std::to_string(i);
+        t.threads.push_back(info);
+    }
+    t.strings.push_back("");
+    for (auto& s : strings) t.strings.push_back(s);
+    std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.time < b.time; });
+    t.events = std::move(events);
+    t.header.duration_ns = t.events.empty() ? 0 : t.events.back().time;
+    return t;
+}
+
+struct Expected {
+    std::int64_t start, end;
+    State state;
+    std::uint64_t fiber;
+};
+
+void checkLane(const Lane& lane, const std::vector<Expected>& expected) {
+    REQUIRE(lane.intervals.size() == expected.size());
+    for (std::size_t k = 0; k < expected.size(); ++k) {
+        INFO("interval " << k);
+        CHECK(lane.intervals[k].start == expected[k].start);
+        CHECK(lane.intervals[k].end == expected[k].end);
+        CHECK(lane.intervals[k].state == expected[k].state);
+        CHECK(lane.intervals[k].fiber == expected[k].fiber);
+    }
+}
+
+// One main fiber doing a read, one child fiber, a second worker parked.
+Trace smallTrace() {
+    return makeTrace(2,
+                     {
+                         ev(0, 0, EventKind::ThreadStart, 0, 0),
+                         ev(10, 0, EventKind::FiberCreate, 2, 1, 0),
+                         ev(10, 0, EventKind::Schedule, 2, 1, 0, how(ScheduleHow::OwnQueue)),
+                         ev(20, 0, EventKind::Submit, 1, u(5), 0, kRead),
+                         ev(20, 0, EventKind::Switch, 1, 2, 0, sw(SwitchReason::IoWait)),
+                         ev(30, 1, EventKind::ThreadStart, 1, 0),
+                         ev(30, 1, EventKind::Park),
+                         ev(40, 0, EventKind::Switch, 2, 0, 0, sw(SwitchReason::Finish)),
+                         ev(40, 0, EventKind::FiberFinish, 2),
+                         ev(45, 0, EventKind::Park),
+                         ev(50, 0, EventKind::Complete, 1, u(4096), 0, kRead),
+                         ev(50, 0, EventKind::Unpark, 1),
+                         ev(55, 0, EventKind::Switch, 0, 1, 0, sw(SwitchReason::Idle)),
+                         ev(60, 1, EventKind::Unpark, 0),
+                         ev(70, 0, EventKind::Mark, 1),
+                     },
+                     {"done"});
+}
+
+// ---------------------------------------------------------------------------
+// A small scheduler simulator: emits a consistent trace and logs the true
+// ready queues, in-flight operations and thread states.
+
+struct TruthOp {
+    enum Kind { Enqueue, Dequeue, MoveAll, Submit, Complete, Run, Park, Unpark } kind;
+    std::int64_t time;
+    std::uint32_t thread; // Enqueue/MoveAll(to)/Submit/Run/Park/Unpark
+    std::uint32_t other;  // MoveAll: from
+    std::uint64_t fiber;  // Enqueue/Dequeue/Submit/Complete/Run
+    std::int64_t fd;
+    std::uint8_t opcode;
+};
+
+struct TruthState {
+    std::vector<std::uint64_t> running;
+    std::vector<bool> parked;
+    std::vector<std::multiset<std::uint64_t>> ready;
+    std::vector<std::multiset<std::tuple<std::uint64_t, std::uint8_t, std::int64_t>>> in_flight;
+};
+
+class Simulator {
+public:
+    Simulator(unsigned threads, std::uint64_t seed, bool log) : n_(threads), rng_(seed), log_(log) {
+        running_.assign(n_, 0);
+        parked_.assign(n_, false);
+        queue_.resize(n_);
+        in_flight_.resize(n_);
+        wakeups_.resize(n_);
+        trace_.header.complete = true;
+        for (unsigned i = 0; i < n_; ++i) {
+            trace::ThreadInfo info;
+            info.number = i;
+            info.worker = i;
+            info.name = "worker " + std::to_string(i);
+            trace_.threads.push_back(info);
+        }
+        trace_.strings = {"", "tick", "job"};
+        running_[0] = 1; // the main fiber
+        for (unsigned i = 0; i < n_; ++i) emit(i, EventKind::ThreadStart, i, 0);
+    }
+
+    void run(std::size_t events) {
+        trace_.events.reserve(events + 64);
+        while (trace_.events.size() < events) step();
+        trace_.header.duration_ns = now_;
+    }
+
+    Trace trace_;
+    std::vector<TruthOp> truth;
+
+    TruthState truthAt(std::int64_t t) const {
+        TruthState s;
+        s.running.assign(n_, 0);
+        s.running[0] = 1;
+        s.parked.assign(n_, false);
+        s.ready.resize(n_);
+        s.in_flight.resize(n_);
+        for (const TruthOp& op : truth) {
+            if (op.time > t) break;
+            switch (op.kind) {
+            case TruthOp::Enqueue: s.ready[op.thread].insert(op.fiber); break;
+            case TruthOp::Dequeue:
+                for (auto& r : s.ready)
+                    if (auto it = r.find(op.fiber); it != r.end()) {
+                        r.erase(it);
+                        break;
+                    }
+                break;
+            case TruthOp::MoveAll:
+                s.ready[op.thread].insert(s.ready[op.other].begin(), s.ready[op.other].end());
+                s.ready[op.other].clear();
+                break;
+            case TruthOp::Submit: s.in_flight[op.thread].insert({op.fiber, op.opcode, op.fd}); break;
+            case TruthOp::Complete:
+                for (auto& f : s.in_flight)
+                    for (auto it = f.begin(); it != f.end(); ++it)
+                        if (std::get<0>(*it) == op.fiber) {
+                            f.erase(it);
+                            goto done;
+                        }
+            done:
+                break;
+            case TruthOp::Run: s.running[op.thread] = op.fiber; break;
+            case TruthOp::Park: s.parked[op.thread] = true; break;
+            case TruthOp::Unpark: s.parked[op.thread] = false; break;
+            }
+        }
+        return s;
+    }
+
+private:
+    unsigned n_;
+    std::mt19937_64 rng_;
+    bool log_;
+    std::int64_t now_ = 0;
+    std::uint64_t next_fiber_ = 2;
+    std::size_t live_ = 1;
+    std::vector<std::uint64_t> running_;
+    std::vector<bool> parked_;
+    std::vector<std::deque<std::uint64_t>> queue_;
+    std::vector<std::vector<std::pair<std::uint64_t, std::uint8_t>>> in_flight_;
+    std::vector<std::vector<std::uint32_t>> wakeups_; // senders of pending MSG_RINGs
+
+    std::uint64_t rand(std::uint64_t n) { return rng_() % n; }
+
+    void emit(std::uint32_t thread, EventKind kind, std::uint64_t a0 = 0, std::uint64_t a1 = 0, std::uint64_t a2 = 0,
+              std::uint8_t small = 0, bool same_time = false) {
+        if (!same_time && rand(10) != 0) now_ += 1 + static_cast<std::int64_t>(rand(200)); // 10%: a tie with the previous record
+        trace_.events.push_back(ev(now_, thread, kind, a0, a1, a2, small));
+    }
+    void log(TruthOp op) {
+        op.time = now_;
+        if (log_) truth.push_back(op);
+    }
+    void run(std::uint32_t t, std::uint64_t from, std::uint64_t to, SwitchReason reason) {
+        emit(t, EventKind::Switch, from, to, 0, sw(reason));
+        if (to) log({TruthOp::Dequeue, 0, t, 0, to, 0, 0});
+        log({TruthOp::Run, 0, t, 0, to, 0, 0});
+        running_[t] = to;
+    }
+    void enqueue(std::uint32_t t, std::uint64_t f) {
+        queue_[t].push_back(f);
+        log({TruthOp::Enqueue, 0, t, 0, f, 0, 0});
+    }
+
+    void step() {
+        const auto t = static_cast<std::uint32_t>(rand(n_));
+        if (parked_[t]) {
+            if (in_flight_[t].empty() && wakeups_[t].empty() && rand(4) != 0) return;
+            for (std::uint32_t sender : wakeups_[t]) emit(t, EventKind::WakeupReceived, sender);
+            wakeups_[t].clear();
+            std::vector<std::uint64_t> done;
+            auto& ops = in_flight_[t];
+            std::shuffle(ops.begin(), ops.end(), rng_);
+            const std::size_t k = ops.empty() ? 0 : 1 + rand(ops.size());
+            for (std::size_t i = 0; i < k; ++i) {
+                emit(t, EventKind::Complete, ops.back().first, 8, 0, ops.back().second);
+                log({TruthOp::Complete, 0, t, 0, ops.back().first, 0, 0});
+                done.push_back(ops.back().first);
+                ops.pop_back();
+            }
+            emit(t, EventKind::Unpark, done.size());
+            log({TruthOp::Unpark, 0, t, 0, 0, 0, 0});
+            parked_[t] = false;
+            if (done.size() >= 2) {
+                emit(t, EventKind::Schedule, done[1], done.size() - 1, t, how(ScheduleHow::OwnQueue));
+                for (std::size_t i = 1; i < done.size(); ++i) enqueue(t, done[i]);
+            }
+            if (!done.empty()) run(t, 0, done[0], SwitchReason::Idle);
+            return;
+        }
+        const std::uint64_t f = running_[t];
+        if (f == 0) {
+            if (!queue_[t].empty()) {
+                const std::uint64_t next = queue_[t].front();
+                queue_[t].pop_front();
+                run(t, 0, next, SwitchReason::Idle);
+                return;
+            }
+            std::vector<std::uint32_t> victims;
+            for (std::uint32_t v = 0; v < n_; ++v)
+                if (v != t && !queue_[v].empty()) victims.push_back(v);
+            if (!victims.empty() && rand(3) != 0) {
+                const std::uint32_t v = victims[rand(victims.size())];
+                const std::uint64_t head = queue_[v].front();
+                emit(t, EventKind::Steal, head, v);
+                for (std::uint64_t q : queue_[v]) queue_[t].push_back(q);
+                queue_[v].clear();
+                log({TruthOp::MoveAll, 0, t, v, 0, 0, 0});
+                queue_[t].pop_front();
+                run(t, 0, head, SwitchReason::Idle);
+                return;
+            }
+            emit(t, EventKind::Park);
+            log({TruthOp::Park, 0, t, 0, 0, 0, 0});
+            parked_[t] = true;
+            return;
+        }
+        const std::uint64_t r = rand(100);
+        const std::uint64_t spawn_limit = live_ > 200 ? 5 : 30;
+        if (r < spawn_limit) {
+            const std::uint64_t g = next_fiber_++;
+            ++live_;
+            emit(t, EventKind::FiberCreate, g, f, 0);
+            std::vector<std::uint32_t> idle;
+            for (std::uint32_t w = 0; w < n_; ++w)
+                if (w != t && parked_[w] && queue_[w].empty() && wakeups_[w].empty()) idle.push_back(w);
+            if (!idle.empty() && rand(2)) {
+                const std::uint32_t w = idle[rand(idle.size())];
+                emit(t, EventKind::Schedule, g, 1, w, how(ScheduleHow::IdleHandoff));
+                emit(t, EventKind::WakeupSent, w, 0, 0, 0, true);
+                enqueue(w, g);
+                wakeups_[w].push_back(t);
+            } else {
+                emit(t, EventKind::Schedule, g, 1, t, how(ScheduleHow::OwnQueue));
+                enqueue(t, g);
+            }
+        } else if (r < 50 || (r >= 90 && r < 100)) {
+            const bool timer = r >= 90;
+            const std::uint8_t opcode = timer ? 11 : kRead;
+            const std::int64_t fd = timer ? -1 : static_cast<std::int64_t>(f % 7);
+            emit(t, EventKind::Submit, f, u(fd), 0, opcode);
+            log({TruthOp::Submit, 0, t, 0, f, fd, opcode});
+            in_flight_[t].push_back({f, opcode});
+            std::uint64_t next = 0;
+            if (!queue_[t].empty() && rand(2)) {
+                next = queue_[t].front();
+                queue_[t].pop_front();
+            }
+            run(t, f, next, SwitchReason::IoWait);
+        } else if (r < 65 || (r < 80 && f == 1)) {
+            run(t, f, 0, SwitchReason::Yield);
+            emit(t, EventKind::Schedule, f, 1, t, how(ScheduleHow::OwnQueue));
+            enqueue(t, f);
+        } else if (r < 80) {
+            run(t, f, 0, SwitchReason::Finish);
+            emit(t, EventKind::FiberFinish, f);
+            --live_;
+        } else {
+            emit(t, EventKind::Mark, 1 + rand(2));
+        }
+    }
+};
+
+std::vector<std::uint64_t> sortedFibers(const std::vector<ReadyEntry>& ready) {
+    std::vector<std::uint64_t> out;
+    for (const auto& r : ready) out.push_back(r.fiber);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+void compareStateAt(const Timeline& tl, const Simulator& sim, std::int64_t time) {
+    const SchedulerState state = stateAt(tl, time);
+    const TruthState truth = sim.truthAt(time);
+    REQUIRE(state.threads.size() == truth.running.size());
+    for (const ThreadState& ts : state.threads) {
+        INFO("time " << time << ", thread " << ts.thread);
+        const std::uint32_t t = ts.thread;
+        CHECK(ts.running == truth.running[t]);
+        const State expected = truth.parked[t] ? State::Parked : (truth.running[t] ? State::Running : State::Idle);
+        CHECK(ts.state == expected);
+        CHECK(sortedFibers(ts.ready) == std::vector<std::uint64_t>(truth.ready[t].begin(), truth.ready[t].end()));
+        std::multiset<std::tuple<std::uint64_t, std::uint8_t, std::int64_t>> ops;
+        for (const auto& op : ts.in_flight) ops.insert({op.fiber, op.opcode, op.fd});
+        CHECK(ops == truth.in_flight[t]);
+        CHECK((std::find(state.parked.begin(), state.parked.end(), t) != state.parked.end()) == truth.parked[t]);
+    }
+}
+
+// Interval invariants every lane must satisfy.
+void checkLaneShape(const Lane& lane) {
+    for (std::size_t k = 0; k < lane.intervals.size(); ++k) {
+        const Interval& iv = lane.intervals[k];
+        REQUIRE(iv.end >= iv.start);
+        if (k) REQUIRE(lane.intervals[k - 1].end <= iv.start);
+    }
+}
+
+// visibleBlocks' contract, checked against the intervals directly.
+void checkBlocks(const Lane& lane, std::int64_t t0, std::int64_t t1, double ns_per_pixel) {
+    std::vector<Block> blocks;
+    visibleBlocks(lane, t0, t1, ns_per_pixel, blocks);
+    std::size_t first = 0, count = 0;
+    std::int64_t busy = 0;
+    for (std::size_t k = 0; k < lane.intervals.size(); ++k) {
+        const Interval& iv = lane.intervals[k];
+        if (iv.start <= t1 && iv.end >= t0) {
+            if (count == 0) first = k;
+            ++count;
+            busy += iv.duration();
+        }
+    }
+    INFO("view [" << t0 << ", " << t1 << "] at " << ns_per_pixel << " ns/px");
+    std::uint64_t counted = 0;
+    std::int64_t covered = 0;
+    std::int64_t last_pixel = -1;
+    std::size_t next_first = first;
+    for (const Block& b : blocks) {
+        REQUIRE(b.count >= 1);
+        REQUIRE(b.first == next_first); // consecutive runs of intervals, in order, none skipped
+        next_first = b.first + b.count;
+        REQUIRE(b.start == lane.intervals[b.first].start);
+        REQUIRE(b.end >= lane.intervals[b.first + b.count - 1].end);
+        const auto pixel = static_cast<std::int64_t>(std::floor(static_cast<double>(std::max(b.start, t0) - t0) / ns_per_pixel));
+        REQUIRE(pixel > last_pixel); // never two blocks starting in one pixel
+        last_pixel = pixel;
+        bool dominant_is_member = false;
+        for (std::uint32_t k = b.first; k < b.first + b.count; ++k)
+            dominant_is_member |= lane.intervals[k].fiber == b.fiber && lane.intervals[k].state == b.state;
+        REQUIRE(dominant_is_member);
+        counted += b.count;
+        covered += b.busy;
+    }
+    REQUIRE(counted == count);
+    REQUIRE(covered == busy);
+    const double pixels = static_cast<double>(t1 - t0) / ns_per_pixel;
+    REQUIRE(static_cast<double>(blocks.size()) <= pixels + 2);
+}
+
+std::string tempTrace(const char* name) {
+    return "/tmp/fiberscope-viewer-" + std::to_string(getpid()) + "-" + name + ".fstrace";
+}
+
+long tree(EventLoop& loop, long depth) {
+    if (depth == 0) return 1;
+    std::vector<Future<long>> children;
+    for (int i = 0; i < 3; ++i) children.push_back(loop.async([&loop, depth] { return tree(loop, depth - 1); }));
+    long sum = 0;
+    for (auto& c : children) sum += c.await();
+    return sum;
+}
+
+// Records a program that makes every kind of decision the runtime traces.
+Trace recordRealTrace() {
+    const std::string path = tempTrace("model");
+    {
+        trace::Recorder recorder(path);
+        REQUIRE(recorder.ok());
+        auto loop = EventLoop::create({.threads = 4}).value();
+        auto total = loop->async([&] {
+            setFiberName("root");
+            trace::mark("tree start");
+            trace::Zone zone("building the tree");
+            return tree(*loop, 4);
+        });
+        REQUIRE(total.await() == 81);
+        // File I/O: submit/complete with fds.
+        const std::string file = tempTrace("data");
+        auto io = loop->async([&] {
+            auto f = loop->createFile(file, {.read = true});
+            REQUIRE(f);
+            std::vector<std::byte> buffer(4096, std::byte{7});
+            REQUIRE(loop->pwrite(*f, buffer, 0).value() == 4096);
+            REQUIRE(loop->pread(*f, buffer, 0).value() == 4096);
+            REQUIRE(loop->close(*f));
+        });
+        io.await();
+        unlink(file.c_str());
+        // A canceled sleeper and a timer.
+        auto sleeper = loop->async([&] { return loop->sleep(std::chrono::seconds(30)); });
+        (void)loop->sleep(std::chrono::milliseconds(2));
+        REQUIRE(sleeper.cancel().error() == Errc::Canceled);
+        // Mutex contention and hand-offs, a condition, a queue, a group.
+        Mutex mutex;
+        Condition condition;
+        int stage = 0;
+        std::vector<Future<void>> lockers;
+        mutex.lock(); // held while the lockers start: they must contend, and unlock hands it over
+        for (int i = 0; i < 6; ++i)
+            lockers.push_back(loop->async([&] {
+                for (int r = 0; r < 10; ++r) {
+                    std::lock_guard lock(mutex);
+                    loop->yield();
+                }
+            }));
+        (void)loop->sleep(std::chrono::milliseconds(5));
+        mutex.unlock();
+        for (auto& l : lockers) l.await();
+        auto waiter = loop->async([&] {
+            std::unique_lock lock(mutex);
+            while (stage == 0) (void)condition.wait(lock);
+        });
+        (void)loop->sleep(std::chrono::milliseconds(5));
+        {
+            std::lock_guard lock(mutex);
+            stage = 1;
+        }
+        condition.broadcast();
+        waiter.await();
+        Queue<int> queue(2);
+        auto producer = loop->async([&] {
+            for (int i = 0; i < 10; ++i) (void)queue.put(i);
+            queue.close();
+        });
+        int got = 0;
+        while (queue.get()) ++got;
+        producer.await();
+        REQUIRE(got == 10);
+        Group group(*loop);
+        for (int i = 0; i < 4; ++i) group.async([&] { loop->yield(); });
+        REQUIRE(group.wait());
+    }
+    Trace trace;
+    trace::ReadError error;
+    const bool read = trace::readTrace(path, trace, error, {.strict = true});
+    INFO(error.text());
+    REQUIRE(read);
+    unlink(path.c_str());
+    return trace;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------
+
+TEST_CASE("thread and fiber lanes of a hand-built trace", "[viewer]") {
+    const Trace trace = smallTrace();
+    const Timeline tl = buildTimeline(trace);
+    REQUIRE(tl.threads.size() == 2);
+    CHECK(tl.threads[0].worker == 0);
+    CHECK(tl.threads[1].worker == 1);
+    CHECK(tl.end_time == 70);
+    checkLane(tl.threads[0].lane, {
+                                      {0, 20, State::Running, 1},
+                                      {20, 40, State::Running, 2},
+                                      {40, 45, State::Idle, 0},
+                                      {45, 50, State::Parked, 0},
+                                      {50, 55, State::Idle, 0},
+                                      {55, 70, State::Running, 1},
+                                  });
+    checkLane(tl.threads[1].lane, {
+                                      {30, 30, State::Idle, 0},
+                                      {30, 60, State::Parked, 0},
+                                      {60, 60, State::Idle, 0},
+                                  });
+    REQUIRE(tl.fibers.size() == 2);
+    const FiberLane& main = tl.fibers[0];
+    CHECK(main.fiber == 1);
+    CHECK(main.name == "main");
+    checkLane(main.lane, {
+                             {0, 20, State::Running, 1},
+                             {20, 50, State::Waiting, 1},
+                             {50, 55, State::Ready, 1},
+                             {55, 70, State::Running, 1},
+                         });
+    CHECK(main.lane.intervals[1].reason == WaitReason::Io);
+    const FiberLane& child = tl.fibers[1];
+    CHECK(child.fiber == 2);
+    CHECK(child.name == "fiber #2");
+    CHECK(child.parent == 1);
+    CHECK(child.created == 10);
+    CHECK(child.finished == 40);
+    checkLane(child.lane, {
+                              {10, 20, State::Ready, 2},
+                              {20, 40, State::Running, 2},
+                              {40, 70, State::Finished, 2},
+                          });
+    CHECK(child.lane.intervals[0].thread == 0); // queued on worker 0
+
+    // Flows: the spawn and the read's completion.
+    std::map<FlowKind, std::vector<Flow>> flows;
+    for (const Flow& f : tl.flows) flows[f.kind].push_back(f);
+    REQUIRE(flows[FlowKind::Spawn].size() == 1);
+    CHECK(flows[FlowKind::Spawn][0].from.time == 10);
+    CHECK(flows[FlowKind::Spawn][0].from.fiber == 1);
+    CHECK(flows[FlowKind::Spawn][0].to.time == 20);
+    CHECK(flows[FlowKind::Spawn][0].to.fiber == 2);
+    REQUIRE(flows[FlowKind::Completion].size() == 1);
+    CHECK(flows[FlowKind::Completion][0].from.time == 20);
+    CHECK(flows[FlowKind::Completion][0].to.time == 55);
+    CHECK(flows[FlowKind::Completion][0].to.fiber == 1);
+
+    // Instants: everything but switches, parks and unparks, with the mark's label.
+    const auto& instants = tl.threads[0].instants;
+    REQUIRE(!instants.empty());
+    CHECK(instants.back().kind == EventKind::Mark);
+    CHECK(trace.string(instants.back().label) == "done");
+    for (const Instant& i : instants) CHECK(i.kind != EventKind::Switch);
+
+    // Latencies: fiber 2 waited 10 ns to run, fiber 1 5 ns after its completion.
+    REQUIRE(tl.latencies.size() == 2);
+    CHECK(tl.latencies[0].fiber == 2);
+    CHECK(tl.latencies[0].run - tl.latencies[0].ready == 10);
+    CHECK(tl.latencies[1].fiber == 1);
+    CHECK(tl.latencies[1].run - tl.latencies[1].ready == 5);
+}
+
+TEST_CASE("stateAt on a hand-built trace", "[viewer]") {
+    const Trace trace = smallTrace();
+    const Timeline tl = buildTimeline(trace);
+    SchedulerState s = stateAt(tl, 15);
+    CHECK(s.threads[0].state == State::Running);
+    CHECK(s.threads[0].running == 1);
+    REQUIRE(s.threads[0].ready.size() == 1);
+    CHECK(s.threads[0].ready[0].fiber == 2);
+    CHECK_FALSE(s.threads[1].alive);
+
+    s = stateAt(tl, 25);
+    CHECK(s.threads[0].running == 2);
+    CHECK(s.threads[0].ready.empty());
+    REQUIRE(s.threads[0].in_flight.size() == 1);
+    CHECK(s.threads[0].in_flight[0].fiber == 1);
+    CHECK(s.threads[0].in_flight[0].opcode == kRead);
+    CHECK(s.threads[0].in_flight[0].fd == 5);
+
+    s = stateAt(tl, 47);
+    CHECK(s.threads[0].state == State::Parked);
+    CHECK(s.threads[1].state == State::Parked);
+    CHECK(s.parked.size() == 2);
+    CHECK(s.threads[0].in_flight.size() == 1);
+
+    s = stateAt(tl, 50); // after the completion at 50
+    CHECK(s.threads[0].state == State::Idle);
+    CHECK(s.threads[0].in_flight.empty());
+    CHECK(s.parked == std::vector<std::uint32_t>{1});
+}
+
+TEST_CASE("steals, hand-offs and wake-ups", "[viewer]") {
+    // Main (fiber 1) on worker 0 spawns 2, 3, 4 onto its own queue; worker 1
+    // steals the queue (head 4), runs 4; main hands fiber 5 to idle worker 2.
+    const Trace trace = makeTrace(3, {
+                                         ev(0, 0, EventKind::ThreadStart, 0, 0),
+                                         ev(0, 1, EventKind::ThreadStart, 1, 0),
+                                         ev(0, 2, EventKind::ThreadStart, 2, 0),
+                                         ev(1, 1, EventKind::Park),
+                                         ev(1, 2, EventKind::Park),
+                                         ev(10, 0, EventKind::FiberCreate, 2, 1, 0),
+                                         ev(10, 0, EventKind::Schedule, 2, 1, 0, how(ScheduleHow::OwnQueue)),
+                                         ev(11, 0, EventKind::FiberCreate, 3, 1, 0),
+                                         ev(11, 0, EventKind::Schedule, 3, 1, 0, how(ScheduleHow::OwnQueue)),
+                                         ev(12, 0, EventKind::FiberCreate, 4, 1, 0),
+                                         ev(12, 0, EventKind::Schedule, 4, 1, 0, how(ScheduleHow::OwnQueue)),
+                                         ev(20, 1, EventKind::Unpark, 0),
+                                         ev(21, 1, EventKind::Steal, 4, 0),
+                                         ev(21, 1, EventKind::Switch, 0, 4, 0, sw(SwitchReason::Idle)),
+                                         ev(30, 0, EventKind::FiberCreate, 5, 1, 0),
+                                         ev(30, 0, EventKind::Schedule, 5, 1, 2, how(ScheduleHow::IdleHandoff)),
+                                         ev(30, 0, EventKind::WakeupSent, 2),
+                                         ev(35, 2, EventKind::WakeupReceived, 0),
+                                         ev(35, 2, EventKind::Unpark, 1),
+                                         ev(36, 2, EventKind::Switch, 0, 5, 0, sw(SwitchReason::Idle)),
+                                         ev(40, 1, EventKind::Switch, 4, 3, 0, sw(SwitchReason::Yield)),
+                                         ev(40, 1, EventKind::Schedule, 4, 1, 1, how(ScheduleHow::OwnQueue)),
+                                         ev(48, 0, EventKind::Switch, 1, 0, 0, sw(SwitchReason::Await)),
+                                         ev(50, 0, EventKind::Mark, 0),
+                                     });
+    const Timeline tl = buildTimeline(trace);
+    SchedulerState s = stateAt(tl, 15);
+    CHECK(sortedFibers(s.threads[0].ready) == std::vector<std::uint64_t>{2, 3, 4});
+    s = stateAt(tl, 25);
+    CHECK(s.threads[0].ready.empty());
+    CHECK(sortedFibers(s.threads[1].ready) == std::vector<std::uint64_t>{2, 3});
+    CHECK(s.threads[1].running == 4);
+    s = stateAt(tl, 32);
+    CHECK(sortedFibers(s.threads[2].ready) == std::vector<std::uint64_t>{5});
+    CHECK(s.threads[2].state == State::Parked);
+    s = stateAt(tl, 45);
+    CHECK(s.threads[1].running == 3);
+    CHECK(sortedFibers(s.threads[1].ready) == std::vector<std::uint64_t>{2, 4});
+    CHECK(s.threads[2].running == 5);
+
+    std::map<FlowKind, std::vector<Flow>> flows;
+    for (const Flow& f : tl.flows) flows[f.kind].push_back(f);
+    REQUIRE(flows[FlowKind::Steal].size() == 1);
+    const Flow& steal = flows[FlowKind::Steal][0];
+    CHECK(steal.from.time == 12); // when fiber 4 was queued on worker 0
+    CHECK(steal.from.thread == 0);
+    CHECK(steal.to.time == 21);
+    CHECK(steal.to.thread == 1);
+    CHECK(steal.to.fiber == 4);
+    REQUIRE(flows[FlowKind::Wakeup].size() == 1);
+    const Flow& wake = flows[FlowKind::Wakeup][0];
+    CHECK(wake.from.time == 30);
+    CHECK(wake.from.thread == 0);
+    CHECK(wake.from.fiber == 1);
+    CHECK(wake.to.time == 35);
+    CHECK(wake.to.thread == 2);
+    CHECK(wake.to.fiber == 5);
+    CHECK(flows[FlowKind::Spawn].size() == 3); // fiber 2 never ran
+
+    // Explanations name what happened and the function that did it.
+    const auto find = [&](EventKind kind) {
+        for (std::uint32_t i = 0; i < trace.events.size(); ++i)
+            if (trace.events[i].kind == kind) return i;
+        return kNoEvent;
+    };
+    const Explanation stole = explain(tl, trace, find(EventKind::Steal));
+    CHECK(stole.text == "thread 1 (worker 1) found its ready queue empty and stole fiber #4 from worker 0 in findReadyFiber(): it took that "
+                        "worker's whole ready queue and runs its head first");
+    CHECK(stole.function == "findReadyFiber()");
+    std::uint32_t handoff = kNoEvent;
+    for (std::uint32_t i = 0; i < trace.events.size(); ++i)
+        if (trace.events[i].kind == EventKind::Schedule && trace.events[i].small == how(ScheduleHow::IdleHandoff)) handoff = i;
+    const Explanation handed = explain(tl, trace, handoff);
+    CHECK(handed.text.rfind("schedule() handed fiber #5 to idle worker 2 and woke it with MSG_RING", 0) == 0);
+    CHECK(handed.text.find("just created") != std::string::npos);
+}
+
+TEST_CASE("explanations of I/O, switches and intervals", "[viewer]") {
+    const Trace trace = smallTrace();
+    const Timeline tl = buildTimeline(trace);
+    std::set<EventKind> kinds;
+    for (std::uint32_t i = 0; i < trace.events.size(); ++i) {
+        const Explanation x = explain(tl, trace, i);
+        INFO(trace::eventKindName(trace.events[i].kind));
+        CHECK(!x.text.empty());
+        CHECK(!x.function.empty());
+        CHECK(x.event == i);
+        kinds.insert(trace.events[i].kind);
+    }
+    const auto text = [&](EventKind kind) {
+        for (std::uint32_t i = 0; i < trace.events.size(); ++i)
+            if (trace.events[i].kind == kind) return explain(tl, trace, i).text;
+        return std::string();
+    };
+    CHECK(text(EventKind::Submit).rfind("the main fiber (#1) submitted IORING_OP_READ on fd 5 and switched away (io-wait)", 0) == 0);
+    CHECK(text(EventKind::Complete).rfind("worker 0's ring completed the main fiber (#1)'s read with result 4096; the idle loop made it ready", 0) == 0);
+    CHECK(text(EventKind::Complete).find("resumed it 5 ns later") != std::string::npos);
+    // The io-wait switch names the operation and perform().
+    const Explanation io = explain(tl, trace, 4);
+    REQUIRE(trace.events[4].kind == EventKind::Switch);
+    CHECK(io.function == "perform()");
+    CHECK(io.text.find("IORING_OP_READ on fd 5") != std::string::npos);
+    // Every interval of every lane has an explanation.
+    for (std::size_t l = 0; l < tl.threads.size(); ++l)
+        for (std::size_t k = 0; k < tl.threads[l].lane.intervals.size(); ++k)
+            CHECK(!explainThreadInterval(tl, trace, l, k).text.empty());
+    for (std::size_t l = 0; l < tl.fibers.size(); ++l)
+        for (std::size_t k = 0; k < tl.fibers[l].lane.intervals.size(); ++k)
+            CHECK(!explainFiberInterval(tl, trace, l, k).text.empty());
+    const Explanation parked = explainThreadInterval(tl, trace, 0, 3);
+    CHECK(parked.text.find("parked in io_uring_enter for 5 ns") != std::string::npos);
+    CHECK(parked.text.find("woke with 1 completion") != std::string::npos);
+    const Explanation waited = explainFiberInterval(tl, trace, 0, 1);
+    CHECK(waited.text.rfind("the main fiber (#1) waited 30 ns on thread 0 (worker 0) for IORING_OP_READ on fd 5", 0) == 0);
+}
+
+TEST_CASE("hit testing", "[viewer]") {
+    const Trace trace = smallTrace();
+    const Timeline tl = buildTimeline(trace);
+    const Lane& lane = tl.threads[0].lane;
+    CHECK(hitInterval(lane, 30, 1.0) == 1);
+    CHECK(hitInterval(lane, 20, 1.0) == 1); // a boundary belongs to the interval starting there
+    CHECK(hitInterval(lane, 70, 1.0) == 5); // the lane's end
+    CHECK(hitInterval(lane, 73, 1.0, 2.0) == kNone);
+    CHECK(hitInterval(lane, 73, 2.0, 2.0) == 5); // within 4 ns of the end
+    CHECK(hitInterval(lane, -3, 1.0, 5.0) == 0);
+    const auto& instants = tl.threads[0].instants;
+    const std::size_t mark = hitInstant(instants, 68, 1.0, 3.0);
+    REQUIRE(mark != kNone);
+    CHECK(instants[mark].kind == EventKind::Mark);
+    CHECK(hitInstant(instants, 65, 1.0, 3.0) == kNone);
+    const std::size_t first = hitInstant(instants, 10, 1.0, 1.0);
+    REQUIRE(first != kNone);
+    CHECK(instants[first].kind == EventKind::FiberCreate); // the first of the records at 10
+
+    Hit hit = hitThreadLane(tl, 0, 69, 1.0, 2.0);
+    CHECK(hit.kind == HitKind::Instant);
+    hit = hitThreadLane(tl, 0, 47, 1.0, 1.0);
+    REQUIRE(hit.kind == HitKind::Interval);
+    CHECK(hit.index == 3);
+    CHECK(explain(tl, trace, hit, false).function == "idle()");
+    hit = hitFiberLane(tl, 1, 60, 1.0);
+    REQUIRE(hit.kind == HitKind::Interval);
+    CHECK(tl.fibers[1].lane.intervals[hit.index].state == State::Finished);
+
+    std::vector<Zone> zones = {{0, 100, 0, kNoEvent, kNoEvent, 0, 0}, {10, 20, 0, kNoEvent, kNoEvent, 0, 1}, {30, 40, 0, kNoEvent, kNoEvent, 0, 1}};
+    CHECK(hitZone(zones, 15) == 1);
+    CHECK(hitZone(zones, 25) == 0);
+    CHECK(hitZone(zones, 150) == kNone);
+
+    std::vector<Block> blocks;
+    visibleBlocks(lane, 0, 70, 10.0, blocks);
+    const std::size_t b = hitBlock(blocks, 42, 10.0);
+    REQUIRE(b != kNone);
+    CHECK(blocks[b].start <= 42);
+    CHECK(42 < blocks[b].end);
+}
+
+TEST_CASE("levels of detail merge per pixel and keep counts and time", "[viewer][lod]") {
+    // A lane by hand: 4 intervals in pixel 0 at 10 ns/px, then one long one.
+    Lane lane;
+    lane.intervals = {
+        {0, 2, 7, kNoEvent, 0, State::Running, WaitReason::None},
+        {2, 3, 0, kNoEvent, 0, State::Idle, WaitReason::None},
+        {3, 8, 8, kNoEvent, 0, State::Running, WaitReason::None},
+        {8, 9, 0, kNoEvent, 0, State::Idle, WaitReason::None},
+        {9, 100, 9, kNoEvent, 0, State::Running, WaitReason::None},
+    };
+    buildLaneIndex(lane);
+    std::vector<Block> blocks;
+    visibleBlocks(lane, 0, 100, 10.0, blocks);
+    REQUIRE(blocks.size() == 1); // everything starts in pixel 0
+    CHECK(blocks[0].count == 5);
+    CHECK(blocks[0].fiber == 9); // 91 ns of fiber 9 dominates
+    CHECK(blocks[0].busy == 100);
+    visibleBlocks(lane, 0, 100, 1.0, blocks);
+    CHECK(blocks.size() == 5);
+    visibleBlocks(lane, 0, 100, 4.0, blocks);
+    REQUIRE(blocks.size() == 2); // pixels 0 (starts 0, 2, 3) and 2 (starts 8, 9)
+    CHECK(blocks[0].count == 3);
+    CHECK(blocks[0].fiber == 8);
+    CHECK(blocks[0].end == 8);
+    CHECK(blocks[1].count == 2);
+    CHECK(blocks[1].fiber == 9);
+    visibleBlocks(lane, 50, 60, 1.0, blocks);
+    REQUIRE(blocks.size() == 1);
+    CHECK(blocks[0].first == 4);
+
+    // Random lanes long enough to have stored levels, checked in many views.
+    std::mt19937_64 rng(42);
+    for (int round = 0; round < 6; ++round) {
+        Lane random;
+        std::int64_t t = static_cast<std::int64_t>(rng() % 1000);
+        const std::size_t n = 2000 + rng() % 20000;
+        for (std::size_t k = 0; k < n; ++k) {
+            // Durations over many scales, some zero, with gaps now and then.
+            const int scale = static_cast<int>(rng() % 20);
+            const std::int64_t d = rng() % 8 == 0 ? 0 : static_cast<std::int64_t>(rng() % (std::uint64_t{1} << scale));
+            if (rng() % 16 == 0) t += static_cast<std::int64_t>(rng() % 5000);
+            Interval iv;
+            iv.start = t;
+            iv.end = t + d;
+            iv.fiber = rng() % 5;
+            iv.state = static_cast<State>(rng() % 3);
+            random.intervals.push_back(iv);
+            t += d;
+        }
+        buildLaneIndex(random);
+        REQUIRE(!random.levels.empty());
+        const std::int64_t begin = random.intervals.front().start, end = random.intervals.back().end;
+        checkBlocks(random, begin, end, static_cast<double>(end - begin) / 2000.0);
+        checkBlocks(random, begin, end, 1.0);
+        for (int view = 0; view < 60; ++view) {
+            std::int64_t a = begin + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(end - begin + 1));
+            std::int64_t b = begin + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(end - begin + 1));
+            if (a > b) std::swap(a, b);
+            const double width = 10.0 + static_cast<double>(rng() % 3000);
+            checkBlocks(random, a, b + 1, std::max(0.25, static_cast<double>(b + 1 - a) / width));
+        }
+    }
+}
+
+TEST_CASE("stateAt matches a brute-force replay at random times", "[viewer][state]") {
+    for (std::uint64_t seed : {1, 2, 3}) {
+        Simulator sim(4, seed, true);
+        sim.run(20000);
+        const Trace& trace = sim.trace_;
+        Timeline tl = buildTimeline(trace);
+        std::int64_t lo = 0, hi = INT64_MAX;
+        for (const ThreadLane& lane : tl.threads) {
+            lo = std::max(lo, lane.first_time);
+            hi = std::min(hi, lane.last_time);
+        }
+        REQUIRE(lo < hi);
+        std::mt19937_64 rng(seed);
+        for (int round = 0; round < 2; ++round) {
+            if (round == 1) buildReplayIndex(tl, 16); // many checkpoints
+            for (int q = 0; q < 150; ++q) compareStateAt(tl, sim, lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(hi - lo)));
+            for (int q = 0; q < 50; ++q) {
+                const std::int64_t at = trace.events[rng() % trace.events.size()].time; // exactly at records (and their ties)
+                if (at >= lo && at <= hi) compareStateAt(tl, sim, at);
+            }
+        }
+        CHECK(tl.replay.checkpoints.size() > 10);
+    }
+}
+
+TEST_CASE("range statistics", "[viewer][stats]") {
+    SECTION("hand-built") {
+        const Trace trace = smallTrace();
+        const Timeline tl = buildTimeline(trace);
+        const RangeStats s = rangeStats(tl, trace, 0, 70);
+        CHECK(s.switches == 3);
+        CHECK(s.completions == 1);
+        CHECK(s.steals == 0);
+        CHECK(s.events == trace.events.size());
+        REQUIRE(s.threads.size() == 2);
+        CHECK(s.threads[0].running_ns == 55);
+        CHECK(s.threads[0].idle_ns == 10);
+        CHECK(s.threads[0].parked_ns == 5);
+        CHECK(s.threads[0].running == Approx(55.0 / 70.0));
+        CHECK(s.threads[1].parked_ns == 30);
+        CHECK(s.latency_samples == 2);
+        CHECK(s.latency_p50 == 5);
+        CHECK(s.latency_p90 == 10);
+        CHECK(s.latency_max == 10);
+        CHECK(s.latency_mean == Approx(7.5));
+        std::uint64_t histogram = 0;
+        for (const auto& b : s.latency_histogram) histogram += b.count;
+        CHECK(histogram == 2);
+        const RangeStats part = rangeStats(tl, trace, 42, 52);
+        CHECK(part.threads[0].idle_ns == 3 + 2);
+        CHECK(part.threads[0].parked_ns == 5);
+        CHECK(part.completions == 1);
+        CHECK(part.switches == 0);
+        CHECK(part.latency_samples == 0);
+    }
+    SECTION("simulated, against brute force") {
+        Simulator sim(3, 7, false);
+        sim.run(30000);
+        const Trace& trace = sim.trace_;
+        const Timeline tl = buildTimeline(trace);
+        std::mt19937_64 rng(9);
+        for (int q = 0; q < 40; ++q) {
+            std::int64_t a = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(tl.end_time));
+            std::int64_t b = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(tl.end_time));
+            if (a > b) std::swap(a, b);
+            const RangeStats s = rangeStats(tl, trace, a, b);
+            std::uint64_t switches = 0;
+            for (const Event& e : trace.events)
+                if (e.time >= a && e.time <= b && e.kind == EventKind::Switch) ++switches;
+            CHECK(s.switches == switches);
+            for (std::size_t l = 0; l < tl.threads.size(); ++l) {
+                std::int64_t running = 0, parked = 0;
+                for (const Interval& iv : tl.threads[l].lane.intervals) {
+                    const std::int64_t d = std::max<std::int64_t>(0, std::min(iv.end, b) - std::max(iv.start, a));
+                    if (iv.state == State::Running) running += d;
+                    if (iv.state == State::Parked) parked += d;
+                }
+                CHECK(s.threads[l].running_ns == running);
+                CHECK(s.threads[l].parked_ns == parked);
+            }
+            std::vector<std::int64_t> lat;
+            for (const LatencySample& x : tl.latencies)
+                if (x.run >= a && x.run <= b) lat.push_back(x.run - x.ready);
+            std::sort(lat.begin(), lat.end());
+            CHECK(s.latency_samples == lat.size());
+            if (!lat.empty()) {
+                CHECK(s.latency_p50 == lat[(lat.size() + 1) / 2 - 1]);
+                CHECK(s.latency_max == lat.back());
+                std::uint64_t histogram = 0;
+                for (const auto& bucket : s.latency_histogram) {
+                    CHECK(bucket.lo < bucket.hi);
+                    histogram += bucket.count;
+                }
+                CHECK(histogram == lat.size());
+            }
+        }
+    }
+}
+
+TEST_CASE("filters, search and stepping", "[viewer][filter]") {
+    Trace trace = smallTrace();
+    trace.strings.push_back("Worker Seven");
+    trace.events.insert(trace.events.begin() + 3, ev(15, 0, EventKind::FiberName, 2, trace.strings.size() - 1));
+    const Timeline tl = buildTimeline(trace);
+    CHECK(tl.fibers[1].name == "Worker Seven");
+    CHECK(findFibers(tl, "seven") == std::vector<std::uint64_t>{2});
+    CHECK(findFibers(tl, "MAIN") == std::vector<std::uint64_t>{1});
+    CHECK(findFibers(tl, "").size() == 2);
+    CHECK(fiberLabel(tl, 2) == "fiber 'Worker Seven' (#2)");
+
+    EventFilter f;
+    f.any_fiber = false;
+    f.fiber = 2;
+    std::vector<std::uint32_t> out;
+    filterEvents(tl, trace, f, out);
+    std::vector<EventKind> kinds;
+    for (std::uint32_t i : out) kinds.push_back(trace.events[i].kind);
+    CHECK(kinds == std::vector<EventKind>{EventKind::FiberCreate, EventKind::Schedule, EventKind::FiberName, EventKind::Switch,
+                                          EventKind::Switch, EventKind::FiberFinish});
+    f = EventFilter{};
+    f.kinds = kindBit(EventKind::Park) | kindBit(EventKind::Unpark);
+    f.thread = 1;
+    filterEvents(tl, trace, f, out);
+    CHECK(out.size() == 2);
+    f.t0 = 40;
+    CHECK(countEvents(tl, trace, f) == 1);
+    f = EventFilter{};
+    f.kinds = kindBit(EventKind::Mark);
+    f.any_fiber = false;
+    f.fiber = 1; // a mark names no fiber: it matches the fiber running then
+    CHECK(countEvents(tl, trace, f) == 1);
+    filterEvents(tl, trace, EventFilter{}, out, 3);
+    CHECK(out == std::vector<std::uint32_t>{0, 1, 2});
+
+    const std::uint32_t next = nextEvent(tl, trace, EventKind::Switch, 20);
+    REQUIRE(next != kNoEvent);
+    CHECK(trace.events[next].time == 40);
+    const std::uint32_t prev = previousEvent(tl, trace, EventKind::Switch, 40);
+    REQUIRE(prev != kNoEvent);
+    CHECK(trace.events[prev].time == 20);
+    CHECK(nextEvent(tl, trace, EventKind::Switch, 55) == kNoEvent);
+    CHECK(previousEvent(tl, trace, EventKind::Park, 50, 1) != kNoEvent);
+    CHECK(nextEvent(tl, trace, EventKind::Park, 0, 1) != kNoEvent);
+    CHECK(nextEvent(tl, trace, EventKind::Steal, 0) == kNoEvent);
+}
+
+TEST_CASE("a recorded trace: lane invariants, finishes, explanations", "[viewer][recorded]") {
+    const Trace trace = recordRealTrace();
+    REQUIRE(trace.lost_events == 0);
+    const Timeline tl = buildTimeline(trace);
+    REQUIRE(tl.threads.size() >= 2);
+    for (std::size_t l = 1; l < tl.threads.size(); ++l) CHECK(tl.threads[l - 1].worker < tl.threads[l].worker);
+
+    // Each thread's intervals: sorted, non-overlapping, covering its first to last event without gaps.
+    for (const ThreadLane& lane : tl.threads) {
+        INFO(lane.name);
+        const auto& iv = lane.lane.intervals;
+        REQUIRE(!iv.empty());
+        CHECK(iv.front().start == lane.first_time);
+        CHECK(iv.back().end == lane.last_time);
+        for (std::size_t k = 0; k < iv.size(); ++k) {
+            REQUIRE(iv[k].end >= iv[k].start);
+            if (k) REQUIRE(iv[k - 1].end == iv[k].start);
+        }
+        std::vector<Block> blocks;
+        visibleBlocks(lane.lane, lane.first_time, lane.last_time, 1e3, blocks);
+        std::uint64_t counted = 0;
+        for (const Block& b : blocks) counted += b.count;
+        CHECK(counted == iv.size());
+    }
+
+    // Fibers: every created fiber has a lane; a finished one exactly one Finished state, its last.
+    std::set<std::uint64_t> created, finished;
+    for (const Event& e : trace.events) {
+        if (e.kind == EventKind::FiberCreate) created.insert(e.arg[0]);
+        if (e.kind == EventKind::FiberFinish) finished.insert(e.arg[0]);
+    }
+    CHECK(finished.size() == created.size());
+    for (std::uint64_t id : created) REQUIRE(findFiber(tl, id));
+    bool root = false;
+    for (const FiberLane& fl : tl.fibers) {
+        INFO(fl.name);
+        checkLaneShape(fl.lane);
+        std::size_t finishes = 0;
+        for (const Interval& iv : fl.lane.intervals) finishes += iv.state == State::Finished;
+        if (finished.count(fl.fiber)) {
+            CHECK(finishes == 1);
+            CHECK(fl.lane.intervals.back().state == State::Finished);
+            CHECK(fl.finished >= 0);
+        } else {
+            CHECK(finishes == 0);
+        }
+        root |= fl.name == "root";
+        if (fl.name == "root") {
+            REQUIRE(fl.zones.size() == 1);
+            CHECK(trace.string(fl.zones[0].label) == "building the tree");
+            CHECK(fl.zones[0].end > fl.zones[0].start);
+        }
+    }
+    CHECK(root);
+
+    // Explanations for every record (and so every kind present) and every interval.
+    std::set<EventKind> kinds;
+    for (std::uint32_t i = 0; i < trace.events.size(); ++i) {
+        const Explanation x = explain(tl, trace, i);
+        INFO(trace::eventKindName(trace.events[i].kind));
+        REQUIRE(!x.text.empty());
+        REQUIRE(!x.function.empty());
+        kinds.insert(trace.events[i].kind);
+    }
+    for (EventKind k : {EventKind::Switch, EventKind::Schedule, EventKind::Submit, EventKind::Complete, EventKind::Park, EventKind::Unpark,
+                        EventKind::MutexContended, EventKind::MutexHandoff, EventKind::ConditionWait, EventKind::ConditionWake,
+                        EventKind::Await, EventKind::CancelRequest, EventKind::GroupOp, EventKind::QueueOp, EventKind::Mark}) {
+        INFO(trace::eventKindName(k));
+        CHECK(kinds.count(k));
+    }
+    for (std::size_t l = 0; l < tl.threads.size(); ++l)
+        for (std::size_t k = 0; k < tl.threads[l].lane.intervals.size(); ++k)
+            REQUIRE(!explainThreadInterval(tl, trace, l, k).text.empty());
+    for (std::size_t l = 0; l < tl.fibers.size(); ++l)
+        for (std::size_t k = 0; k < tl.fibers[l].lane.intervals.size(); ++k)
+            REQUIRE(!explainFiberInterval(tl, trace, l, k).text.empty());
+
+    // Flows point forward in time; spawns and completions exist.
+    std::map<FlowKind, std::size_t> flow_kinds;
+    for (const Flow& f : tl.flows) {
+        ++flow_kinds[f.kind];
+        CHECK(f.from.time <= f.to.time + 1000); // cross-thread clocks may disagree by a little
+    }
+    CHECK(flow_kinds[FlowKind::Spawn] >= created.size() - 1);
+    CHECK(flow_kinds[FlowKind::Completion] >= 2);
+    CHECK(flow_kinds[FlowKind::AwaitChain] >= 1);
+
+    // The scheduler state agrees with the lanes at random times.
+    std::mt19937_64 rng(5);
+    for (int q = 0; q < 300; ++q) {
+        const std::int64_t t = tl.start_time + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(tl.end_time - tl.start_time + 1));
+        const SchedulerState s = stateAt(tl, t);
+        for (const ThreadState& ts : s.threads) {
+            if (ts.state != State::Running) continue;
+            const FiberLane* fl = findFiber(tl, ts.running);
+            REQUIRE(fl);
+            const std::size_t k = intervalAt(fl->lane, t);
+            REQUIRE(k != kNone);
+            CHECK(fl->lane.intervals[k].state == State::Running);
+            CHECK(fl->lane.intervals[k].thread == static_cast<std::int32_t>(ts.thread));
+            for (const ReadyEntry& r : ts.ready) {
+                const FiberLane* rl = findFiber(tl, r.fiber);
+                REQUIRE(rl);
+                const std::size_t j = intervalAt(rl->lane, t);
+                REQUIRE(j != kNone);
+                CHECK(rl->lane.intervals[j].state == State::Ready);
+            }
+        }
+    }
+    const RangeStats all = rangeStats(tl, trace, tl.start_time, tl.end_time);
+    CHECK(all.events == trace.events.size());
+    CHECK(all.latency_samples > 0);
+}
+
+TEST_CASE("a 2M-event trace: build, and a full-range frame stays small and fast", "[viewer][scale]") {
+    Simulator sim(4, 11, false);
+    sim.run(2'000'000);
+    const Trace& trace = sim.trace_;
+    const auto t0 = std::chrono::steady_clock::now();
+    const Timeline tl = buildTimeline(trace);
+    const auto t1 = std::chrono::steady_clock::now();
+    WARN("buildTimeline of " << trace.events.size() << " events: "
+                             << std::chrono::duration_cast<std::chrono::milliseconds>(t1 - t0).count() << " ms, " << tl.fibers.size()
+                             << " fibers");
+    std::vector<Block> blocks;
+    std::size_t total_intervals = 0;
+    for (const ThreadLane& lane : tl.threads) {
+        total_intervals += lane.lane.intervals.size();
+        const auto a = std::chrono::steady_clock::now();
+        visibleBlocks(lane.lane, tl.start_time, tl.end_time, static_cast<double>(tl.end_time - tl.start_time) / 2000.0, blocks);
+        const auto b = std::chrono::steady_clock::now();
+        const double ms = std::chrono::duration<double, std::milli>(b - a).count();
+        INFO(lane.name << ": " << lane.lane.intervals.size() << " intervals -> " << blocks.size() << " blocks in " << ms << " ms");
+        std::size_t runs = 0;
+        for (const LodLevel& level : lane.lane.levels) runs += level.runs.size();
+        CHECK(runs <= 3 * lane.lane.intervals.size()); // the levels stay near the lane's own size
+        if (lane.worker == 0)
+            WARN(lane.name << ": " << lane.lane.intervals.size() << " intervals, " << lane.lane.levels.size() << " stored levels with "
+                           << runs << " runs -> " << blocks.size() << " blocks in " << ms << " ms");
+        CHECK(blocks.size() <= 4000);
+        CHECK(ms < 50.0);
+        std::uint64_t counted = 0;
+        for (const Block& bl : blocks) counted += bl.count;
+        CHECK(counted == lane.lane.intervals.size());
+        // A zoomed-in frame somewhere in the middle.
+        const std::int64_t mid = (tl.start_time + tl.end_time) / 2;
+        visibleBlocks(lane.lane, mid, mid + 200'000, 100.0, blocks);
+        CHECK(blocks.size() <= 2002);
+    }
+    CHECK(total_intervals > 500'000);
+    // stateAt and range statistics stay quick too.
+    const auto a = std::chrono::steady_clock::now();
+    for (int q = 0; q < 100; ++q) (void)stateAt(tl, tl.start_time + (tl.end_time - tl.start_time) * q / 100);
+    const auto b = std::chrono::steady_clock::now();
+    CHECK(std::chrono::duration<double, std::milli>(b - a).count() < 2000.0);
+    const RangeStats all = rangeStats(tl, trace, tl.start_time, tl.end_time);
+    CHECK(all.events == trace.events.size());
+}

@@ -1,0 +1,249 @@
+// The lesson panel: pick a lesson and its options, run it (as a child
+// process with tracing on) and load its trace; read its narrative with
+// checkpoint links; step through the events of interest one explanation at a
+// time; play the trace back slowly while the scheduler-state diagram
+// animates; compare two runs with different thread counts.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "model/describe.hpp"
+#include "model/hit.hpp"
+#include "ui/app.hpp"
+#include "ui/colors.hpp"
+
+namespace fiberscope::viewer {
+
+namespace {
+
+std::string tracePathFor(const Lesson& lesson, int threads, bool compare) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/fiberscope-lesson" + lesson.slug;
+    if (compare) path += "-threads" + std::to_string(threads);
+    return path + ".fstrace";
+}
+
+// The records a student steps through: decisions, not every switch.
+bool ofInterest(trace::EventKind kind) {
+    using K = trace::EventKind;
+    switch (kind) {
+    case K::FiberCreate: case K::FiberFinish: case K::Schedule: case K::Steal: case K::WakeupSent:
+    case K::WakeupReceived: case K::Park: case K::Unpark: case K::Submit: case K::Complete:
+    case K::CancelRequest: case K::CancelDelivered: case K::MutexContended: case K::MutexHandoff:
+    case K::ConditionWait: case K::ConditionWake: case K::Await: case K::GroupOp: case K::QueueOp:
+    case K::Mark: case K::ThreadStart: case K::ThreadStop:
+        return true;
+    default:
+        return false;
+    }
+}
+
+void focusOn(App& app, std::int64_t time) {
+    app.cursor = time;
+    if (time < app.view.start || time > app.view.end) app.view.pan(static_cast<double>(time) - (app.view.start + app.view.end) / 2);
+}
+
+void step(App& app, int direction) {
+    const trace::Trace& trace = *app.trace;
+    if (trace.events.empty()) return;
+    std::int64_t index;
+    if (app.step_event == kNoEvent) {
+        const std::int64_t from = app.cursor >= 0 ? app.cursor : static_cast<std::int64_t>(app.view.start);
+        auto it = std::lower_bound(trace.events.begin(), trace.events.end(), from,
+                                   [](const trace::Event& e, std::int64_t t) { return e.time < t; });
+        index = (it - trace.events.begin()) - (direction > 0 ? 1 : 0);
+    } else {
+        index = app.step_event;
+    }
+    for (index += direction; index >= 0 && index < static_cast<std::int64_t>(trace.events.size()); index += direction) {
+        if (!ofInterest(trace.events[static_cast<std::size_t>(index)].kind)) continue;
+        app.step_event = static_cast<std::uint32_t>(index);
+        const Explanation ex = explain(*app.timeline, trace, app.step_event);
+        app.step_text = ex.text + (ex.function.empty() ? "" : "  [" + ex.function + "]");
+        focusOn(app, trace.events[app.step_event].time);
+        return;
+    }
+}
+
+std::int64_t checkpointTime(const App& app, const std::string& label) {
+    if (!app.trace) return -1;
+    for (const trace::Event& e : app.trace->events)
+        if (e.kind == trace::EventKind::Mark && app.trace->string(e.arg[0]) == label) return e.time;
+    return -1;
+}
+
+} // namespace
+
+void startLesson(App& app, int index, int threads, bool compare) {
+    if (app.job || index < 0 || index >= static_cast<int>(app.lessons.size())) return;
+    auto job = std::make_unique<App::LessonJob>();
+    job->lesson = index;
+    job->threads = threads;
+    job->compare = compare;
+    job->trace_path = tracePathFor(app.lessons[static_cast<std::size_t>(index)], threads, compare);
+    App::LessonJob* raw = job.get();
+    const Lesson lesson = app.lessons[static_cast<std::size_t>(index)];
+    job->thread = std::thread([raw, lesson] {
+        raw->ok = runLesson(lesson, raw->threads, raw->trace_path, false, raw->run, raw->error);
+        raw->done.store(true, std::memory_order_release);
+    });
+    app.job = std::move(job);
+}
+
+void pollLesson(App& app) {
+    if (!app.job || !app.job->done.load(std::memory_order_acquire)) return;
+    std::unique_ptr<App::LessonJob> job = std::move(app.job);
+    job->thread.join();
+    app.last_run_output = job->run.output;
+    if (!job->ok) {
+        app.error = job->error;
+        return;
+    }
+    if (job->compare) {
+        auto trace = std::make_unique<trace::Trace>();
+        trace::ReadError error;
+        if (!trace::readTrace(job->trace_path, *trace, error)) {
+            app.error = error.text();
+            return;
+        }
+        app.compare_timeline = std::make_unique<Timeline>(buildTimeline(*trace));
+        app.compare_trace = std::move(trace);
+        app.compare_label = "--threads " + std::to_string(job->threads);
+        return;
+    }
+    if (loadTrace(app, job->trace_path)) {
+        app.lesson_index = job->lesson;
+        app.lesson_document = parseMarkdown(app.lessons[static_cast<std::size_t>(job->lesson)].markdown);
+        app.compare_trace.reset();
+        app.compare_timeline.reset();
+        app.step_event = kNoEvent;
+        app.step_text.clear();
+    }
+}
+
+bool attachLesson(App& app, int number) {
+    if (!app.lessons_loaded) {
+        app.lessons = loadLessons(app.lessons_error);
+        app.lessons_loaded = true;
+    }
+    for (std::size_t i = 0; i < app.lessons.size(); ++i) {
+        if (app.lessons[i].number != number) continue;
+        app.lesson_index = app.browse_index = static_cast<int>(i);
+        app.lesson_document = parseMarkdown(app.lessons[i].markdown);
+        app.panel_request = 4;
+        return true;
+    }
+    return false;
+}
+
+void advancePlayback(App& app, double seconds) {
+    if (!app.playing || !app.timeline) return;
+    const double ns = seconds * app.playback_speed * 1e6;
+    std::int64_t t = (app.cursor >= 0 ? app.cursor : static_cast<std::int64_t>(app.view.start)) + static_cast<std::int64_t>(ns);
+    if (t >= app.timeline->end_time) {
+        t = app.timeline->end_time;
+        app.playing = false;
+    }
+    app.cursor = t;
+    // Keep the cursor in the middle third of the view.
+    const double span = app.view.span();
+    if (t > app.view.start + span * 0.66 || t < app.view.start) app.view.pan(static_cast<double>(t) - span * 0.33 - app.view.start);
+}
+
+void drawLessonPanel(App& app, const Fonts& fonts) {
+    if (!app.lessons_loaded) {
+        app.lessons = loadLessons(app.lessons_error);
+        app.lessons_loaded = true;
+        if (app.lesson_index >= 0) app.browse_index = app.lesson_index;
+    }
+    if (app.lessons.empty()) {
+        ImGui::TextWrapped("No lessons found: %s", app.lessons_error.c_str());
+        return;
+    }
+    // Browser.
+    app.browse_index = std::clamp(app.browse_index, 0, static_cast<int>(app.lessons.size()) - 1);
+    const Lesson& browsed = app.lessons[static_cast<std::size_t>(app.browse_index)];
+    char current[160];
+    std::snprintf(current, sizeof current, "%d. %s", browsed.number, browsed.title.c_str());
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::BeginCombo("##lesson", current)) {
+        for (std::size_t i = 0; i < app.lessons.size(); ++i) {
+            char item[160];
+            std::snprintf(item, sizeof item, "%d. %s", app.lessons[i].number, app.lessons[i].title.c_str());
+            if (ImGui::Selectable(item, static_cast<int>(i) == app.browse_index)) app.browse_index = static_cast<int>(i);
+        }
+        ImGui::EndCombo();
+    }
+    ImGui::SetNextItemWidth(110);
+    ImGui::InputInt("threads (0: lesson's default)", &app.lesson_threads);
+    app.lesson_threads = std::clamp(app.lesson_threads, 0, 64);
+    const bool running = app.job != nullptr;
+    if (running) {
+        const char spinner[] = "|/-\\";
+        ImGui::Text("%c running lesson %d with tracing on...", spinner[static_cast<int>(ImGui::GetTime() * 8) % 4],
+                    app.lessons[static_cast<std::size_t>(app.job->lesson)].number);
+    } else if (ImGui::Button("Run and trace")) {
+        startLesson(app, app.browse_index, app.lesson_threads, false);
+    }
+    if (app.lesson_index < 0 || !app.trace) {
+        ImGui::TextWrapped("Press Run: the lesson's program runs as a child process with FIBERSCOPE_TRACE set, and its "
+                           "trace opens here with the narrative.");
+        if (!browsed.summary.empty()) ImGui::TextWrapped("%s", browsed.summary.c_str());
+        return;
+    }
+    const Lesson& lesson = app.lessons[static_cast<std::size_t>(app.lesson_index)];
+    ImGui::Separator();
+    // Step mode and playback.
+    if (ImGui::Button("< step")) step(app, -1);
+    ImGui::SameLine();
+    if (ImGui::Button("step >")) step(app, +1);
+    ImGui::SameLine();
+    if (ImGui::Button(app.playing ? "pause" : "play")) {
+        app.playing = !app.playing;
+        if (app.playing && (app.cursor < 0 || app.cursor >= app.timeline->end_time)) app.cursor = app.timeline->start_time;
+    }
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(-1);
+    ImGui::SliderFloat("##speed", &app.playback_speed, 0.001f, 50.0f, "%.3f ms/s", ImGuiSliderFlags_Logarithmic);
+    if (!app.step_text.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_ChildBg, ImVec4(0.16f, 0.18f, 0.24f, 1));
+        ImGui::BeginChild("step", ImVec2(0, ImGui::GetTextLineHeightWithSpacing() * 3.2f), true);
+        ImGui::TextWrapped("%s", app.step_text.c_str());
+        ImGui::EndChild();
+        ImGui::PopStyleColor();
+    }
+    // Compare.
+    if (!running) {
+        ImGui::SetNextItemWidth(90);
+        ImGui::InputInt("##cmpthreads", &app.compare_threads);
+        app.compare_threads = std::clamp(app.compare_threads, 1, 64);
+        ImGui::SameLine();
+        if (ImGui::Button("Compare with a run at these threads")) startLesson(app, app.lesson_index, app.compare_threads, true);
+        if (app.compare_timeline) {
+            ImGui::SameLine();
+            if (ImGui::SmallButton("close")) app.compare_timeline.reset(), app.compare_trace.reset();
+        }
+    }
+    ImGui::Separator();
+    // Narrative.
+    ImGui::BeginChild("narrative", ImVec2(0, 0), false);
+    (void)lesson;
+    drawMarkdown(
+        app.lesson_document, MarkdownFonts{fonts.regular, fonts.mono},
+        [&](const std::string& label) {
+            const std::int64_t t = checkpointTime(app, label);
+            if (t < 0) return;
+            focusOn(app, t);
+            const double half = std::max(app.view.span() / 2, 1e5);
+            app.view.start = static_cast<double>(t) - half;
+            app.view.end = static_cast<double>(t) + half;
+            app.step_event = kNoEvent;
+        },
+        [&](const std::string& label) { return checkpointTime(app, label) >= 0; });
+    ImGui::EndChild();
+}
+
+} // namespace fiberscope::viewer
