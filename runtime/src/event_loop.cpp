@@ -139,7 +139,14 @@ EventLoop::~EventLoop() {
     delete impl_;
 }
 
-void EventLoop::yield() { detail::yield(nullptr, PendingTask::reschedule, trace::SwitchReason::Yield); }
+void EventLoop::yield() {
+    // A fiber that yields in a loop keeps its thread from ever going idle,
+    // where the ring is normally serviced: service it here now and then.
+    Thread& thread = *currentThread();
+    if (thread.ring.pendingSubmissions() || thread.ring.pendingCompletions() || ++thread.yields_since_poll >= 1024)
+        pollRing(thread);
+    detail::yield(nullptr, PendingTask::reschedule, trace::SwitchReason::Yield);
+}
 
 bool EventLoop::cancelRequested() {
     return currentFiber()->cancel_thread.load(std::memory_order_acquire) == kCanceling;

@@ -57,7 +57,6 @@ Result<Fiber*> spawnFiber(Loop* loop, const TaskLayout& layout, bool detached) {
     fiber->queue_next = nullptr;
     fiber->cancel_thread.store(nullptr, std::memory_order_relaxed);
     fiber->wake_claims.store(0, std::memory_order_relaxed);
-    fiber->selecting = false;
     fiber->completion = {};
     fiber->condition = {};
     fiber->loop = loop;
@@ -93,12 +92,17 @@ Result<Fiber*> spawnFiber(Loop* loop, const TaskLayout& layout, bool detached) {
         fiber->task->destroy(fiber->task);
         fiber->task = nullptr;
     }
-    // If a plain awaiter is already registered, it waits for us alone: switch
-    // straight to it (the seed's direct hand-off). The finish task, run on
-    // the other side of the switch, publishes us as finished.
-    // acquire: see the awaiter's `selecting` flag, written before it registered.
-    Fiber* awaiter = fiber->awaiter.load(std::memory_order_acquire);
-    Fiber* next = awaiter && !awaiter->selecting ? awaiter : nullptr;
+    // Mark ourselves finishing, not finished: we are still on our stack, and
+    // kFinished would let an awaiter recycle it under us. Whoever registered
+    // before this exchange is suspended and waits for a claim; if our claim
+    // is the first, nobody else will wake it and we switch straight to it
+    // (the seed's direct hand-off). Awaiters that come later see kFinishing,
+    // register, and are woken by the finish task, which runs off our stack.
+    // acq_rel: release publishes our result; acquire sees the registration.
+    Fiber* awaiter = fiber->awaiter.exchange(kFinishing, std::memory_order_acq_rel);
+    Fiber* next = nullptr;
+    // acq_rel: the first claim wins (select may be woken by many futures).
+    if (awaiter && awaiter->wake_claims.fetch_add(1, std::memory_order_acq_rel) == 0) next = awaiter;
     SwitchMessage message;
     message.task = PendingTask::finish;
     message.reason = trace::SwitchReason::Finish;
@@ -143,15 +147,15 @@ std::size_t selectFibers(Fiber* const* fibers, std::size_t count) {
     // The hold: finishers must not schedule us while the handler registers
     // us with every future (see PendingTask::register_select).
     self->wake_claims.store(1, std::memory_order_relaxed);
-    self->selecting = true;
     SwitchMessage message;
     message.task = PendingTask::register_select;
     message.reason = trace::SwitchReason::Select;
     message.args.select = {fibers, count};
     yield(nullptr, message);
 
-    // Unregister. A future we can't unregister has finished, and whoever saw
-    // it finish (the handler or the finishing fiber) adds exactly one claim.
+    // Unregister. A future we can't unregister holds kFinishing or kFinished:
+    // it finished, and whoever saw us there (the register handler, or the
+    // finishing fiber's exchange) adds exactly one claim.
     std::size_t first = count;
     std::uint32_t finished = 0;
     for (std::size_t i = 0; i < count; ++i) {
@@ -167,7 +171,6 @@ std::size_t selectFibers(Fiber* const* fibers, std::size_t count) {
     // so no late claim can schedule us after we return.
     while (self->wake_claims.load(std::memory_order_acquire) != finished) cpuRelax();
     self->wake_claims.store(0, std::memory_order_relaxed);
-    self->selecting = false;
     return first;
 }
 

@@ -40,8 +40,10 @@ struct Fiber {
     // First member: a Context* of a fiber converts back to its Fiber*.
     Context context;
 
-    // Who waits for this fiber: nullptr (nobody yet), a fiber, or kFinished
-    // once it has finished. Exchanged by the finishing fiber and the awaiter.
+    // Who waits for this fiber: nullptr (nobody yet), a fiber, kFinishing
+    // while it finishes (its function returned, it is still on its stack), or
+    // kFinished once it is off its stack for good and may be recycled.
+    // Exchanged by the finishing fiber and the awaiter.
     std::atomic<Fiber*> awaiter{nullptr};
     // Link in whichever single list holds the fiber: a ready queue, a mutex's
     // waiters, a condition's waiters, or a free list.
@@ -52,9 +54,6 @@ struct Fiber {
     // Wake-ups claimed for this fiber while it awaits or selects: only the
     // first claim schedules it (select may be woken by several futures).
     std::atomic<std::uint32_t> wake_claims{0};
-    // True while the fiber waits in select(): a finishing future must then
-    // not switch straight to it (another future may have claimed it).
-    bool selecting = false;
 
     Completion completion;
     // The opcode of the fiber's in-flight ring operation (for the trace).
@@ -81,6 +80,10 @@ struct Fiber {
 // Sentinel for Fiber::awaiter (finished) and Thread::ready_queue (owner is
 // popping): never a valid Fiber address.
 inline Fiber* const kFinished = reinterpret_cast<Fiber*>(std::uintptr_t{alignof(Fiber)});
+// Fiber::awaiter while the fiber finishes: "not finished" to awaiters (they
+// register and wait), and a sign to a selecting fiber that this future saw
+// it and claims it (see finishFiber).
+inline Fiber* const kFinishing = reinterpret_cast<Fiber*>(std::uintptr_t{2 * alignof(Fiber)});
 
 } // namespace fiberscope::detail
 

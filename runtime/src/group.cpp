@@ -17,17 +17,24 @@ void Group::add(Future<Status> future) {
 
 Status Group::wait() {
     FIBERSCOPE_TRACE_EVENT(emit::groupOp(now, GroupOp::Wait, this, currentFiberId()));
+    std::lock_guard serial(wait_mutex_);
     for (;;) {
-        std::vector<Future<Status>> batch;
+        detail::Fiber* front;
         {
             std::lock_guard lock(mutex_);
-            batch.swap(members_);
+            if (members_.empty()) break;
+            front = members_.front().fiber();
         }
-        if (batch.empty()) break;
-        for (auto& member : batch) {
-            Status status = member.await();
-            if (!status && first_error_) first_error_ = status;
+        // Await without holding mutex_: cancel() can still reach this member.
+        if (front) detail::awaitFiber(front);
+        Status status;
+        {
+            std::lock_guard lock(mutex_);
+            // Finished: await() returns at once, takes the result, recycles.
+            status = members_.front().await();
+            members_.pop_front();
         }
+        if (!status && first_error_) first_error_ = status;
     }
     Status result = first_error_;
     first_error_ = {};

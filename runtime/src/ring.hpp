@@ -47,6 +47,12 @@ public:
     // Submits queued entries now (used for wake-ups, which must not wait for
     // the owner to go idle). Returns the io_uring_enter result.
     int submit() noexcept;
+    // Submits queued entries and enters the kernel even if there are none,
+    // so deferred completion work runs (COOP_TASKRUN) and its CQEs appear.
+    int submitAndGetEvents() noexcept { return io_uring_submit_and_get_events(&ring_); }
+    // SQEs queued but not yet submitted, and CQEs waiting to be reaped.
+    unsigned pendingSubmissions() const noexcept { return io_uring_sq_ready(&ring_); }
+    unsigned pendingCompletions() const noexcept { return io_uring_cq_ready(&ring_); }
     // Submits and waits for at least `wait` completions.
     int submitAndWait(unsigned wait) noexcept;
     // Copies up to `max` completions into `out` and marks them seen.

@@ -72,6 +72,9 @@ static std::uint64_t queueLength(FiberQueue queue) {
 }
 
 void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
+    // The decision's timestamp is taken before it is published: another
+    // thread may run the fibers before our records are written.
+    const std::uint64_t decided = trace::enabled() ? trace::now() : 0;
     // acquire: pairs with the release in spawnWorker, so every slot below
     // `active` is fully initialised.
     const unsigned active = loop.active.load(std::memory_order_acquire);
@@ -87,7 +90,7 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
         if (!candidate.ready_queue.compare_exchange_weak(expected, queue.head, std::memory_order_release,
                                                          std::memory_order_relaxed))
             continue;
-        FIBERSCOPE_TRACE_EVENT(emit::schedule(now, queue.head->id, queueLength(queue), candidate.index, ScheduleHow::IdleHandoff);
+        FIBERSCOPE_TRACE_EVENT(emit::schedule(decided, queue.head->id, queueLength(queue), candidate.index, ScheduleHow::IdleHandoff);
                                emit::wakeupSent(now, candidate.index));
         // The wake-up carries our index as its result, for the trace.
         thread.ring.message(candidate.ring.fd(), static_cast<std::uint64_t>(RingTag::wakeup),
@@ -108,12 +111,12 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
             bool spawned = false;
             spawnWorker(loop, active, queue, spawned);
             if (spawned) {
-                FIBERSCOPE_TRACE_EVENT(emit::schedule(now, head, count, active, ScheduleHow::NewWorker));
+                FIBERSCOPE_TRACE_EVENT(emit::schedule(decided, head, count, active, ScheduleHow::NewWorker));
                 return;
             }
         }
     }
-    FIBERSCOPE_TRACE_EVENT(emit::schedule(now, queue.head->id, queueLength(queue), thread.index, ScheduleHow::OwnQueue));
+    FIBERSCOPE_TRACE_EVENT(emit::schedule(decided, queue.head->id, queueLength(queue), thread.index, ScheduleHow::OwnQueue));
     // Nobody wanted it, so queue it on ourselves. acq_rel: release publishes
     // the fibers to thieves; acquire reads the current head to link behind.
     Fiber* head = thread.ready_queue.load(std::memory_order_acquire);

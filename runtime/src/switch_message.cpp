@@ -58,20 +58,18 @@ void handleSwitchMessage(const ContextPair* received) {
                 if (prev->detached_next) prev->detached_next->detached_prev = prev->detached_prev;
             }
         }
-        // acq_rel: release publishes the result to the awaiter; acquire sees
-        // the awaiter's registration. After this, `prev` may be recycled.
+        // acq_rel: release publishes that we are off our stack; acquire sees
+        // a registration made while we were finishing. After this, `prev`
+        // may be recycled.
         Fiber* awaiter = prev->awaiter.exchange(kFinished, std::memory_order_acq_rel);
         if (recycle_self) {
             FIBERSCOPE_TRACE_EVENT(emit::fiberRecycle(now, prev->id));
             returnFiber(thread, prev);
         }
-        if (!awaiter) return;
-        const bool running_awaiter = message.contexts.ready == &awaiter->context;
-        // acq_rel: the first claim wins (select may be woken by many futures).
-        const bool claimed = awaiter->wake_claims.fetch_add(1, std::memory_order_acq_rel) == 0;
-        // The finisher switched straight to a plain awaiter (never a
-        // selecting one), whose only possible waker is us: the claim is ours.
-        if (claimed && !running_awaiter) schedule(loop, thread, FiberQueue::one(awaiter));
+        // kFinishing: nobody registered after finishFiber's exchange (it woke
+        // whoever had). Otherwise that late awaiter waits for our claim.
+        if (awaiter && awaiter != kFinishing && awaiter->wake_claims.fetch_add(1, std::memory_order_acq_rel) == 0)
+            schedule(loop, thread, FiberQueue::one(awaiter));
         return;
     }
     case PendingTask::register_awaiter: {

@@ -93,6 +93,23 @@ static unsigned completionsToReady(Thread& thread, Fiber*& next, FiberQueue& que
     }
 }
 
+void pollRing(Thread& thread) {
+    thread.yields_since_poll = 0;
+    // Entering the kernel also runs deferred completion work (COOP_TASKRUN).
+    thread.ring.submitAndGetEvents();
+    Fiber* next = nullptr;
+    FiberQueue queue{nullptr, nullptr};
+    bool exit = false;
+    completionsToReady(thread, next, queue, exit);
+    if (exit) thread.exit_seen = true;
+    if (next) {
+        next->queue_next = queue.head;
+        queue.head = next;
+        if (!queue.tail) queue.tail = next;
+    }
+    if (queue.head) schedule(*thread.loop, thread, queue);
+}
+
 void idle(Thread& thread) {
     Loop& loop = *thread.loop;
     Fiber* next = nullptr;
@@ -111,7 +128,7 @@ void idle(Thread& thread) {
         const unsigned completions = completionsToReady(thread, next, queue, exit);
         FIBERSCOPE_TRACE_EVENT(emit::unpark(now, completions));
         if (queue.head) schedule(loop, thread, queue);
-        if (exit && !next) return;
+        if ((exit || thread.exit_seen) && !next) return;
     }
 }
 

@@ -49,6 +49,10 @@ struct Thread {
     unsigned steal_free_search_index = 0;
 
     std::thread os_thread;
+    // Yields since the ring was last polled from a fiber (owner only).
+    unsigned yields_since_poll = 0;
+    // An exit message was reaped by pollRing: the idle loop returns next time.
+    bool exit_seen = false;
 
     bool runningFiber() const noexcept { return current_context != &idle_context; }
     Fiber* currentFiber() const noexcept { return Fiber::fromContext(current_context); }
@@ -65,6 +69,11 @@ const char* workerName(unsigned index) noexcept;
 // The idle loop: run ready fibers; when none, submit and wait on the ring,
 // turn completions into ready fibers, schedule them. Returns on `exit`.
 void idle(Thread& thread);
+// Submits queued SQEs and reaps completions without waiting, from a fiber
+// that keeps its thread busy (EventLoop::yield): without it a thread whose
+// ready queue never empties would never enter the kernel, and the I/O its
+// fibers queued would never start. Completed fibers are scheduled.
+void pollRing(Thread& thread);
 // Entry of worker threads 1..N-1.
 void workerMain(Loop* loop, unsigned index);
 

@@ -86,3 +86,22 @@ TEST_CASE("detached fibers run, and are canceled and joined at deinit", "[detach
     REQUIRE(finished == 10);
     REQUIRE(canceled == 10);
 }
+
+TEST_CASE("a fiber polling with yield does not starve its thread's I/O", "[yield][io]") {
+    // One thread: the poller never lets it go idle, yet the sleeper's timer
+    // must be submitted and its completion reaped.
+    auto loop = test::makeLoop(1);
+    std::atomic<bool> slept{false};
+    auto sleeper = loop->async([&] {
+        (void)loop->sleep(std::chrono::milliseconds(5));
+        slept = true;
+    });
+    auto start = std::chrono::steady_clock::now();
+    auto poller = loop->async([&] {
+        while (!slept && test::secondsSince(start) < 20) loop->yield();
+        return slept.load();
+    });
+    REQUIRE(poller.await());
+    sleeper.await();
+    REQUIRE(test::secondsSince(start) < 5.0);
+}

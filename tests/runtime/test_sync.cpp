@@ -110,3 +110,20 @@ TEST_CASE("Group cancel stops every member, including nested ones", "[group][can
     REQUIRE(canceled == 20);
     REQUIRE(test::secondsSince(start) < 5.0);
 }
+
+TEST_CASE("Group cancel reaches members that a concurrent wait is awaiting", "[group][cancel]") {
+    auto loop = test::makeLoop(2);
+    Group group(*loop);
+    std::atomic<int> canceled{0};
+    for (int i = 0; i < 4; ++i)
+        group.async([&] {
+            if (!loop->sleep(30s)) ++canceled;
+        });
+    auto waiter = loop->async([&] { return group.wait(); });
+    (void)loop->sleep(5ms); // the waiter is now awaiting the first member
+    auto start = std::chrono::steady_clock::now();
+    (void)group.cancel();
+    REQUIRE(waiter.await());
+    REQUIRE(canceled == 4);
+    REQUIRE(test::secondsSince(start) < 5.0);
+}

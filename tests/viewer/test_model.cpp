@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <deque>
 #include <map>
 #include <random>
@@ -676,6 +677,16 @@ TEST_CASE("steals, hand-offs and wake-ups", "[viewer]") {
     CHECK(wake.to.thread == 2);
     CHECK(wake.to.fiber == 5);
     CHECK(flows[FlowKind::Spawn].size() == 3); // fiber 2 never ran
+    std::vector<std::uint32_t> in_view;
+    flowsInRange(tl, 33, 34, in_view);
+    CHECK(in_view.size() == 3); // spawns of 3 (11 -> 40) and 5 (30 -> 36), the wake-up (30 -> 35)
+    flowsInRange(tl, 33, 34, in_view, 1u << static_cast<unsigned>(FlowKind::Wakeup));
+    REQUIRE(in_view.size() == 1);
+    CHECK(tl.flows[in_view[0]].kind == FlowKind::Wakeup);
+    flowsInRange(tl, 0, 100, in_view);
+    CHECK(in_view.size() == tl.flows.size());
+    flowsInRange(tl, 0, 100, in_view, ~0u, 2);
+    CHECK(in_view.size() == 2);
 
     // Explanations name what happened and the function that did it.
     const auto find = [&](EventKind kind) {
@@ -693,6 +704,31 @@ TEST_CASE("steals, hand-offs and wake-ups", "[viewer]") {
     const Explanation handed = explain(tl, trace, handoff);
     CHECK(handed.text.rfind("schedule() handed fiber #5 to idle worker 2 and woke it with MSG_RING", 0) == 0);
     CHECK(handed.text.find("just created") != std::string::npos);
+}
+
+TEST_CASE("a schedule record written after the new worker already ran the fiber", "[viewer]") {
+    // schedule() records NewWorker after starting the thread; the thread may
+    // run the fiber (here: until it waits for a read) before that record.
+    const Trace trace = makeTrace(2, {
+                                         ev(0, 0, EventKind::ThreadStart, 0, 0),
+                                         ev(10, 0, EventKind::FiberCreate, 2, 1, 0),
+                                         ev(12, 1, EventKind::ThreadStart, 1, 0),
+                                         ev(15, 1, EventKind::Switch, 0, 2, 0, sw(SwitchReason::Idle)),
+                                         ev(20, 1, EventKind::Submit, 2, 3, 0, kRead),
+                                         ev(20, 1, EventKind::Switch, 2, 0, 0, sw(SwitchReason::IoWait)),
+                                         ev(25, 1, EventKind::Park),
+                                         ev(30, 0, EventKind::Schedule, 2, 1, 1, how(ScheduleHow::NewWorker)),
+                                         ev(40, 0, EventKind::Switch, 1, 0, 0, sw(SwitchReason::Await)),
+                                     });
+    const Timeline tl = buildTimeline(trace);
+    const FiberLane* f = findFiber(tl, 2);
+    REQUIRE(f);
+    checkLane(f->lane, {{10, 15, State::Ready, 2}, {15, 20, State::Running, 2}, {20, 40, State::Waiting, 2}});
+    CHECK(stateAt(tl, 35).threads[1].ready.empty());
+    const Explanation x = explain(tl, trace, 7);
+    REQUIRE(trace.events[7].kind == EventKind::Schedule);
+    CHECK(x.text.find("started worker 1 (spawnWorker())") != std::string::npos);
+    CHECK(x.text.find("just created") != std::string::npos);
 }
 
 TEST_CASE("explanations of I/O, switches and intervals", "[viewer]") {
@@ -1100,13 +1136,71 @@ TEST_CASE("a recorded trace: lane invariants, finishes, explanations", "[viewer]
     CHECK(all.latency_samples > 0);
 }
 
+TEST_CASE("records in odd orders and with unknown names do not break the model", "[viewer][robust]") {
+    // Valid records (kinds and enumerations in range, as the reader guarantees)
+    // with random fibers, workers and threads: the model must stay well-formed.
+    std::mt19937_64 rng(3);
+    for (int round = 0; round < 20; ++round) {
+        std::vector<Event> events;
+        std::int64_t t = 0;
+        const unsigned threads = 1 + rng() % 4;
+        for (int i = 0; i < 3000; ++i) {
+            t += static_cast<std::int64_t>(rng() % 3);
+            auto kind = static_cast<EventKind>(1 + rng() % trace::kMaxEventKind);
+            if (kind == EventKind::StringDef) kind = EventKind::Mark;
+            std::uint8_t small = 0;
+            switch (kind) {
+            case EventKind::Switch: small = static_cast<std::uint8_t>(rng() % (trace::kMaxSwitchReason + 1)); break;
+            case EventKind::Schedule: small = static_cast<std::uint8_t>(rng() % 3); break;
+            case EventKind::ConditionWake: small = static_cast<std::uint8_t>(rng() % 2); break;
+            case EventKind::GroupOp: small = static_cast<std::uint8_t>(rng() % 3); break;
+            case EventKind::QueueOp: small = static_cast<std::uint8_t>(rng() % 5); break;
+            default: small = static_cast<std::uint8_t>(rng() % 30); break;
+            }
+            events.push_back(ev(t, static_cast<std::uint32_t>(rng() % (threads + 1)), kind, rng() % 12, rng() % 6, rng() % 5, small));
+        }
+        const Trace trace = makeTrace(threads, events, {"a", "b", "c", "d"});
+        const Timeline tl = buildTimeline(trace);
+        for (const ThreadLane& lane : tl.threads) {
+            checkLaneShape(lane.lane);
+            if (!lane.lane.intervals.empty()) checkBlocks(lane.lane, tl.start_time, tl.end_time, 3.0);
+        }
+        for (const FiberLane& fl : tl.fibers) {
+            checkLaneShape(fl.lane);
+            std::size_t finishes = 0;
+            for (const Interval& iv : fl.lane.intervals) finishes += iv.state == State::Finished;
+            CHECK(finishes <= 1);
+        }
+        for (std::uint32_t i = 0; i < trace.events.size(); ++i) REQUIRE(!explain(tl, trace, i).text.empty());
+        for (std::size_t l = 0; l < tl.threads.size(); ++l)
+            for (std::size_t k = 0; k < tl.threads[l].lane.intervals.size(); ++k) (void)explainThreadInterval(tl, trace, l, k);
+        for (std::size_t l = 0; l < tl.fibers.size(); ++l)
+            for (std::size_t k = 0; k < tl.fibers[l].lane.intervals.size(); ++k) (void)explainFiberInterval(tl, trace, l, k);
+        for (std::int64_t q = tl.start_time - 1; q <= tl.end_time + 1; q += 97) {
+            const SchedulerState s = stateAt(tl, q);
+            CHECK(s.threads.size() == tl.threads.size());
+        }
+        (void)rangeStats(tl, trace, tl.start_time, tl.end_time);
+    }
+}
+
 TEST_CASE("a 2M-event trace: build, and a full-range frame stays small and fast", "[viewer][scale]") {
     Simulator sim(4, 11, false);
     sim.run(2'000'000);
     const Trace& trace = sim.trace_;
+    const auto rss = [] {
+        long pages = 0, resident = 0;
+        if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+            if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+            std::fclose(f);
+        }
+        return resident * sysconf(_SC_PAGESIZE);
+    };
+    const long before = rss();
     const auto t0 = std::chrono::steady_clock::now();
     const Timeline tl = buildTimeline(trace);
     const auto t1 = std::chrono::steady_clock::now();
+    WARN("timeline memory (resident growth): about " << (rss() - before) / static_cast<long>(trace.events.size()) << " bytes per event");
     WARN("buildTimeline of " << trace.events.size() << " events: "
                              << std::chrono::duration_cast<std::chrono::milliseconds>(t1 - t0).count() << " ms, " << tl.fibers.size()
                              << " fibers");

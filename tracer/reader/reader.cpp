@@ -270,6 +270,7 @@ bool parseTrace(std::span<const std::uint8_t> bytes, Trace& out, ReadError& erro
         if (!decoder.chunk(chunk, offset, payload)) return false;
         ++out.chunks;
         offset += sizeof chunk + chunk.size;
+        if (options.progress) options.progress->store(offset, std::memory_order_relaxed);
     }
     if (!h.complete) out.warnings.push_back("the recording did not stop cleanly (the program crashed or is still running)");
 

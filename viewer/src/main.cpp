@@ -608,6 +608,29 @@ int runLesson(const Args& args) {
     return 0;
 }
 
+const char kBenchmarkHelp[] =
+    "usage: fiberscope benchmark [--events N]\n"
+    "\n"
+    "Measures the viewer at scale: writes a 10k-event and an N-event (default\n"
+    "10 million) synthetic trace, then reports the reader's time, the load time\n"
+    "(reader + model) and the frame time at three zoom levels for each, with the\n"
+    "ratios the viewer is held to (frame time at N events <= 2x at 10k; load <=\n"
+    "5x read). Starts Xvfb when there is no display.\n";
+
+int runBenchmark(const Args& args) {
+    std::uint64_t events = 10'000'000;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        if (isHelp(args[i])) return printHelp(kBenchmarkHelp);
+        if (args[i] == "--events" && i + 1 < args.size()) {
+            events = std::strtoull(args[++i].c_str(), nullptr, 10);
+            if (events < 10'000 || events > 100'000'000) return usageError("benchmark", "--events takes 10000 to 100000000");
+        } else {
+            return usageError("benchmark", "unknown argument '" + args[i] + "'");
+        }
+    }
+    return fiberscope::viewer::runViewerBenchmark(events);
+}
+
 // ---------------------------------------------------------------------------
 // Dispatch
 
@@ -619,6 +642,7 @@ const Command kCommands[] = {
     {"view", "open a trace in the viewer", kViewHelp, runView},
     {"lessons", "list the lessons of the course", kLessonsHelp, runLessons},
     {"lesson", "run a lesson, show its trace and explain it", kLessonHelp, runLesson},
+    {"benchmark", "measure the viewer's load and frame times at 10k and 10M events", kBenchmarkHelp, runBenchmark},
     {"screenshot", "render the viewer's view of a trace to a PNG (headless)", kScreenshotHelp, runScreenshot},
 };
 const std::size_t kCommandCount = sizeof kCommands / sizeof kCommands[0];

@@ -98,7 +98,11 @@ public:
         }
     }
 
-    // Reschedules the calling fiber behind the ready fibers of its thread.
+    // Puts the calling fiber back on its thread's ready queue and runs the
+    // next ready fiber (or lets the idle loop run). The ready queue is a LIFO
+    // stack, as in the seed: with three or more fibers yielding on one
+    // thread, the two most recent take turns; yield is not a fairness tool.
+    // Every 1024 yields it also services the thread's ring (see pollRing).
     void yield();
     // True once the calling fiber has been asked to cancel.
     bool cancelRequested();

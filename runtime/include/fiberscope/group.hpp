@@ -7,7 +7,7 @@
 
 #include <type_traits>
 #include <utility>
-#include <vector>
+#include <deque>
 
 #include "fiberscope/event_loop.hpp"
 #include "fiberscope/mutex.hpp"
@@ -44,8 +44,14 @@ public:
 private:
     void add(Future<Status> future);
     EventLoop& loop_;
+    // Guards members_; held only briefly, never across an await, so cancel()
+    // reaches members a concurrent wait() is awaiting.
     Mutex mutex_;
-    std::vector<Future<Status>> members_;
+    // Serialises concurrent wait() calls (held across their awaits).
+    Mutex wait_mutex_;
+    // Members stay here until awaited and recycled; a deque keeps the front
+    // in place while new members are appended.
+    std::deque<Future<Status>> members_;
     Status first_error_;
     bool canceled_ = false;
 };

@@ -11,6 +11,7 @@
 // always an error naming the offset and what is wrong.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -81,6 +82,9 @@ struct ReadError {
 
 struct ReadOptions {
     bool strict = false; // a truncated tail is an error, not a warning
+    // If set, receives the number of bytes parsed so far (for a progress bar
+    // while another thread loads a large file).
+    std::atomic<std::uint64_t>* progress = nullptr;
 };
 
 // Reads (mmaps) a trace file.

@@ -272,12 +272,28 @@ Phrase leavePhrase(const Ctx& c, std::uint32_t i) {
     return {"was switched out by yield()", "yield()", kScheduler};
 }
 
-// Why `fiber` is ready at `time` (after the event at that time): "its read completed", or "".
-std::string readyWhy(const Ctx& c, std::uint64_t fiber, std::int64_t time) {
+// Why `fiber` is ready at `time` (after the event at that time): "its read
+// completed", or "". With `by` (a schedule record), the ready episode is the
+// latest one begun at or before it by a record of the same thread: a
+// schedule() can be recorded after the fiber already ran (the hand-off or the
+// new worker acts before the record is written).
+std::string readyWhy(const Ctx& c, std::uint64_t fiber, std::int64_t time, std::uint32_t by = kNoEvent) {
     const FiberLane* fl = findFiber(c.tl, fiber);
     if (!fl) return "";
     const auto& iv = fl->lane.intervals;
-    const std::size_t k = intervalAt(fl->lane, time);
+    std::size_t k = intervalAt(fl->lane, time);
+    if (c.valid(by) && k != kNone) {
+        const std::uint32_t thread = c.event(by).thread;
+        std::size_t found = kNone;
+        for (std::size_t j = k + 1, steps = 0; j-- > 0 && steps < 64; ++steps) {
+            const std::uint32_t cause = iv[j].cause;
+            if (iv[j].state == State::Ready && c.valid(cause) && cause <= by && c.event(cause).thread == thread) {
+                found = j;
+                break;
+            }
+        }
+        k = found;
+    }
     if (k == kNone || iv[k].state != State::Ready) return "";
     const std::uint32_t cause = iv[k].cause;
     const State before = k > 0 ? iv[k - 1].state : State::Ready;
@@ -367,8 +383,9 @@ Explanation explainSchedule(const Ctx& c, std::uint32_t i) {
         text = "schedule() found no idle worker to take " + who + " and no new worker to start, so it queued " + them + " on " +
                c.thread(e.thread) + "'s own ready queue, where idle workers can steal " + them;
         break;
+    default: text = "schedule() made " + who + " ready"; break;
     }
-    const std::string why = readyWhy(c, head, e.time);
+    const std::string why = readyWhy(c, head, e.time, i);
     if (!why.empty()) text += "; " + c.fiber(head) + " was ready because " + why;
     return make(text, "schedule()", kScheduler, i);
 }
@@ -574,19 +591,16 @@ Explanation explainThreadInterval(const Timeline& timeline, const trace::Trace& 
     const Interval* next = interval + 1 < iv.size() ? &iv[interval + 1] : nullptr;
     switch (in.state) {
     case State::Running: {
-        std::string began;
+        std::string began = "it was already running when the thread's recording began";
         if (c.valid(in.cause) && c.event(in.cause).kind == EventKind::Switch) {
             const Event& sw = c.event(in.cause);
-            if (sw.arg[0] == 0) began = "its idle loop switched to it";
-            else began = c.fiber(sw.arg[0]) + " " + leavePhrase(c, in.cause).text;
-        } else {
-            began = "it was already running when the thread's recording began";
+            if (sw.arg[0] == 0) began = "yield() switched to it from the idle loop, which found it ready";
+            else began = "yield() switched to it when " + c.fiber(sw.arg[0]) + " " + leavePhrase(c, in.cause).text;
         }
         std::string ended = "it was still running when the thread's recording ended";
         if (next && c.valid(next->cause) && c.event(next->cause).kind == EventKind::Switch)
             ended = "then it " + leavePhrase(c, next->cause).text;
-        return make(thread + " ran " + c.fiber(in.fiber) + " for " + dur + " (yield() switched to it: " + began + "); " + ended, "yield()",
-                    kScheduler, in.cause);
+        return make(thread + " ran " + c.fiber(in.fiber) + " for " + dur + ": " + began + "; " + ended, "yield()", kScheduler, in.cause);
     }
     case State::Idle: {
         std::string text = thread + " spent " + dur +

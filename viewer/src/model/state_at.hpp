@@ -28,7 +28,7 @@ struct ReadyEntry {
 struct InFlightOp {
     std::uint64_t fiber = 0;
     std::uint8_t opcode = 0; // IORING_OP_*
-    std::int64_t fd = 0;
+    std::int32_t fd = 0;
     std::int64_t since = 0;
     std::uint32_t event = kNoEvent; // the submit
 };

@@ -1,11 +1,13 @@
 // buildTimeline: one pass over the trace's events in time order, driving a
 // state machine per thread and per fiber (see timeline.hpp for the model).
 //
-// Records from different threads can be slightly out of causal order (a
-// schedule() that hands a fiber to an idle thread records its event after the
-// hand-off CAS, so the idle thread may switch to the fiber first). The state
-// machines therefore ignore "became ready" for a fiber that is running, and
-// match wake-up sends and receipts in whichever order they arrive.
+// Records from different threads can be out of causal order: schedule()
+// writes its record after the hand-off CAS or after starting the new worker,
+// so the other thread may already have run the fiber (by hundreds of
+// microseconds for a new worker). A schedule record naming a fiber that was
+// switched to after the scheduling thread's previous record is therefore
+// late and changes nothing; "became ready" is also ignored for a running
+// fiber; wake-up sends and receipts are matched in whichever order arrives.
 #include "model/timeline.hpp"
 
 #include <algorithm>
@@ -33,6 +35,7 @@ struct FiberBuild {
     bool finished = false;
     std::uint8_t last_opcode = 0;
     std::int64_t ready_since = -1;      // start of the current ready episode, -1 if not ready
+    std::uint32_t last_switch_in = kNoEvent; // the last switch to it
     std::uint32_t ready_item = kNoItem; // its open Queued item
     std::vector<std::uint32_t> ops;     // its open InFlight items
     std::vector<Flow> pending;          // flows that end at its next switch-in
@@ -52,6 +55,7 @@ struct ThreadBuild {
     std::uint64_t handoff_head = 0;           // the last idle hand-off it made
     std::int64_t handoff_time = INT64_MIN;
     std::vector<std::uint32_t> zone_stack;    // zones of its idle loop
+    std::uint32_t last_event = kNoEvent;      // its latest record so far
 };
 
 struct Slot {
@@ -141,7 +145,7 @@ private:
 
     std::int64_t laneOfWorker(std::uint64_t worker) const {
         auto it = lane_of_worker_.find(static_cast<std::int64_t>(worker));
-        return it == lane_of_worker_.end() ? -1 : it->second;
+        return it == lane_of_worker_.end() ? std::int64_t{-1} : static_cast<std::int64_t>(it->second);
     }
     std::uint32_t threadOfLane(std::uint32_t lane) const { return tl_.threads[lane].thread; }
 
@@ -172,8 +176,6 @@ private:
         b.open = Interval{t, t, tl_.fibers[f].fiber, cause, thread, s, r};
         b.has_open = true;
     }
-
-    State fiberState(std::uint32_t f) const { return fb_[f].has_open ? fb_[f].open.state : State::Waiting; }
 
     // Marks a fiber ready (not if it is running: a late record; nor if finished).
     bool makeReady(std::uint32_t f, std::int64_t t, std::int32_t thread, std::uint32_t cause) {
@@ -316,6 +318,8 @@ private:
         ThreadLane& tl = tl_.threads[lane];
         const std::int64_t t = e.time;
         if (!tb.started) startThread(lane, t);
+        const std::uint32_t previous = tb.last_event; // this thread's record before this one
+        tb.last_event = i;
         tl.last_time = t;
         tl.events.push_back(i);
         tl_.events_by_kind[static_cast<std::size_t>(e.kind)].push_back(i);
@@ -403,6 +407,10 @@ private:
             for (std::uint64_t m : members(lane, e.arg[0], e.arg[1])) {
                 if (m == 0) continue;
                 const std::uint32_t f = fiberIndex(m);
+                // A hand-off or new worker acts before schedule() writes its record: if the
+                // fiber was switched to after this thread's previous record, the record is late.
+                const std::uint32_t ran = fb_[f].last_switch_in;
+                if (ran != kNoEvent && (previous == kNoEvent || ran > previous)) continue;
                 if (!makeReady(f, t, target_thread, i)) continue;
                 if (target >= 0) openQueued(f, tb_[static_cast<std::size_t>(target)].slot, t, i);
             }
@@ -463,7 +471,7 @@ private:
             StateItem item;
             item.start = t;
             item.fiber = e.arg[0];
-            item.fd = e.signedArg(1);
+            item.fd = static_cast<std::int32_t>(e.signedArg(1));
             item.where = T;
             item.event = i;
             item.kind = ItemKind::InFlight;
@@ -584,6 +592,7 @@ private:
             if (b.has_open && b.open.state == State::Ready && b.ready_since >= 0)
                 tl_.latencies.push_back(LatencySample{b.ready_since, t, to, T});
             b.ready_since = -1;
+            b.last_switch_in = i;
             if (!b.finished) setFiber(f, t, State::Running, thread, WaitReason::None, i);
             for (Flow& flow : b.pending) {
                 flow.to = FlowEnd{t, to, T, i};
@@ -633,8 +642,23 @@ private:
         tl_.flow_reach.resize(tl_.flows.size());
         std::int64_t reach = INT64_MIN;
         for (std::size_t k = 0; k < tl_.flows.size(); ++k) tl_.flow_reach[k] = reach = std::max(reach, tl_.flows[k].to.time);
-        for (ThreadLane& tl : tl_.threads) buildLaneIndex(tl.lane);
-        for (FiberLane& fl : tl_.fibers) buildLaneIndex(fl.lane);
+        // Give back the growth slack: the model lives as long as the trace is open.
+        for (ThreadLane& tl : tl_.threads) {
+            tl.lane.intervals.shrink_to_fit();
+            tl.instants.shrink_to_fit();
+            tl.zones.shrink_to_fit();
+            buildLaneIndex(tl.lane);
+        }
+        for (FiberLane& fl : tl_.fibers) {
+            fl.lane.intervals.shrink_to_fit();
+            fl.zones.shrink_to_fit();
+            buildLaneIndex(fl.lane);
+        }
+        for (auto& list : tl_.events_by_kind) list.shrink_to_fit();
+        tl_.flows.shrink_to_fit();
+        tl_.latencies.shrink_to_fit();
+        tl_.replay.items.shrink_to_fit();
+        for (auto& owners : tl_.replay.slots) owners.shrink_to_fit();
         buildReplayIndex(tl_);
     }
 };

@@ -127,7 +127,7 @@ struct StateItem {
     std::int64_t start = 0;
     std::int64_t end = kOpenEnd;  // exclusive
     std::uint64_t fiber = 0;
-    std::int64_t fd = 0;          // InFlight: the operation's fd
+    std::int32_t fd = 0;          // InFlight: the operation's fd
     std::uint32_t where = 0;      // Queued: slot index; InFlight: trace thread number
     std::uint32_t event = kNoEvent; // the schedule/submit that began it
     ItemKind kind = ItemKind::Queued;

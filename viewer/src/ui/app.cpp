@@ -3,6 +3,7 @@
 #include "ui/app.hpp"
 
 #include <imgui.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -17,14 +18,7 @@ namespace fiberscope::viewer {
 constexpr int kKeyF = 'F';
 constexpr int kKeyO = 'O';
 
-bool loadTrace(App& app, const std::string& path) {
-    auto trace = std::make_unique<trace::Trace>();
-    trace::ReadError error;
-    if (!trace::readTrace(path, *trace, error)) {
-        app.error = error.text();
-        return false;
-    }
-    auto timeline = std::make_unique<Timeline>(buildTimeline(*trace));
+static void adopt(App& app, const std::string& path, std::unique_ptr<trace::Trace> trace, std::unique_ptr<Timeline> timeline) {
     app.path = path;
     app.warnings = trace->warnings;
     app.trace = std::move(trace);
@@ -35,6 +29,63 @@ bool loadTrace(App& app, const std::string& path) {
     app.focus_fiber = 0;
     app.table_dirty = true;
     app.fit_requested = true;
+}
+
+bool loadTrace(App& app, const std::string& path) {
+    auto trace = std::make_unique<trace::Trace>();
+    trace::ReadError error;
+    if (!trace::readTrace(path, *trace, error)) {
+        app.error = error.text();
+        return false;
+    }
+    auto timeline = std::make_unique<Timeline>(buildTimeline(*trace));
+    adopt(app, path, std::move(trace), std::move(timeline));
+    return true;
+}
+
+void loadTraceAsync(App& app, const std::string& path) {
+    if (app.loading) return;
+    auto job = std::make_unique<LoadJob>();
+    job->path = path;
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0) job->total_bytes = static_cast<std::uint64_t>(st.st_size);
+    LoadJob* raw = job.get();
+    job->thread = std::thread([raw] {
+        auto trace = std::make_unique<trace::Trace>();
+        trace::ReadError error;
+        trace::ReadOptions options;
+        options.progress = &raw->bytes;
+        if (!trace::readTrace(raw->path, *trace, error, options)) {
+            raw->error = error.text();
+        } else {
+            raw->phase.store(1);
+            raw->timeline = std::make_unique<Timeline>(buildTimeline(*trace));
+            raw->trace = std::move(trace);
+        }
+        raw->phase.store(2, std::memory_order_release);
+    });
+    app.loading = std::move(job);
+}
+
+// Shows the progress of a background load; adopts the result when done.
+static bool drawLoading(App& app) {
+    if (!app.loading) return false;
+    LoadJob& job = *app.loading;
+    if (job.phase.load(std::memory_order_acquire) == 2) {
+        job.thread.join();
+        if (job.error.empty()) adopt(app, job.path, std::move(job.trace), std::move(job.timeline));
+        else app.error = job.error;
+        app.loading.reset();
+        return false;
+    }
+    ImGui::Dummy(ImVec2(0, 120));
+    ImGui::Indent(80);
+    ImGui::Text("Loading %s", job.path.c_str());
+    const double fraction = job.total_bytes ? static_cast<double>(job.bytes.load()) / static_cast<double>(job.total_bytes) : 0.0;
+    const bool building = job.phase.load() == 1;
+    ImGui::ProgressBar(building ? 1.0f : static_cast<float>(fraction), ImVec2(520, 0),
+                       building ? "building the timeline..." : nullptr);
+    ImGui::Unindent(80);
     return true;
 }
 
@@ -70,7 +121,8 @@ static void drawOpenPrompt(App& app) {
     ImGui::SetNextItemWidth(520);
     const bool enter = ImGui::InputText("##path", app.open_path, sizeof app.open_path, ImGuiInputTextFlags_EnterReturnsTrue);
     if (enter || ImGui::Button("Open")) {
-        if (loadTrace(app, app.open_path)) ImGui::CloseCurrentPopup();
+        loadTraceAsync(app, app.open_path);
+        ImGui::CloseCurrentPopup();
     }
     ImGui::SameLine();
     if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
@@ -146,6 +198,10 @@ void drawApp(App& app, const Fonts& fonts) {
     }
     pollLesson(app);
     advancePlayback(app, ImGui::GetIO().DeltaTime);
+    if (drawLoading(app)) {
+        ImGui::End();
+        return;
+    }
     if (!app.trace) {
         drawWelcome(app);
         ImGui::BeginChild("lessons", ImVec2(560, 0), true);

@@ -35,6 +35,21 @@ struct Hover {
     std::string text; // the explanation shown in the tooltip and status bar
 };
 
+// A trace being loaded on a background thread (large files take a while).
+struct LoadJob {
+    std::string path;
+    std::uint64_t total_bytes = 0;
+    std::atomic<std::uint64_t> bytes{0};
+    std::atomic<int> phase{0}; // 0 reading, 1 building the timeline, 2 done
+    std::unique_ptr<trace::Trace> trace;
+    std::unique_ptr<Timeline> timeline;
+    std::string error;
+    std::thread thread;
+    ~LoadJob() {
+        if (thread.joinable()) thread.join();
+    }
+};
+
 struct App {
     // The file.
     std::string path;
@@ -42,6 +57,7 @@ struct App {
     std::unique_ptr<Timeline> timeline;
     std::string error;                 // last load error (shown in a banner)
     std::vector<std::string> warnings; // reader warnings of the loaded file
+    std::unique_ptr<LoadJob> loading;  // a load in progress (interactive viewer)
 
     // The view.
     TimeView view;
@@ -109,6 +125,9 @@ struct App {
 
 // Loads `path` into `app` (replacing what was there only on success).
 bool loadTrace(App& app, const std::string& path);
+// The same on a background thread; drawApp shows a progress bar and swaps
+// the trace in when it is ready.
+void loadTraceAsync(App& app, const std::string& path);
 // Draws one frame of the whole application.
 void drawApp(App& app, const Fonts& fonts);
 

@@ -170,17 +170,38 @@ void drawInstants(App& app, ImDrawList* dl, const Geometry& g, const ThreadLane&
                                   [](const Instant& i, std::int64_t t) { return i.time < t; });
     float last_x[trace::kMaxEventKind + 1];
     std::fill(std::begin(last_x), std::end(last_x), -1e9f);
-    for (auto it = first; it != instants.end() && it->time <= app.view.end; ++it) {
-        if (!drawnKind(it->kind)) continue;
+    // One glyph per kind per 3 pixels: after drawing at x, jump (binary
+    // search) to the first instant 3 pixels later, so a frame costs
+    // O(pixels x log n) however many instants are in view.
+    const double skip_ns = 3.0 * app.view.nsPerPixel(g.width);
+    const double per_kind_skip = skip_ns / 8;
+    for (auto it = first; it != instants.end() && it->time <= app.view.end;) {
+        if (!drawnKind(it->kind)) {
+            ++it;
+            continue;
+        }
         const float x = app.view.x(static_cast<double>(it->time), g.left, g.width);
         float& previous = last_x[static_cast<int>(it->kind)];
-        if (x - previous < 3.0f) continue;
-        previous = x;
-        drawGlyph(dl, it->kind, x, y, glyphColor(it->kind));
-        if (it->kind == trace::EventKind::Mark && it->label) {
-            const std::string& label = app.trace->string(it->label);
-            dl->AddText(ImVec2(x + 8, y - 16), palette::mark, label.c_str());
+        if (x - previous >= 3.0f) {
+            previous = x;
+            drawGlyph(dl, it->kind, x, y, glyphColor(it->kind));
+            if (it->kind == trace::EventKind::Mark && it->label) {
+                const std::string& label = app.trace->string(it->label);
+                dl->AddText(ImVec2(x + 8, y - 16), palette::mark, label.c_str());
+            }
         }
+        // Dense stretch: leap ahead by a fraction of the skip, so every kind
+        // still gets its chance in each 3-pixel step.
+        auto next = it + 1;
+        if (next != instants.end() && static_cast<double>(next->time - it->time) < per_kind_skip) {
+            const std::int64_t target = it->time + static_cast<std::int64_t>(per_kind_skip);
+            auto leap = std::lower_bound(next, std::min(next + 4096, instants.end()), target,
+                                         [](const Instant& i, std::int64_t t) { return i.time < t; });
+            if (leap == std::min(next + 4096, instants.end()) && leap != instants.end())
+                leap = std::lower_bound(leap, instants.end(), target, [](const Instant& i, std::int64_t t) { return i.time < t; });
+            next = std::max(next, leap);
+        }
+        it = next;
     }
 }
 
@@ -319,13 +340,26 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
     // Fiber lanes: scrolled, only those alive in the view.
     y += kSectionGap - 8;
     ImGui::PushFont(fonts.small);
+    // The fibers alive in the view, recomputed only when the view changes.
     static std::vector<std::uint32_t> alive;
-    alive.clear();
-    for (std::uint32_t i = 0; i < tl.fibers.size(); ++i) {
-        const FiberLane& f = tl.fibers[i];
-        const double born = f.created >= 0 ? static_cast<double>(f.created) : static_cast<double>(tl.start_time);
-        const double died = f.finished >= 0 ? static_cast<double>(f.finished) : static_cast<double>(tl.end_time);
-        if (died >= app.view.start && born <= app.view.end) alive.push_back(i);
+    static const Timeline* alive_for = nullptr;
+    static double alive_start = -1, alive_end = -1;
+    if (alive_for != &tl || alive_start != app.view.start || alive_end != app.view.end) {
+        alive.clear();
+        const bool everything = app.view.start <= static_cast<double>(tl.start_time) && app.view.end >= static_cast<double>(tl.end_time);
+        for (std::uint32_t i = 0; i < tl.fibers.size(); ++i) {
+            if (everything) {
+                alive.push_back(i);
+                continue;
+            }
+            const FiberLane& f = tl.fibers[i];
+            const double born = f.created >= 0 ? static_cast<double>(f.created) : static_cast<double>(tl.start_time);
+            const double died = f.finished >= 0 ? static_cast<double>(f.finished) : static_cast<double>(tl.end_time);
+            if (died >= app.view.start && born <= app.view.end) alive.push_back(i);
+        }
+        alive_for = &tl;
+        alive_start = app.view.start;
+        alive_end = app.view.end;
     }
     char title[64];
     std::snprintf(title, sizeof title, "FIBERS (%zu in view of %zu)", alive.size(), tl.fibers.size());

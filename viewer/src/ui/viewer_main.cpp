@@ -3,7 +3,9 @@
 
 #include <imgui.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "platform/virtual_display.hpp"
 #include "platform/window.hpp"
@@ -11,12 +13,34 @@
 
 namespace fiberscope::viewer {
 
+// A quick check before opening a window: the file opens and starts like a
+// trace (the full validation runs in the background load).
+static bool looksLikeTrace(const std::string& path, std::string& error) {
+    std::FILE* file = std::fopen(path.c_str(), "rb");
+    if (!file) {
+        error = path + ": offset 0: cannot open: " + std::strerror(errno);
+        return false;
+    }
+    char magic[8] = {};
+    const std::size_t n = std::fread(magic, 1, sizeof magic, file);
+    std::fclose(file);
+    if (n != sizeof magic || std::memcmp(magic, "FSTRACE", 8) != 0) {
+        error = path + ": offset 0: not a Fiberscope trace (bad magic; expected \"FSTRACE\")";
+        return false;
+    }
+    return true;
+}
+
 int runViewer(const std::string& path, int lesson) {
     App app;
-    if (!path.empty() && loadTrace(app, path) && lesson > 0) attachLesson(app, lesson);
-    if (!path.empty() && !app.trace) {
-        std::fprintf(stderr, "fiberscope: %s\n", app.error.c_str());
-        return 1;
+    if (!path.empty()) {
+        std::string error;
+        if (!looksLikeTrace(path, error)) {
+            std::fprintf(stderr, "fiberscope: %s\n", error.c_str());
+            return 1;
+        }
+        loadTraceAsync(app, path);
+        if (lesson > 0) attachLesson(app, lesson);
     }
     Window window;
     std::string error;
@@ -26,7 +50,7 @@ int runViewer(const std::string& path, int lesson) {
         return 1;
     }
     while (!window.shouldClose()) {
-        for (const std::string& dropped : window.takeDroppedFiles()) loadTrace(app, dropped);
+        for (const std::string& dropped : window.takeDroppedFiles()) loadTraceAsync(app, dropped);
         window.frame([&] { drawApp(app, window.fonts()); });
         window.present();
     }

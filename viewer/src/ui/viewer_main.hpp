@@ -26,4 +26,7 @@ struct ScreenshotOptions {
 // one-line error on failure.
 int runScreenshot(const ScreenshotOptions& options);
 
+// Measures load and frame times at 10k and `large_events` events (see viewer_bench.cpp).
+int runViewerBenchmark(std::uint64_t large_events);
+
 } // namespace fiberscope::viewer

@@ -1,0 +1,187 @@
+// `fiberscope benchmark`: does the viewer stay interactive at scale?
+//
+// It writes two synthetic traces with the tracer's own recording path (four
+// threads switching among fibers, scheduling, stealing, submitting and
+// completing, like a busy runtime): a small one (10 thousand events) and a
+// large one (10 million by default). For each it measures
+//   - read: the trace reader alone (mmap, validate, decode, merge),
+//   - load: what opening costs in the viewer (read + building the model),
+//   - frame: the median time to build and render one frame of the whole
+//     window, at several zoom levels (whole trace, 1%, 0.01%),
+// and prints the two ratios the viewer is held to: frame time at 10M events
+// at most 2x the frame time at 10k, and load at most 5x read.
+#include "ui/viewer_main.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fiberscope/trace.hpp"
+#include "platform/virtual_display.hpp"
+#include "platform/window.hpp"
+#include "ui/app.hpp"
+
+namespace fiberscope::viewer {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+
+// Emits about `events` records from four threads that behave like workers.
+bool writeSyntheticTrace(const std::string& path, std::uint64_t events, std::string& error) {
+    trace::Recorder recorder(path, {.buffer_bytes = 1u << 20, .max_buffers = 4096});
+    if (!recorder.ok()) {
+        error = recorder.error();
+        return false;
+    }
+    constexpr unsigned kThreads = 4;
+    const std::uint64_t per_thread = events / kThreads;
+    std::vector<std::thread> workers;
+    for (unsigned w = 0; w < kThreads; ++w)
+        workers.emplace_back([w, per_thread] {
+            namespace emit = trace::emit;
+            static const char* names[] = {"worker 0", "worker 1", "worker 2", "worker 3"};
+            emit::threadStart(trace::now(), w, names[w]);
+            std::uint64_t fiber = 2 + w, emitted = 1;
+            std::uint64_t rng = 0x9E3779B97F4A7C15ull * (w + 1);
+            while (emitted < per_thread) {
+                rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+                const std::uint64_t t = trace::now();
+                emit::fiberCreate(t, fiber + kThreads, fiber);
+                emit::schedule(t, fiber + kThreads, 1, w, trace::ScheduleHow::OwnQueue);
+                emit::switchTo(t, 0, fiber, trace::SwitchReason::Idle);
+                if (rng % 4 == 0) {
+                    emit::submit(t, fiber, 22, 5);
+                    emit::switchTo(trace::now(), fiber, 0, trace::SwitchReason::IoWait);
+                    emit::park(t);
+                    emit::unpark(trace::now(), 1);
+                    emit::complete(trace::now(), fiber, 22, 4096);
+                    emit::switchTo(trace::now(), 0, fiber, trace::SwitchReason::Idle);
+                    emitted += 6;
+                }
+                if (rng % 16 == 1) emit::steal(t, fiber, (w + 1) % kThreads), ++emitted;
+                emit::fiberFinish(trace::now(), fiber);
+                emit::switchTo(trace::now(), fiber, 0, trace::SwitchReason::Finish);
+                emitted += 5;
+                fiber += kThreads;
+            }
+            emit::threadStop(trace::now());
+        });
+    for (auto& t : workers) t.join();
+    if (!recorder.stop()) {
+        error = recorder.error();
+        return false;
+    }
+    return true;
+}
+
+struct Measure {
+    std::size_t events = 0;
+    double read_s = 0, load_s = 0;
+    std::vector<double> frame_ms; // per zoom level
+};
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+bool measure(Window& window, const std::string& path, Measure& m, std::string& error) {
+    // Read alone, then load (read + model), best of three each (warm cache).
+    m.read_s = m.load_s = 1e9;
+    for (int i = 0; i < 3; ++i) {
+        trace::Trace trace;
+        trace::ReadError read_error;
+        const auto start = Clock::now();
+        if (!trace::readTrace(path, trace, read_error)) {
+            error = read_error.text();
+            return false;
+        }
+        m.read_s = std::min(m.read_s, seconds(start));
+        m.events = trace.events.size();
+    }
+    App app;
+    app.headless = true;
+    for (int i = 0; i < 3; ++i) {
+        App attempt;
+        const auto start = Clock::now();
+        if (!loadTrace(attempt, path)) {
+            error = attempt.error;
+            return false;
+        }
+        m.load_s = std::min(m.load_s, seconds(start));
+        if (i == 2) app = std::move(attempt);
+    }
+    app.headless = true;
+    const double t0 = static_cast<double>(app.timeline->start_time), t1 = static_cast<double>(app.timeline->end_time);
+    for (double fraction : {1.0, 0.01, 0.0001}) {
+        std::vector<double> frames;
+        for (int i = 0; i < 25; ++i) {
+            const double span = (t1 - t0) * fraction;
+            const double start_at = t0 + (t1 - t0 - span) * 0.37;
+            const auto start = Clock::now();
+            window.frame([&] {
+                app.fit_requested = false;
+                app.view.start = start_at;
+                app.view.end = start_at + span;
+                drawApp(app, window.fonts());
+            });
+            window.present();
+            if (i >= 5) frames.push_back(seconds(start) * 1e3); // skip warm-up frames
+        }
+        m.frame_ms.push_back(median(frames));
+    }
+    return true;
+}
+
+} // namespace
+
+int runViewerBenchmark(std::uint64_t large_events) {
+    const char* tmp = std::getenv("TMPDIR");
+    const std::string dir = tmp && *tmp ? tmp : "/tmp";
+    const std::string small = dir + "/fiberscope-bench-small-" + std::to_string(getpid()) + ".fstrace";
+    const std::string large = dir + "/fiberscope-bench-large-" + std::to_string(getpid()) + ".fstrace";
+    std::string error;
+    std::printf("writing synthetic traces (10k and %.0fM events)...\n", static_cast<double>(large_events) / 1e6);
+    std::fflush(stdout);
+    if (!writeSyntheticTrace(small, 10'000, error) || !writeSyntheticTrace(large, large_events, error)) {
+        std::fprintf(stderr, "fiberscope: benchmark: %s\n", error.c_str());
+        return 1;
+    }
+    VirtualDisplay display;
+    Window window;
+    if (!display.ensure(error) || !window.open({.width = 1600, .height = 900, .visible = false, .title = "bench"}, error)) {
+        std::fprintf(stderr, "fiberscope: benchmark: %s\n", error.c_str());
+        return 1;
+    }
+    Measure a, b;
+    if (!measure(window, small, a, error) || !measure(window, large, b, error)) {
+        std::fprintf(stderr, "fiberscope: benchmark: %s\n", error.c_str());
+        return 1;
+    }
+    unlink(small.c_str());
+    unlink(large.c_str());
+    std::printf("\n| trace | events | read (reader) | load (read + model) | load/read | frame: whole | frame: 1%% | frame: 0.01%% |\n");
+    std::printf("|---|---|---|---|---|---|---|---|\n");
+    for (const auto* m : {&a, &b})
+        std::printf("| %s | %zu | %.1f ms | %.1f ms | %.2fx | %.2f ms | %.2f ms | %.2f ms |\n", m == &a ? "small" : "large",
+                    m->events, m->read_s * 1e3, m->load_s * 1e3, m->load_s / m->read_s, m->frame_ms[0], m->frame_ms[1],
+                    m->frame_ms[2]);
+    const double worst_ratio = std::max({b.frame_ms[0] / a.frame_ms[0], b.frame_ms[1] / a.frame_ms[1], b.frame_ms[2] / a.frame_ms[2]});
+    std::printf("\nframe time, large / small (worst zoom level): %.2fx  (target <= 2x: %s)\n", worst_ratio,
+                worst_ratio <= 2.0 ? "met" : "MISSED");
+    std::printf("load / read, large trace: %.2fx  (target <= 5x: %s)\n", b.load_s / b.read_s,
+                b.load_s / b.read_s <= 5.0 ? "met" : "MISSED");
+    std::printf("(frames are rendered by Mesa llvmpipe under Xvfb when there is no display; medians of 20 frames)\n");
+    return 0;
+}
+
+} // namespace fiberscope::viewer
