@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
 
     // Absolute deadlines on the monotonic clock, from one common start: the
     // order of wake-ups does not depend on when each sleeper got to run.
+    fiberscope::trace::mark("checkpoint: common start"); // just before the clock read
     const fiberscope::Timestamp start = loop.now().value();
     std::mutex order_mutex; // an OS mutex, held for one append, never across a suspension
     std::vector<int> wake_order;
