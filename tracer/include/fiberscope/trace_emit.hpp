@@ -51,10 +51,10 @@ struct Buffer {
 // The largest record except StringDef (which checks its own size).
 inline constexpr std::size_t kMaxRecordBytes = 64;
 
-#if FIBERSCOPE_TRACING
+// Set while a Recorder is active (and the trace clock's kind). They exist
+// even when tracing is compiled out; enabled() then ignores them.
 extern std::atomic<bool> g_enabled;
 extern bool g_use_tsc;
-#endif
 
 inline bool enabled() noexcept {
 #if FIBERSCOPE_TRACING
