@@ -406,7 +406,7 @@ const char kViewHelp[] =
 const char kScreenshotHelp[] =
     "usage: fiberscope screenshot FILE -o OUT.png [--range START:END] [--size WxH]\n"
     "                             [--cursor TIME] [--panel state|selection|events|legend|lesson]\n"
-    "                             [--lesson N]\n"
+    "                             [--lesson N] [--open-dialog]\n"
     "\n"
     "Renders the viewer's view of FILE to a PNG without a window. With no display\n"
     "it starts Xvfb for the duration (apt-get install xvfb). Times take a unit:\n"
@@ -486,6 +486,8 @@ int runScreenshot(const Args& args) {
                 if (v && *v == names[k]) found = k;
             if (found < 0) return usageError("screenshot", "--panel takes state, selection, events, legend or lesson");
             options.panel = found;
+        } else if (arg == "--open-dialog") {
+            options.open_dialog = true;
         } else if (arg == "--lesson") {
             const std::string* v = value("--lesson");
             if (!v || std::atoi(v->c_str()) <= 0) return usageError("screenshot", "--lesson takes a lesson number");

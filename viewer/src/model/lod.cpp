@@ -1,12 +1,19 @@
 // Levels of detail and per-pixel merging (see lod.hpp for the design).
 //
 // Level k groups the intervals by floor(start / g_k), g_k = 8^k ns. Buckets
-// nest (g_{k+1} = 8 g_k, both aligned at 0), so level k+1 is built from level
-// k's units rather than from every interval, and a run of level k+1 is a run
-// of consecutive level-k units.
+// nest (g_{k+1} = 8 g_k, both aligned at 0), so a unit of level k+1 is a run
+// of consecutive level-k units, and its Block is theirs merged in order. At
+// every level the units are the maximal runs of consecutive intervals sharing
+// a bucket, and the number of levels at which two neighbours' buckets differ
+// follows from the highest bit in which their starts differ (g_k is a power
+// of two), so buildLevels makes all levels in one pass over the intervals:
+// each level keeps one open unit, fed by the finer level's units as they
+// close. A first, cheaper pass counts the units, so the runs are allocated
+// once and the levels that merge nothing are known beforehand.
 #include "model/lod.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 namespace fiberscope::viewer {
@@ -15,11 +22,15 @@ namespace {
 
 constexpr std::size_t kMinLodIntervals = 32; // shorter lanes are walked directly
 constexpr std::int64_t kLevelFactor = 8; // 4 touches fewer units per pixel but stores ~1.5x the runs
+static_assert(std::has_single_bit(static_cast<std::uint64_t>(kLevelFactor)));
+constexpr int kLevelBits = std::countr_zero(static_cast<std::uint64_t>(kLevelFactor)); // g_k = 2^(kLevelBits k)
 
-std::int64_t floorDiv(std::int64_t a, std::int64_t b) noexcept {
-    std::int64_t q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-    return q;
+// How many levels, from the finest, put starts a and b in different buckets:
+// floor(a / 2^s) (= a >> s) and floor(b / 2^s) differ exactly while s < the
+// bit width of a ^ b.
+int levelsApart(std::int64_t a, std::int64_t b) noexcept {
+    const int width = std::bit_width(static_cast<std::uint64_t>(a) ^ static_cast<std::uint64_t>(b));
+    return (width + kLevelBits - 1) / kLevelBits;
 }
 
 // Calls sink(block) for each unit of stored level `level` (-1: the intervals
@@ -97,39 +108,65 @@ void buildLevels(Lane& lane) {
     const auto& iv = lane.intervals;
     const std::size_t n = iv.size();
     if (n <= kMinLodIntervals) return;
+    // Granularities 1, 8, 64, ... up to the first coarser than the whole lane.
     const std::int64_t span = iv.back().end - iv.front().start;
-    std::vector<Block> units; // the previous level's units (runs and lone intervals), reused
-    std::vector<Block> next;
-    units.reserve(n);
-    for (std::uint32_t i = 0; i < n; ++i) units.push_back(blockOf(iv[i], i));
-    for (std::int64_t g = 1; units.size() > 1; g *= kLevelFactor) {
-        next.clear();
-        bool merged = false;
-        std::int64_t bucket = 0;
-        for (const Block& u : units) {
-            const std::int64_t b = floorDiv(u.start, g);
-            if (!next.empty() && b == bucket) {
-                mergeBlock(next.back(), u);
-                merged = true;
-            } else {
-                next.push_back(u);
-                bucket = b;
-            }
-        }
-        if (merged) {
-            LodLevel level;
-            level.granularity = g;
-            std::size_t runs = 0;
-            for (const Block& u : next) runs += u.count >= 2;
-            level.runs.reserve(runs);
-            for (const Block& u : next)
-                if (u.count >= 2) level.runs.push_back(u);
-            lane.levels.push_back(std::move(level));
-            units.swap(next);
-        }
-        // Else: the same partition as the last stored level, which serves this granularity too.
+    std::vector<std::int64_t> granularity;
+    for (std::int64_t g = 1;; g *= kLevelFactor) {
+        granularity.push_back(g);
         if (g > span || g > INT64_MAX / (2 * kLevelFactor)) break;
     }
+    const int count = static_cast<int>(granularity.size());
+
+    // Pass 1: each level's number of units, and of runs (units of >= 2 intervals).
+    std::vector<std::size_t> units(static_cast<std::size_t>(count), 0), runs(units.size(), 0);
+    std::vector<std::size_t> unit_first(units.size(), 0); // first interval of each level's open unit
+    const auto count_unit = [&](int k, std::size_t end) {
+        ++units[k];
+        runs[k] += end - unit_first[k] >= 2;
+        unit_first[k] = end;
+    };
+    for (std::size_t i = 1; i < n; ++i) {
+        const int apart = std::min(count, levelsApart(iv[i - 1].start, iv[i].start));
+        for (int k = 0; k < apart; ++k) count_unit(k, i);
+    }
+    for (int k = 0; k < count; ++k) count_unit(k, n);
+
+    // A level with as many units as the one below it (the intervals, for level
+    // 0) has the same partition, which serves its granularity too: not stored.
+    // Nor are the levels above the point where everything is one unit.
+    std::vector<int> stored(units.size(), -1); // index in lane.levels
+    int top = 0;                               // levels [0, top) are made in pass 2
+    for (int k = 0; k < count; ++k) {
+        if (units[k] >= (k == 0 ? n : units[k - 1])) continue;
+        stored[k] = static_cast<int>(lane.levels.size());
+        LodLevel& level = lane.levels.emplace_back();
+        level.granularity = granularity[k];
+        level.runs.reserve(runs[k]);
+        top = k + 1;
+    }
+    if (top == 0) return;
+
+    // Pass 2: each level's open unit (count 0: none) takes in the finer level's
+    // units as they close; closing a unit stores it if it is a run.
+    std::vector<Block> open(static_cast<std::size_t>(top));
+    const auto add = [](Block& into, const Block& b) {
+        if (into.count == 0) into = b;
+        else mergeBlock(into, b);
+    };
+    const auto close = [&](int k) {
+        Block& unit = open[k];
+        if (unit.count >= 2 && stored[k] >= 0) lane.levels[static_cast<std::size_t>(stored[k])].runs.push_back(unit);
+        if (k + 1 < top) add(open[k + 1], unit);
+        unit.count = 0;
+    };
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i > 0) {
+            const int apart = std::min(top, levelsApart(iv[i - 1].start, iv[i].start));
+            for (int k = 0; k < apart; ++k) close(k); // finest first: each feeds the next before it closes
+        }
+        add(open[0], blockOf(iv[i], static_cast<std::uint32_t>(i)));
+    }
+    for (int k = 0; k < top; ++k) close(k);
 }
 
 void buildPrefix(Lane& lane) {

@@ -8,10 +8,20 @@
 // switched to after the scheduling thread's previous record is therefore
 // late and changes nothing; "became ready" is also ignored for a running
 // fiber; wake-up sends and receipts are matched in whichever order arrives.
+//
+// Cost: a trace of millions of events makes millions of fibers, so the pass
+// does no per-event hashing or allocation in the common case. A first pass
+// counts each thread's records by kind, so the per-thread and per-kind lists
+// are allocated once at their final size; fiber ids (dense from 1 in the
+// runtime's traces) index a vector; a fiber's short lists (flows waiting for
+// its next switch-in, its in-flight operations) live in shared pools; and the
+// final ordering of fibers by id is read off that vector rather than sorted.
 #include "model/timeline.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <deque>
+#include <unordered_map>
 
 #include "model/describe.hpp"
 #include "model/filter.hpp"
@@ -28,6 +38,71 @@ using trace::ScheduleHow;
 using trace::SwitchReason;
 
 constexpr std::uint32_t kNoItem = UINT32_MAX;
+constexpr std::uint32_t kNoFiber = UINT32_MAX;
+constexpr std::uint32_t kNil = UINT32_MAX;
+
+// Short FIFO lists, one per fiber, as singly linked nodes in one shared pool
+// (freed nodes are reused): most fibers hold zero or one entry at a time, and
+// a vector per fiber would cost an allocation per fiber.
+template <class T>
+class ListPool {
+public:
+    struct List {
+        std::uint32_t head = kNil;
+        std::uint32_t tail = kNil;
+        bool empty() const noexcept { return head == kNil; }
+    };
+
+    void pushBack(List& list, const T& value) {
+        std::uint32_t n = free_;
+        if (n != kNil) {
+            free_ = nodes_[n].next;
+            nodes_[n] = Node{value, kNil};
+        } else {
+            n = static_cast<std::uint32_t>(nodes_.size());
+            nodes_.push_back(Node{value, kNil});
+        }
+        if (list.tail == kNil) list.head = n;
+        else nodes_[list.tail].next = n;
+        list.tail = n;
+    }
+    // Calls f(value) for each entry, in order.
+    template <class F>
+    void forEach(const List& list, F&& f) {
+        for (std::uint32_t n = list.head; n != kNil; n = nodes_[n].next) f(nodes_[n].value);
+    }
+    // Removes and returns the first entry satisfying `pred`, else the first
+    // entry; false if the list is empty.
+    template <class Pred>
+    bool takeMatchOrFirst(List& list, Pred&& pred, T& out) {
+        if (list.empty()) return false;
+        std::uint32_t prev = kNil, n = list.head;
+        while (n != kNil && !pred(nodes_[n].value)) prev = n, n = nodes_[n].next;
+        if (n == kNil) prev = kNil, n = list.head;
+        out = nodes_[n].value;
+        const std::uint32_t next = nodes_[n].next;
+        if (prev == kNil) list.head = next;
+        else nodes_[prev].next = next;
+        if (list.tail == n) list.tail = prev;
+        nodes_[n].next = free_;
+        free_ = n;
+        return true;
+    }
+    void clear(List& list) {
+        if (list.empty()) return;
+        nodes_[list.tail].next = free_;
+        free_ = list.head;
+        list = List{};
+    }
+
+private:
+    struct Node {
+        T value;
+        std::uint32_t next = kNil;
+    };
+    std::vector<Node> nodes_;
+    std::uint32_t free_ = kNil;
+};
 
 struct FiberBuild {
     Interval open;
@@ -37,11 +112,68 @@ struct FiberBuild {
     std::int64_t ready_since = -1;      // start of the current ready episode, -1 if not ready
     std::uint32_t last_switch_in = kNoEvent; // the last switch to it
     std::uint32_t ready_item = kNoItem; // its open Queued item
-    std::vector<std::uint32_t> ops;     // its open InFlight items
-    std::vector<Flow> pending;          // flows that end at its next switch-in
+    ListPool<std::uint32_t>::List ops;  // its open InFlight items (Builder::ops_)
+    ListPool<Flow>::List pending;       // flows that end at its next switch-in (Builder::pending_)
     std::vector<std::uint32_t> zone_stack; // open zones (indices into its lane's zones)
     FlowEnd finish;                     // its finishing switch
 };
+
+// A fiber's life is Ready, Running, then (Waiting, Ready, Running)* and
+// Finished: 3 + 3k intervals. Starting its lane at capacity 3 and doubling
+// fits k = 0, 1, 3, 7 exactly, so most fiber lanes need no trimming copy.
+constexpr std::size_t kFiberLaneStart = 3;
+
+// Gives back growth slack (the model lives as long as the trace is open). A
+// list reserved at an upper bound or estimate that keeps under 1/8 slack is
+// left alone rather than copied whole (the never-written tail of a large
+// allocation is not even resident).
+template <class T>
+void trimSlack(std::vector<T>& v) {
+    if (v.capacity() - v.size() > v.size() / 8) v.shrink_to_fit();
+}
+
+// Reorders `v` so that v[k] becomes the old v[order[k]], in place, one cycle
+// at a time (`order` is used up). The lanes of a big trace are too large to
+// copy, and a cycle's next element is known ahead, so it is prefetched.
+template <class T>
+void permute(std::vector<T>& v, std::vector<std::uint32_t>& order) {
+    constexpr std::uint32_t kDone = UINT32_MAX;
+    constexpr int kAhead = 8;
+    for (std::uint32_t k = 0; k < order.size(); ++k) {
+        if (order[k] == kDone || order[k] == k) continue;
+        std::uint32_t ahead = k; // kAhead steps further along the cycle, while it lasts
+        for (int step = 0; step < kAhead && order[ahead] != k; ++step) ahead = order[ahead];
+        T held = std::move(v[k]);
+        std::uint32_t j = k;
+        for (;;) {
+            if (order[ahead] != k) {
+                ahead = order[ahead];
+                __builtin_prefetch(&v[ahead]);
+            }
+            const std::uint32_t from = order[j];
+            order[j] = kDone;
+            if (from == k) {
+                v[j] = std::move(held);
+                break;
+            }
+            v[j] = std::move(v[from]);
+            j = from;
+        }
+    }
+}
+
+// Record kinds that add no Instant to their thread's lane (see Builder::event).
+bool makesInstant(EventKind kind) noexcept {
+    switch (kind) {
+    case EventKind::Switch:
+    case EventKind::Park:
+    case EventKind::Unpark:
+    case EventKind::ZoneBegin:
+    case EventKind::ZoneEnd:
+    case EventKind::StringDef: return false;
+    default: return true;
+    }
+}
 
 struct ThreadBuild {
     Interval open;
@@ -73,27 +205,38 @@ public:
     Builder(const trace::Trace& trace, Timeline& timeline) : trace_(trace), tl_(timeline) {}
 
     void run() {
-        setUpThreads();
+        setUp();
         const auto& events = trace_.events;
         for (std::size_t i = 0; i < events.size(); ++i) event(events[i], static_cast<std::uint32_t>(i));
         finish();
     }
 
 private:
+    using KindCounts = std::array<std::size_t, trace::kMaxEventKind + 1>;
+
     const trace::Trace& trace_;
     Timeline& tl_;
     std::vector<ThreadBuild> tb_; // by lane
-    std::vector<FiberBuild> fb_;  // parallel to tl_.fibers until the final sort
+    std::vector<FiberBuild> fb_;  // parallel to tl_.fibers until the final ordering by id
     std::vector<Slot> slots_;
+    ListPool<std::uint32_t> ops_;
+    ListPool<Flow> pending_;
+    std::vector<std::uint32_t> dense_;                        // fiber id -> index in fb_ (kNoFiber: none yet)
+    std::uint64_t dense_limit_ = 0;                           // ids from here on go to sparse_
+    std::unordered_map<std::uint64_t, std::uint32_t> sparse_; // fiber id -> index in fb_, for large ids
+    std::vector<std::uint64_t> members_;                      // scratch: the fibers a schedule record placed
+    std::vector<std::uint64_t> woken_;                        // scratch: the fibers a condition wake woke
     std::unordered_map<std::int64_t, std::uint32_t> lane_of_worker_;
     std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> condition_waiters_;
     std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> awaiters_;
     std::unordered_map<std::uint64_t, WakeupQueue> wakeups_;
 
     // --- Set-up -----------------------------------------------------------
-    void setUpThreads() {
+    // One pass over the events finds the threads, their worker indices and
+    // first fibers, and counts each thread's records by kind, so every list
+    // the main pass appends to can be allocated once.
+    void setUp() {
         std::size_t count = trace_.threads.size();
-        for (const Event& e : trace_.events) count = std::max<std::size_t>(count, e.thread + 1);
         std::vector<std::int64_t> worker(count, -1);
         std::vector<std::string> names(count);
         for (std::size_t t = 0; t < trace_.threads.size(); ++t) {
@@ -102,7 +245,19 @@ private:
         }
         std::vector<bool> initial_known(count, false);
         std::vector<std::uint64_t> initial(count, 0);
+        std::vector<KindCounts> kinds(count, KindCounts{});
+        std::size_t switch_ins = 0;
         for (const Event& e : trace_.events) {
+            if (e.thread >= count) {
+                count = static_cast<std::size_t>(e.thread) + 1;
+                worker.resize(count, -1);
+                names.resize(count);
+                initial_known.resize(count, false);
+                initial.resize(count, 0);
+                kinds.resize(count, KindCounts{});
+            }
+            ++kinds[e.thread][static_cast<std::size_t>(e.kind)];
+            switch_ins += e.kind == EventKind::Switch && e.arg[1] != 0;
             if (e.kind == EventKind::ThreadStart && worker[e.thread] < 0) worker[e.thread] = static_cast<std::int64_t>(e.arg[0]);
             if (initial_known[e.thread]) continue;
             if (e.kind == EventKind::Switch) {
@@ -138,9 +293,44 @@ private:
             tb_[lane].initial_known = initial_known[t];
             tl_.replay.slots[lane].push_back({INT64_MIN, t});
         }
-        std::vector<std::size_t> per_thread(count, 0);
-        for (const Event& e : trace_.events) ++per_thread[e.thread];
-        for (std::uint32_t t = 0; t < count; ++t) tl_.threads[tl_.lane_of_thread[t]].events.reserve(per_thread[t]);
+        reserveLists(kinds, switch_ins);
+    }
+
+    // Exact sizes where the counts give them, upper bounds (trimmed in
+    // finish) or estimates elsewhere.
+    void reserveLists(const std::vector<KindCounts>& kinds, std::size_t switch_ins) {
+        KindCounts total{};
+        for (std::uint32_t t = 0; t < kinds.size(); ++t) {
+            const KindCounts& k = kinds[t];
+            ThreadLane& tl = tl_.threads[tl_.lane_of_thread[t]];
+            std::size_t events = 0, instants = 0;
+            for (std::size_t kind = 0; kind < k.size(); ++kind) {
+                total[kind] += k[kind];
+                events += k[kind];
+                if (makesInstant(static_cast<EventKind>(kind))) instants += k[kind];
+            }
+            tl.events.reserve(events);
+            tl.instants.reserve(instants);
+            // An interval begins at the thread's first record and at most at each switch, park and unpark.
+            const auto at = [&](EventKind kind) { return k[static_cast<std::size_t>(kind)]; };
+            if (events) tl.lane.intervals.reserve(1 + at(EventKind::Switch) + at(EventKind::Park) + at(EventKind::Unpark));
+        }
+        for (std::size_t kind = 0; kind < total.size(); ++kind) tl_.events_by_kind[kind].reserve(total[kind]);
+        const auto all = [&](EventKind kind) { return total[static_cast<std::size_t>(kind)]; };
+        // Every flow starts at one create, complete, await, steal or matched wake-up pair.
+        tl_.flows.reserve(all(EventKind::FiberCreate) + all(EventKind::Complete) + all(EventKind::Await) + all(EventKind::Steal) +
+                          std::min(all(EventKind::WakeupSent), all(EventKind::WakeupReceived)));
+        tl_.latencies.reserve(switch_ins); // at most one per switch to a fiber
+        // Usually one item per schedule and per submit, plus the queues steals move.
+        tl_.replay.items.reserve(all(EventKind::Schedule) + all(EventKind::Submit) + all(EventKind::Steal));
+        // Fibers: those created in the trace, plus a few that were running before it.
+        const std::size_t fibers = all(EventKind::FiberCreate) + kinds.size() + 16;
+        tl_.fibers.reserve(fibers);
+        fb_.reserve(fibers);
+        // Ids of a runtime's fibers run from 1 up to about the number of fibers;
+        // larger ones (a long-running process, a damaged trace) are hashed.
+        dense_limit_ = 2 * static_cast<std::uint64_t>(trace_.events.size()) + 4096;
+        dense_.reserve(fibers + 1);
     }
 
     std::int64_t laneOfWorker(std::uint64_t worker) const {
@@ -151,16 +341,32 @@ private:
 
     // --- Fibers -------------------------------------------------------------
     std::uint32_t fiberIndex(std::uint64_t id, bool* created = nullptr) {
-        auto [it, inserted] = tl_.fiber_lane.try_emplace(id, static_cast<std::uint32_t>(tl_.fibers.size()));
+        std::uint32_t* slot;
+        if (id < dense_limit_) {
+            if (id >= dense_.size()) { // grow geometrically, up to the limit
+                const std::uint64_t doubled = std::min<std::uint64_t>(2 * dense_.size(), dense_limit_);
+                dense_.resize(std::max<std::uint64_t>(id + 1, doubled), kNoFiber);
+            }
+            slot = &dense_[id];
+        } else {
+            slot = &sparse_.try_emplace(id, kNoFiber).first->second;
+        }
+        const bool inserted = *slot == kNoFiber;
         if (created) *created = inserted;
         if (inserted) {
-            FiberLane lane;
+            *slot = static_cast<std::uint32_t>(tl_.fibers.size());
+            FiberLane& lane = tl_.fibers.emplace_back();
             lane.fiber = id;
-            lane.name = id == 1 ? "main" : "fiber #" + std::to_string(id);
-            tl_.fibers.push_back(std::move(lane));
+            if (id == 1) {
+                lane.name = "main";
+            } else {
+                char buf[32] = "fiber #";
+                const auto end = std::to_chars(buf + 7, buf + sizeof buf, id).ptr;
+                lane.name.assign(buf, end);
+            }
             fb_.emplace_back();
         }
-        return it->second;
+        return *slot;
     }
 
     void setFiber(std::uint32_t f, std::int64_t t, State s, std::int32_t thread, WaitReason r, std::uint32_t cause) {
@@ -171,7 +377,9 @@ private:
                 return;
             }
             b.open.end = t;
-            tl_.fibers[f].lane.intervals.push_back(b.open);
+            auto& intervals = tl_.fibers[f].lane.intervals;
+            if (intervals.capacity() == 0) intervals.reserve(kFiberLaneStart);
+            intervals.push_back(b.open);
         }
         b.open = Interval{t, t, tl_.fibers[f].fiber, cause, thread, s, r};
         b.has_open = true;
@@ -205,7 +413,7 @@ private:
             awaiters_.erase(it);
             for (std::uint64_t w : waiters) {
                 const std::uint32_t k = fiberIndex(w); // may grow fb_: no references held across it
-                fb_[k].pending.push_back(Flow{FlowKind::AwaitChain, end, {}});
+                pending_.pushBack(fb_[k].pending, Flow{FlowKind::AwaitChain, end, {}});
             }
         }
     }
@@ -272,17 +480,21 @@ private:
         if (slotOwner(small) != victim_thread) tl_.replay.slots[small].push_back({t, victim_thread});
     }
 
-    // The fibers a schedule record placed: the head plus, when they are known,
-    // the count - 1 fibers that became ready after it on this thread.
-    std::vector<std::uint64_t> members(std::uint32_t lane, std::uint64_t head, std::uint64_t count) {
+    // The fibers a schedule record placed (into members_): the head plus, when
+    // they are known, the count - 1 fibers that became ready after it on this thread.
+    const std::vector<std::uint64_t>& members(std::uint32_t lane, std::uint64_t head, std::uint64_t count) {
         auto& pending = tb_[lane].pending_ready;
+        members_.clear();
         auto it = std::find(pending.begin(), pending.end(), head);
-        if (it == pending.end()) return {head};
+        if (it == pending.end()) {
+            members_.push_back(head);
+            return members_;
+        }
         const std::size_t available = static_cast<std::size_t>(pending.end() - it);
         const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(std::max<std::uint64_t>(count, 1), available));
-        std::vector<std::uint64_t> out(it, it + static_cast<std::ptrdiff_t>(take));
+        members_.assign(it, it + static_cast<std::ptrdiff_t>(take));
         pending.erase(it, it + static_cast<std::ptrdiff_t>(take));
-        return out;
+        return members_;
     }
 
     // --- Threads ---------------------------------------------------------------
@@ -390,7 +602,7 @@ private:
                 fl.named = true;
             }
             makeReady(f, t, -1, i);
-            fb_[f].pending.push_back(Flow{FlowKind::Spawn, FlowEnd{t, e.arg[1], T, i}, {}});
+            pending_.pushBack(fb_[f].pending, Flow{FlowKind::Spawn, FlowEnd{t, e.arg[1], T, i}, {}});
             return;
         }
         case EventKind::FiberFinish: finishFiber(fiberIndex(e.arg[0]), t, T, i); return;
@@ -476,20 +688,18 @@ private:
             item.event = i;
             item.kind = ItemKind::InFlight;
             item.opcode = e.small;
-            fb_[f].ops.push_back(newItem(item));
+            ops_.pushBack(fb_[f].ops, newItem(item));
             fb_[f].last_opcode = e.small;
             return;
         }
         case EventKind::Complete: {
             const std::uint32_t f = fiberIndex(e.arg[0]);
-            auto& ops = fb_[f].ops;
-            auto it = std::find_if(ops.begin(), ops.end(), [&](std::uint32_t id) { return tl_.replay.items[id].opcode == e.small; });
-            if (it == ops.end() && !ops.empty()) it = ops.begin();
-            if (it != ops.end()) {
-                StateItem& item = tl_.replay.items[*it];
+            // The oldest in-flight operation with this opcode, else the oldest.
+            std::uint32_t id = kNoItem;
+            if (ops_.takeMatchOrFirst(fb_[f].ops, [&](std::uint32_t op) { return tl_.replay.items[op].opcode == e.small; }, id)) {
+                StateItem& item = tl_.replay.items[id];
                 item.end = t;
-                fb_[f].pending.push_back(Flow{FlowKind::Completion, FlowEnd{item.start, item.fiber, item.where, item.event}, {}});
-                ops.erase(it);
+                pending_.pushBack(fb_[f].pending, Flow{FlowKind::Completion, FlowEnd{item.start, item.fiber, item.where, item.event}, {}});
             }
             if (makeReady(f, t, thread, i)) tb.pending_ready.push_back(e.arg[0]);
             return;
@@ -497,7 +707,8 @@ private:
         case EventKind::ConditionWait: condition_waiters_[e.arg[1]].push_back(e.arg[0]); return;
         case EventKind::ConditionWake: {
             auto& waiters = condition_waiters_[e.arg[1]];
-            std::vector<std::uint64_t> woken;
+            std::vector<std::uint64_t>& woken = woken_;
+            woken.clear();
             auto it = std::find(waiters.begin(), waiters.end(), e.arg[0]);
             if (e.small && it != waiters.end()) {
                 woken.assign(it, waiters.end());
@@ -517,7 +728,7 @@ private:
             const std::uint32_t waiter = fiberIndex(e.arg[0]);
             const std::uint32_t target = fiberIndex(e.arg[1]);
             tl_.fibers[target].awaited_by = e.arg[0];
-            if (fb_[target].finished) fb_[waiter].pending.push_back(Flow{FlowKind::AwaitChain, fb_[target].finish, {}});
+            if (fb_[target].finished) pending_.pushBack(fb_[waiter].pending, Flow{FlowKind::AwaitChain, fb_[target].finish, {}});
             else awaiters_[e.arg[1]].push_back(e.arg[0]);
             return;
         }
@@ -594,11 +805,11 @@ private:
             b.ready_since = -1;
             b.last_switch_in = i;
             if (!b.finished) setFiber(f, t, State::Running, thread, WaitReason::None, i);
-            for (Flow& flow : b.pending) {
+            pending_.forEach(b.pending, [&](Flow flow) {
                 flow.to = FlowEnd{t, to, T, i};
                 tl_.flows.push_back(flow);
-            }
-            b.pending.clear();
+            });
+            pending_.clear(b.pending);
         }
         setThread(lane, t, to ? State::Running : State::Idle, to, i);
         tb.running = to;
@@ -620,46 +831,73 @@ private:
             FiberLane& fl = tl_.fibers[f];
             if (b.has_open) {
                 b.open.end = std::max(b.open.start, tl_.end_time);
-                fl.lane.intervals.push_back(b.open);
+                auto& intervals = fl.lane.intervals;
+                if (intervals.size() == intervals.capacity()) intervals.reserve(intervals.size() + 1); // exact, not doubled
+                intervals.push_back(b.open);
             }
             for (std::uint32_t z : b.zone_stack) fl.zones[z].end = tl_.end_time;
-            std::stable_sort(fl.zones.begin(), fl.zones.end(), [](const Zone& a, const Zone& z) { return a.start < z.start; });
+            // Zones are opened in time order, so this is a no-op check in practice.
+            const auto by_start = [](const Zone& a, const Zone& z) { return a.start < z.start; };
+            if (!std::is_sorted(fl.zones.begin(), fl.zones.end(), by_start)) std::stable_sort(fl.zones.begin(), fl.zones.end(), by_start);
         }
-        // Fibers by id.
-        std::vector<std::uint32_t> order(tl_.fibers.size());
-        for (std::uint32_t f = 0; f < order.size(); ++f) order[f] = f;
-        std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return tl_.fibers[a].fiber < tl_.fibers[b].fiber; });
-        std::vector<FiberLane> sorted;
-        sorted.reserve(order.size());
-        for (std::uint32_t f : order) sorted.push_back(std::move(tl_.fibers[f]));
-        tl_.fibers = std::move(sorted);
-        fb_.clear();
-        tl_.fiber_lane.clear();
-        tl_.fiber_lane.reserve(tl_.fibers.size());
-        for (std::uint32_t f = 0; f < tl_.fibers.size(); ++f) tl_.fiber_lane.emplace(tl_.fibers[f].fiber, f);
-        // Flows by start, with the reach of the longest so far.
-        std::stable_sort(tl_.flows.begin(), tl_.flows.end(), [](const Flow& a, const Flow& b) { return a.from.time < b.from.time; });
+        orderFibersById();
+        sortFlows();
+        // The reach of the longest flow so far.
         tl_.flow_reach.resize(tl_.flows.size());
         std::int64_t reach = INT64_MIN;
         for (std::size_t k = 0; k < tl_.flows.size(); ++k) tl_.flow_reach[k] = reach = std::max(reach, tl_.flows[k].to.time);
         // Give back the growth slack: the model lives as long as the trace is open.
         for (ThreadLane& tl : tl_.threads) {
-            tl.lane.intervals.shrink_to_fit();
-            tl.instants.shrink_to_fit();
-            tl.zones.shrink_to_fit();
+            trimSlack(tl.lane.intervals);
+            trimSlack(tl.instants);
+            trimSlack(tl.zones);
             buildLaneIndex(tl.lane);
         }
+        trimSlack(tl_.fibers);
         for (FiberLane& fl : tl_.fibers) {
-            fl.lane.intervals.shrink_to_fit();
-            fl.zones.shrink_to_fit();
+            trimSlack(fl.lane.intervals);
+            trimSlack(fl.zones);
             buildLaneIndex(fl.lane);
         }
-        for (auto& list : tl_.events_by_kind) list.shrink_to_fit();
-        tl_.flows.shrink_to_fit();
-        tl_.latencies.shrink_to_fit();
-        tl_.replay.items.shrink_to_fit();
+        for (auto& list : tl_.events_by_kind) trimSlack(list);
+        trimSlack(tl_.flows);
+        trimSlack(tl_.latencies);
+        trimSlack(tl_.replay.items);
         for (auto& owners : tl_.replay.slots) owners.shrink_to_fit();
         buildReplayIndex(tl_);
+    }
+
+    // Puts tl_.fibers in id order: the ids ascending are read off the dense
+    // index, then the large (hashed) ids sorted; the lanes are then permuted
+    // in place, one cycle at a time. The build state is released.
+    void orderFibersById() {
+        std::vector<std::uint32_t> order; // order[k]: the index now of the fiber that goes to k
+        order.reserve(tl_.fibers.size());
+        for (std::uint32_t f : dense_)
+            if (f != kNoFiber) order.push_back(f);
+        std::vector<std::pair<std::uint64_t, std::uint32_t>> large(sparse_.begin(), sparse_.end());
+        std::sort(large.begin(), large.end());
+        for (const auto& entry : large) order.push_back(entry.second);
+        fb_ = {};
+        dense_ = {};
+        sparse_ = {};
+        permute(tl_.fibers, order);
+    }
+
+    // Flows by start; ties in the order they were made, as a stable sort would
+    // leave them. Sorting (start, index) keys and then moving each flow once
+    // is about twice as fast as sorting the 56-byte flows themselves.
+    void sortFlows() {
+        auto& flows = tl_.flows;
+        const auto by_from = [](const Flow& a, const Flow& b) { return a.from.time < b.from.time; };
+        if (std::is_sorted(flows.begin(), flows.end(), by_from)) return;
+        std::vector<std::pair<std::int64_t, std::uint32_t>> keys(flows.size());
+        for (std::uint32_t k = 0; k < flows.size(); ++k) keys[k] = {flows[k].from.time, k};
+        std::sort(keys.begin(), keys.end());
+        std::vector<std::uint32_t> order(flows.size());
+        for (std::size_t k = 0; k < keys.size(); ++k) order[k] = keys[k].second;
+        keys = {};
+        permute(flows, order);
     }
 };
 
@@ -678,8 +916,13 @@ Timeline buildTimeline(const trace::Trace& trace) {
 }
 
 const FiberLane* findFiber(const Timeline& timeline, std::uint64_t fiber) noexcept {
-    auto it = timeline.fiber_lane.find(fiber);
-    return it == timeline.fiber_lane.end() ? nullptr : &timeline.fibers[it->second];
+    const auto& fibers = timeline.fibers;
+    if (fibers.empty() || fiber < fibers.front().fiber) return nullptr;
+    // Ids are usually dense: try where the fiber would be if they all were.
+    const std::uint64_t guess = fiber - fibers.front().fiber;
+    if (guess < fibers.size() && fibers[guess].fiber == fiber) return &fibers[guess];
+    auto it = std::lower_bound(fibers.begin(), fibers.end(), fiber, [](const FiberLane& f, std::uint64_t id) { return f.fiber < id; });
+    return it != fibers.end() && it->fiber == fiber ? &*it : nullptr;
 }
 
 const ThreadLane* findThread(const Timeline& timeline, std::uint32_t thread) noexcept {

@@ -33,7 +33,6 @@
 #include <array>
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "fiberscope/trace_reader.hpp"
@@ -74,17 +73,18 @@ struct ThreadLane {
     std::vector<std::uint32_t> events; // all of its events, by time
 };
 
+// (Members ordered for packing: there is one per fiber, millions in a big trace.)
 struct FiberLane {
     std::uint64_t fiber = 0;
-    std::string name;          // its fiber-name, else "main" for fiber 1, else "fiber #id"
-    bool named = false;        // `name` came from a fiber-name (or create) record
-    std::uint64_t parent = 0;  // 0: created by an idle loop, or unknown
-    bool created_in_trace = false;
-    std::int64_t created = -1;  // -1: before the recording started
-    std::int32_t created_thread = -1;
-    std::int64_t finished = -1; // -1: did not finish in the trace
-    std::int32_t finished_thread = -1;
+    std::string name;             // its fiber-name, else "main" for fiber 1, else "fiber #id"
+    std::uint64_t parent = 0;     // 0: created by an idle loop, or unknown
     std::uint64_t awaited_by = 0; // the fiber that awaited it (Future::await), 0 if none
+    std::int64_t created = -1;    // -1: before the recording started
+    std::int64_t finished = -1;   // -1: did not finish in the trace
+    std::int32_t created_thread = -1;
+    std::int32_t finished_thread = -1;
+    bool named = false;           // `name` came from a fiber-name (or create) record
+    bool created_in_trace = false;
     Lane lane;                    // Ready / Running / Waiting / Finished
     std::vector<Zone> zones;      // by start
 };
@@ -153,8 +153,7 @@ struct Timeline {
     std::int64_t end_time = 0;   // max(last event, header duration)
     std::vector<ThreadLane> threads;            // by worker index, then unknown workers by thread number
     std::vector<std::uint32_t> lane_of_thread;  // trace thread number -> index in `threads`
-    std::vector<FiberLane> fibers;              // by fiber id
-    std::unordered_map<std::uint64_t, std::uint32_t> fiber_lane; // fiber id -> index in `fibers`
+    std::vector<FiberLane> fibers;              // by fiber id (findFiber: O(1) for dense ids, else a binary search)
     std::vector<Flow> flows;                    // by from.time
     std::vector<std::int64_t> flow_reach;       // flow_reach[i] = max to.time of flows[0..i]
     std::vector<LatencySample> latencies;       // by run time

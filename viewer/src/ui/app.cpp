@@ -3,7 +3,9 @@
 #include "ui/app.hpp"
 
 #include <imgui.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -111,22 +113,69 @@ static void drawMenu(App& app) {
     ImGui::EndMenuBar();
 }
 
+// The entries of `dir`: subdirectories first, then .fstrace files, by name.
+static std::vector<std::pair<std::string, bool>> listDirectory(const std::string& dir) {
+    std::vector<std::pair<std::string, bool>> entries; // (name, is directory)
+    if (DIR* d = opendir(dir.c_str())) {
+        while (dirent* e = readdir(d)) {
+            const std::string name = e->d_name;
+            if (name == "." || (name.size() > 1 && name[0] == '.' && name != "..")) continue;
+            struct stat st {};
+            const bool is_dir = stat((dir + "/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+            if (is_dir || (name.size() > 8 && name.ends_with(".fstrace"))) entries.emplace_back(name, is_dir);
+        }
+        closedir(d);
+    }
+    std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+        return a.second != b.second ? a.second : a.first < b.first;
+    });
+    return entries;
+}
+
 static void drawOpenPrompt(App& app) {
+    static std::string directory;
+    static std::vector<std::pair<std::string, bool>> entries;
     if (app.open_prompt) {
         ImGui::OpenPopup("Open trace");
         app.open_prompt = false;
+        if (directory.empty()) {
+            char cwd[4096];
+            directory = getcwd(cwd, sizeof cwd) ? cwd : "/";
+        }
+        entries = listDirectory(directory);
     }
-    if (!ImGui::BeginPopupModal("Open trace", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
-    ImGui::TextUnformatted("Path of a .fstrace file (or drop one on the window):");
-    ImGui::SetNextItemWidth(520);
-    const bool enter = ImGui::InputText("##path", app.open_path, sizeof app.open_path, ImGuiInputTextFlags_EnterReturnsTrue);
+    ImGui::SetNextWindowSize(ImVec2(640, 480), ImGuiCond_Appearing);
+    if (!ImGui::BeginPopupModal("Open trace", nullptr)) return;
+    ImGui::TextDisabled("%s", directory.c_str());
+    ImGui::BeginChild("files", ImVec2(0, -ImGui::GetFrameHeightWithSpacing() * 3), true);
+    for (const auto& [name, is_dir] : entries) {
+        const std::string label = is_dir ? "[dir]  " + name : name;
+        if (ImGui::Selectable(label.c_str(), false, ImGuiSelectableFlags_AllowDoubleClick)) {
+            const std::string path = name == ".." ? directory.substr(0, std::max<std::size_t>(1, directory.rfind('/')))
+                                                  : (directory == "/" ? "" : directory) + "/" + name;
+            if (is_dir) {
+                directory = path.empty() ? "/" : path;
+                entries = listDirectory(directory);
+                break;
+            }
+            std::snprintf(app.open_path, sizeof app.open_path, "%s", path.c_str());
+            if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
+                loadTraceAsync(app, app.open_path);
+                ImGui::CloseCurrentPopup();
+            }
+        }
+    }
+    if (entries.empty()) ImGui::TextDisabled("no .fstrace files or folders here");
+    ImGui::EndChild();
+    ImGui::SetNextItemWidth(-1);
+    const bool enter = ImGui::InputTextWithHint("##path", "path of a .fstrace file (or drop one on the window)",
+                                                app.open_path, sizeof app.open_path, ImGuiInputTextFlags_EnterReturnsTrue);
     if (enter || ImGui::Button("Open")) {
         loadTraceAsync(app, app.open_path);
         ImGui::CloseCurrentPopup();
     }
     ImGui::SameLine();
     if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
-    if (!app.error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", app.error.c_str());
     ImGui::EndPopup();
 }
 

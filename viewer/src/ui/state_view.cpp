@@ -91,9 +91,10 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
         for (std::size_t i = 0; i < t.in_flight.size() && i < 4; ++i) {
             const InFlightOp& op = t.in_flight[i];
             char text[160];
-            std::snprintf(text, sizeof text, "%s (fd %lld) for %s, %s so far", opcodeNoun(op.opcode).c_str(),
-                          static_cast<long long>(op.fd), shortName(tl, op.fiber).c_str(),
-                          formatDuration(time - op.since).c_str());
+            char fd[32] = "";
+            if (op.fd >= 0) std::snprintf(fd, sizeof fd, " (fd %lld)", static_cast<long long>(op.fd));
+            std::snprintf(text, sizeof text, "%s%s for %s, %s so far", opcodeNoun(op.opcode).c_str(), fd,
+                          shortName(tl, op.fiber).c_str(), formatDuration(time - op.since).c_str());
             dl->AddCircleFilled(ImVec2(top.x + 94, y + line / 2), 3, palette::submit);
             dl->AddText(ImVec2(top.x + 102, y), palette::text, text);
             y += line + 8;

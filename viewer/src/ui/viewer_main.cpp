@@ -90,6 +90,7 @@ int runScreenshot(const ScreenshotOptions& options) {
             }
             app.cursor = options.cursor_ns;
             if (i == 0) app.panel_request = options.panel;
+            if (i == 0) app.open_prompt = options.open_dialog;
             drawApp(app, window.fonts());
         });
         if (i + 1 < 4) window.present();

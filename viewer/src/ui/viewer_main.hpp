@@ -19,6 +19,7 @@ struct ScreenshotOptions {
     std::int64_t cursor_ns = -1; // pin the scheduler state here (-1: middle of the view)
     int panel = 0;               // 0 scheduler state, 1 selection stats, 2 events, 3 legend, 4 lesson
     int lesson = 0;              // > 0: the lesson whose narrative the lesson panel shows
+    bool open_dialog = false;    // show the Open dialog (for documentation)
 };
 
 // Renders the viewer's view of a trace offscreen (starting Xvfb when there is
