@@ -6,6 +6,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 
@@ -209,14 +210,44 @@ float laneCenter(const std::vector<float>& lane_y, std::uint32_t lane_index) {
     return lane_index < lane_y.size() ? lane_y[lane_index] + kThreadLaneHeight / 2 : -1;
 }
 
+// Flow indices per kind, by start time (flows are sorted by from.time), so a
+// zoomed-out frame that draws only wake-ups and steals never walks the
+// millions of spawn and completion flows of a large trace.
+const std::vector<std::uint32_t>& flowsOfKind(const Timeline& tl, FlowKind kind) {
+    static const Timeline* built_for = nullptr;
+    static std::array<std::vector<std::uint32_t>, kFlowKindCount> by_kind;
+    if (built_for != &tl) {
+        for (auto& v : by_kind) v.clear();
+        for (std::uint32_t i = 0; i < tl.flows.size(); ++i) by_kind[static_cast<int>(tl.flows[i].kind)].push_back(i);
+        built_for = &tl;
+    }
+    return by_kind[static_cast<int>(kind)];
+}
+
 void drawFlows(App& app, ImDrawList* dl, const Geometry& g, const std::vector<float>& lane_y) {
     const Timeline& tl = *app.timeline;
     static std::vector<std::uint32_t> flows;
-    // Spawn and completion arrows are many and short: only when zoomed in.
+    flows.clear();
+    // Spawn and await arrows are many and short: only when zoomed in.
     const double npp = app.view.nsPerPixel(g.width);
-    unsigned mask = (1u << static_cast<unsigned>(FlowKind::Wakeup)) | (1u << static_cast<unsigned>(FlowKind::Steal));
-    if (npp < 2000) mask |= (1u << static_cast<unsigned>(FlowKind::Spawn)) | (1u << static_cast<unsigned>(FlowKind::AwaitChain));
-    flowsInRange(tl, static_cast<std::int64_t>(app.view.start), static_cast<std::int64_t>(app.view.end), flows, mask, 1500);
+    std::vector<FlowKind> kinds = {FlowKind::Wakeup, FlowKind::Steal};
+    if (npp < 2000) kinds.push_back(FlowKind::Spawn), kinds.push_back(FlowKind::AwaitChain);
+    // Flows starting in the view, or up to one view-width before it (an
+    // arrow reaching into the view from further left is rare and short).
+    const double lookback = app.view.span();
+    for (FlowKind kind : kinds) {
+        const auto& list = flowsOfKind(tl, kind);
+        auto it = std::lower_bound(list.begin(), list.end(), static_cast<std::int64_t>(app.view.start - lookback),
+                                   [&](std::uint32_t i, std::int64_t t) { return tl.flows[i].from.time < t; });
+        std::size_t taken = 0;
+        for (; it != list.end() && taken < 750; ++it) {
+            const Flow& f = tl.flows[*it];
+            if (f.from.time > app.view.end) break;
+            if (f.to.time < app.view.start) continue;
+            flows.push_back(*it);
+            ++taken;
+        }
+    }
     for (std::uint32_t index : flows) {
         const Flow& f = tl.flows[index];
         if (f.from.thread >= tl.lane_of_thread.size() || f.to.thread >= tl.lane_of_thread.size()) continue;
