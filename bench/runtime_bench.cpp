@@ -156,8 +156,8 @@ void BM_TraceEvent(benchmark::State& state) {
 }
 BENCHMARK(BM_TraceEvent);
 
-void BM_SkynetTraced(benchmark::State& state) {
-    auto loop = makeLoop(state, 0);
+void runSkynetTraced(benchmark::State& state, unsigned threads) {
+    auto loop = makeLoop(state, threads);
     if (!loop) return;
     EventLoop* l = loop.get();
     const std::string path = benchTracePath("skynet");
@@ -187,7 +187,12 @@ void BM_SkynetTraced(benchmark::State& state) {
     unlink(path.c_str());
     state.SetItemsProcessed(state.iterations() * kSkynetFibers);
 }
+void BM_SkynetTraced(benchmark::State& state) { runSkynetTraced(state, 0); }
 BENCHMARK(BM_SkynetTraced)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// One thread: free of cross-core noise, so the tracing overhead shows plainly.
+void BM_SkynetTracedOneThread(benchmark::State& state) { runSkynetTraced(state, 1); }
+BENCHMARK(BM_SkynetTracedOneThread)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 } // namespace
 

@@ -38,6 +38,7 @@ extern "C" [[noreturn]] void fiberscope_main_idle(const ContextPair* received) {
     sanitizerFinishSwitch(nullptr);
     handleSwitchMessage(received);
     Thread& thread = *currentThread();
+    thread.trace_time = 0;
     idle(thread);
     FIBERSCOPE_TRACE_EVENT(emit::threadStop(now));
     yield(&thread.loop->main_fiber, PendingTask::nothing, trace::SwitchReason::Exit);

@@ -80,8 +80,10 @@ Result<Fiber*> spawnFiber(Loop* loop, const TaskLayout& layout, bool detached) {
         if (loop->detached_head) loop->detached_head->detached_prev = fiber;
         loop->detached_head = fiber;
     }
-    FIBERSCOPE_TRACE_EVENT(emit::fiberCreate(now, fiber->id, traceId(thread, thread.current_context)));
+    // One timestamp for the create and the schedule.
+    FIBERSCOPE_TRACE_EVENT(thread.trace_time = now; emit::fiberCreate(now, fiber->id, traceId(thread, thread.current_context)));
     schedule(*loop, thread, FiberQueue::one(fiber));
+    thread.trace_time = 0;
     return fiber;
 }
 
@@ -114,6 +116,7 @@ Result<Fiber*> spawnFiber(Loop* loop, const TaskLayout& layout, bool detached) {
 extern "C" [[noreturn]] void fiberscope_fiber_main(const ContextPair* received) {
     sanitizerFinishSwitch(nullptr);
     handleSwitchMessage(received);
+    currentThread()->trace_time = 0; // the decision that started us is over
     Fiber* fiber = currentFiber();
     fiber->task->run(fiber->task);
     finishFiber(fiber);
@@ -127,7 +130,7 @@ void awaitFiber(Fiber* fiber) {
     message.task = PendingTask::register_awaiter;
     message.reason = trace::SwitchReason::Await;
     message.args.awaiter = &fiber->awaiter;
-    FIBERSCOPE_TRACE_EVENT(emit::await(now, self->id, fiber->id));
+    FIBERSCOPE_TRACE_EVENT(message.trace_time = now; emit::await(now, self->id, fiber->id));
     yield(nullptr, message);
     // Exactly one claim scheduled us and happened before we run.
     self->wake_claims.store(0, std::memory_order_relaxed);

@@ -74,7 +74,7 @@ static std::uint64_t queueLength(FiberQueue queue) {
 void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
     // The decision's timestamp is taken before it is published: another
     // thread may run the fibers before our records are written.
-    const std::uint64_t decided = trace::enabled() ? trace::now() : 0;
+    const std::uint64_t decided = !trace::enabled() ? 0 : thread.trace_time ? thread.trace_time : trace::now();
     // acquire: pairs with the release in spawnWorker, so every slot below
     // `active` is fully initialised.
     const unsigned active = loop.active.load(std::memory_order_acquire);
@@ -170,13 +170,16 @@ void yield(Fiber* ready, SwitchMessage& message, bool finished) {
     else if (Fiber* found = findReadyFiber(*thread->loop, *thread)) next = &found->context;
     else next = &thread->idle_context;
     message.contexts = {thread->current_context, next};
-    FIBERSCOPE_TRACE_EVENT(emit::switchTo(now, traceId(*thread, message.contexts.prev), traceId(*thread, next), message.reason));
+    // One timestamp for the switch and the pending task the receiver runs.
+    FIBERSCOPE_TRACE_EVENT_AT(message.trace_time, thread->trace_time = now;
+                              emit::switchTo(now, traceId(*thread, message.contexts.prev), traceId(*thread, next), message.reason));
 
     void* fake_stack = nullptr;
     sanitizerStartSwitch(finished ? nullptr : &fake_stack, next->stack_bottom, next->stack_size);
     const ContextPair* received = contextSwitch(&message.contexts);
     sanitizerFinishSwitch(fake_stack);
     handleSwitchMessage(received);
+    currentThread()->trace_time = 0; // the decision is over
 }
 
 } // namespace fiberscope::detail

@@ -39,6 +39,8 @@ struct SwitchMessage {
     PendingTask task = PendingTask::nothing;
     // Why the sender switched (for the trace).
     trace::SwitchReason reason = trace::SwitchReason::Start;
+    // The decision's timestamp if the sender already read the clock (0: not yet).
+    std::uint64_t trace_time = 0;
     union {
         std::atomic<Fiber*>* awaiter;
         struct {

@@ -49,6 +49,10 @@ struct Thread {
     unsigned steal_free_search_index = 0;
 
     std::thread os_thread;
+    // While tracing: the timestamp of the decision under way on this thread
+    // (a switch and the pending task its receiver performs, a spawn), shared
+    // by its records; 0 outside a decision. Owner only.
+    std::uint64_t trace_time = 0;
     // Yields since the ring was last polled from a fiber (owner only).
     unsigned yields_since_poll = 0;
     // An exit message was reaped by pollRing: the idle loop returns next time.

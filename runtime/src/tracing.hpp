@@ -15,6 +15,20 @@
         }                                                             \
     } while (0)
 
+// The same, stamped with `time` when it is non-zero: the timestamp already
+// read for the decision under way on this thread (Thread::trace_time), so
+// one decision reads the clock once however many records it emits.
+#define FIBERSCOPE_TRACE_EVENT_AT(time, ...)                          \
+    do {                                                              \
+        if (::fiberscope::trace::enabled()) {                         \
+            const std::uint64_t decision_time = (time);               \
+            [[maybe_unused]] const std::uint64_t now =                \
+                decision_time ? decision_time : ::fiberscope::trace::now(); \
+            using namespace ::fiberscope::trace;                      \
+            __VA_ARGS__;                                              \
+        }                                                             \
+    } while (0)
+
 namespace fiberscope::detail {
 struct Thread;
 struct Context;
