@@ -17,6 +17,8 @@
 #include <fiberscope/fiberscope.hpp>
 #include <fiberscope/trace.hpp>
 
+#include "../lesson_start.hpp"
+
 using namespace std::chrono_literals;
 
 namespace {
@@ -24,22 +26,6 @@ namespace {
 constexpr const char* kName = "lesson03-waking-idle-threads";
 constexpr int kTasksPerBurst = 12;
 
-bool parseArgs(int argc, char** argv, unsigned& threads) {
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view arg = argv[i];
-        if (arg == "--threads" && i + 1 < argc) {
-            char* end = nullptr;
-            const unsigned long n = std::strtoul(argv[++i], &end, 10);
-            if (*end == '\0' && n >= 1 && n <= 1024) {
-                threads = static_cast<unsigned>(n);
-                continue;
-            }
-        }
-        std::fprintf(stderr, "%s: bad argument '%s'; usage: %s [--threads N]\n", kName, argv[i], kName);
-        return false;
-    }
-    return true;
-}
 
 // CPU-bound work: keeps its thread busy for `duration` without suspending.
 void compute(std::chrono::microseconds duration) {
@@ -51,14 +37,8 @@ void compute(std::chrono::microseconds duration) {
 } // namespace
 
 int main(int argc, char** argv) {
-    unsigned threads = 4;
-    if (!parseArgs(argc, argv, threads)) return 2;
-    auto created = fiberscope::EventLoop::create({.threads = threads});
-    if (!created) {
-        std::fprintf(stderr, "%s: cannot start the event loop: %s\n", kName, created.error().message());
-        return 1;
-    }
-    fiberscope::EventLoop& loop = **created;
+    const auto loop_owner = lesson::start(kName, argc, argv, 4);
+    fiberscope::EventLoop& loop = *loop_owner;
     std::printf("Up to %u worker threads; %u running before any work.\n", loop.maxThreads(), loop.activeThreads());
 
     std::mutex seen_mutex; // an OS mutex, held for one insert, never across a suspension

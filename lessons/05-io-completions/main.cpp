@@ -18,28 +18,14 @@
 #include <fiberscope/fiberscope.hpp>
 #include <fiberscope/trace.hpp>
 
+#include "../lesson_start.hpp"
+
 namespace {
 
 constexpr const char* kName = "lesson05-io-completions";
 constexpr int kBlocks = 4;
 constexpr std::size_t kBlockSize = 4096;
 
-bool parseArgs(int argc, char** argv, unsigned& threads) {
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view arg = argv[i];
-        if (arg == "--threads" && i + 1 < argc) {
-            char* end = nullptr;
-            const unsigned long n = std::strtoul(argv[++i], &end, 10);
-            if (*end == '\0' && n >= 1 && n <= 1024) {
-                threads = static_cast<unsigned>(n);
-                continue;
-            }
-        }
-        std::fprintf(stderr, "%s: bad argument '%s'; usage: %s [--threads N]\n", kName, argv[i], kName);
-        return false;
-    }
-    return true;
-}
 
 std::string tempPath() {
     const char* dir = std::getenv("TMPDIR");
@@ -100,17 +86,12 @@ int run(fiberscope::EventLoop& loop, const std::string& path) {
 } // namespace
 
 int main(int argc, char** argv) {
-    unsigned threads = 1; // one thread and one ring: every step happens in one place
-    if (!parseArgs(argc, argv, threads)) return 2;
-    auto created = fiberscope::EventLoop::create({.threads = threads});
-    if (!created) {
-        std::fprintf(stderr, "%s: cannot start the event loop: %s\n", kName, created.error().message());
-        return 1;
-    }
+    // One thread and one ring: every step happens in one place.
+    auto loop = lesson::start(kName, argc, argv, 1);
     const std::string path = tempPath();
-    std::printf("Writing and reading %s through io_uring on %u thread(s).\n", path.c_str(), (*created)->maxThreads());
-    const int status = run(**created, path);
-    created->reset(); // stop the loop before removing the file with a plain syscall
+    std::printf("Writing and reading %s through io_uring on %u thread(s).\n", path.c_str(), loop->maxThreads());
+    const int status = run(*loop, path);
+    loop.reset(); // stop the loop before removing the file with a plain syscall
     ::unlink(path.c_str());
     return status;
 }

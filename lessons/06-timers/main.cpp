@@ -16,6 +16,8 @@
 #include <fiberscope/fiberscope.hpp>
 #include <fiberscope/trace.hpp>
 
+#include "../lesson_start.hpp"
+
 using namespace std::chrono_literals;
 
 namespace {
@@ -24,34 +26,12 @@ constexpr const char* kName = "lesson06-timers";
 // Deadlines in milliseconds after the common start, in spawn order.
 constexpr int kDeadlinesMs[] = {50, 10, 80, 30, 100, 70, 20, 60, 90, 40, 30, 70};
 
-bool parseArgs(int argc, char** argv, unsigned& threads) {
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view arg = argv[i];
-        if (arg == "--threads" && i + 1 < argc) {
-            char* end = nullptr;
-            const unsigned long n = std::strtoul(argv[++i], &end, 10);
-            if (*end == '\0' && n >= 1 && n <= 1024) {
-                threads = static_cast<unsigned>(n);
-                continue;
-            }
-        }
-        std::fprintf(stderr, "%s: bad argument '%s'; usage: %s [--threads N]\n", kName, argv[i], kName);
-        return false;
-    }
-    return true;
-}
 
 } // namespace
 
 int main(int argc, char** argv) {
-    unsigned threads = 1; // one ring holds every timer
-    if (!parseArgs(argc, argv, threads)) return 2;
-    auto created = fiberscope::EventLoop::create({.threads = threads});
-    if (!created) {
-        std::fprintf(stderr, "%s: cannot start the event loop: %s\n", kName, created.error().message());
-        return 1;
-    }
-    fiberscope::EventLoop& loop = **created;
+    const auto loop_owner = lesson::start(kName, argc, argv, 1);
+    fiberscope::EventLoop& loop = *loop_owner;
 
     // Absolute deadlines on the monotonic clock, from one common start: the
     // order of wake-ups does not depend on when each sleeper got to run.

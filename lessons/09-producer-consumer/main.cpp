@@ -17,6 +17,8 @@
 #include <fiberscope/fiberscope.hpp>
 #include <fiberscope/trace.hpp>
 
+#include "../lesson_start.hpp"
+
 using namespace std::chrono_literals;
 
 namespace {
@@ -26,34 +28,12 @@ constexpr int kConsumers = 2;
 constexpr int kItems = 40;
 constexpr std::size_t kCapacity = 4;
 
-bool parseArgs(int argc, char** argv, unsigned& threads) {
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view arg = argv[i];
-        if (arg == "--threads" && i + 1 < argc) {
-            char* end = nullptr;
-            const unsigned long n = std::strtoul(argv[++i], &end, 10);
-            if (*end == '\0' && n >= 1 && n <= 1024) {
-                threads = static_cast<unsigned>(n);
-                continue;
-            }
-        }
-        std::fprintf(stderr, "%s: bad argument '%s'; usage: %s [--threads N]\n", kName, argv[i], kName);
-        return false;
-    }
-    return true;
-}
 
 } // namespace
 
 int main(int argc, char** argv) {
-    unsigned threads = 2;
-    if (!parseArgs(argc, argv, threads)) return 2;
-    auto created = fiberscope::EventLoop::create({.threads = threads});
-    if (!created) {
-        std::fprintf(stderr, "%s: cannot start the event loop: %s\n", kName, created.error().message());
-        return 1;
-    }
-    fiberscope::EventLoop& loop = **created;
+    const auto loop_owner = lesson::start(kName, argc, argv, 2);
+    fiberscope::EventLoop& loop = *loop_owner;
 
     // The gate: a flag guarded by a fiber Mutex, and a Condition to wait on.
     fiberscope::Mutex gate_mutex;

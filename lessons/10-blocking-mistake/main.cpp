@@ -24,6 +24,8 @@
 #include <fiberscope/fiberscope.hpp>
 #include <fiberscope/trace.hpp>
 
+#include "../lesson_start.hpp"
+
 using namespace std::chrono_literals;
 
 namespace {
@@ -33,22 +35,6 @@ constexpr int kRounds = 6;
 constexpr int kRequestsPerRound = 3;
 constexpr auto kChore = 8ms;
 
-bool parseArgs(int argc, char** argv, unsigned& threads) {
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view arg = argv[i];
-        if (arg == "--threads" && i + 1 < argc) {
-            char* end = nullptr;
-            const unsigned long n = std::strtoul(argv[++i], &end, 10);
-            if (*end == '\0' && n >= 1 && n <= 1024) {
-                threads = static_cast<unsigned>(n);
-                continue;
-            }
-        }
-        std::fprintf(stderr, "%s: bad argument '%s'; usage: %s [--threads N]\n", kName, argv[i], kName);
-        return false;
-    }
-    return true;
-}
 
 using Clock = std::chrono::steady_clock;
 
@@ -96,14 +82,8 @@ void doChore(fiberscope::EventLoop& loop, Chore chore) {
 } // namespace
 
 int main(int argc, char** argv) {
-    unsigned threads = 1; // one worker: nobody else can pick up what the blocked thread leaves
-    if (!parseArgs(argc, argv, threads)) return 2;
-    auto created = fiberscope::EventLoop::create({.threads = threads});
-    if (!created) {
-        std::fprintf(stderr, "%s: cannot start the event loop: %s\n", kName, created.error().message());
-        return 1;
-    }
-    fiberscope::EventLoop& loop = **created;
+    const auto loop_owner = lesson::start(kName, argc, argv, 1);
+    fiberscope::EventLoop& loop = *loop_owner;
     std::printf("A dispatcher starts %d requests, then does an 8 ms chore; %d rounds per phase, %u thread(s).\n",
                 kRequestsPerRound, kRounds, loop.maxThreads());
 
