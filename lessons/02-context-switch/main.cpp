@@ -21,7 +21,6 @@ namespace {
 constexpr const char* kName = "lesson02-context-switch";
 constexpr int kRounds = 20;
 
-
 } // namespace
 
 int main(int argc, char** argv) {

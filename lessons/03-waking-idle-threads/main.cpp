@@ -26,7 +26,6 @@ namespace {
 constexpr const char* kName = "lesson03-waking-idle-threads";
 constexpr int kTasksPerBurst = 12;
 
-
 // CPU-bound work: keeps its thread busy for `duration` without suspending.
 void compute(std::chrono::microseconds duration) {
     const auto end = std::chrono::steady_clock::now() + duration;

@@ -26,7 +26,6 @@ namespace {
 constexpr const char* kName = "lesson04-work-stealing";
 constexpr int kDepth = 7; // 2^7 = 128 nodes
 
-
 void compute(std::chrono::microseconds duration) {
     const auto end = std::chrono::steady_clock::now() + duration;
     while (std::chrono::steady_clock::now() < end) {

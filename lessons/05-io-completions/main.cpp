@@ -26,7 +26,6 @@ constexpr const char* kName = "lesson05-io-completions";
 constexpr int kBlocks = 4;
 constexpr std::size_t kBlockSize = 4096;
 
-
 std::string tempPath() {
     const char* dir = std::getenv("TMPDIR");
     return std::string(dir && *dir ? dir : "/tmp") + "/fiberscope-lesson05-" + std::to_string(getpid()) + ".dat";

@@ -26,7 +26,6 @@ constexpr const char* kName = "lesson06-timers";
 // Deadlines in milliseconds after the common start, in spawn order.
 constexpr int kDeadlinesMs[] = {50, 10, 80, 30, 100, 70, 20, 60, 90, 40, 30, 70};
 
-
 } // namespace
 
 int main(int argc, char** argv) {

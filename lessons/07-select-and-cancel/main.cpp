@@ -23,7 +23,6 @@ namespace {
 
 constexpr const char* kName = "lesson07-select-and-cancel";
 
-
 } // namespace
 
 int main(int argc, char** argv) {

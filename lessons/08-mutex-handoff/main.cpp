@@ -23,7 +23,6 @@ constexpr const char* kName = "lesson08-mutex-handoff";
 constexpr int kTellers = 4;
 constexpr int kDeposits = 25;
 
-
 } // namespace
 
 int main(int argc, char** argv) {

@@ -28,7 +28,6 @@ constexpr int kConsumers = 2;
 constexpr int kItems = 40;
 constexpr std::size_t kCapacity = 4;
 
-
 } // namespace
 
 int main(int argc, char** argv) {

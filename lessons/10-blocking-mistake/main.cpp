@@ -35,7 +35,6 @@ constexpr int kRounds = 6;
 constexpr int kRequestsPerRound = 3;
 constexpr auto kChore = 8ms;
 
-
 using Clock = std::chrono::steady_clock;
 
 void compute(std::chrono::microseconds duration) {

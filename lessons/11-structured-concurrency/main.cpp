@@ -30,7 +30,6 @@ constexpr const char* kName = "lesson11-structured-concurrency";
 constexpr int kSleepers = 3;
 constexpr int kMembers = kSleepers + 2; // + the late sleeper + the waiter
 
-
 using Clock = std::chrono::steady_clock;
 
 } // namespace
