@@ -22,7 +22,13 @@ const char* errcName(Errc code) noexcept {
         FIBERSCOPE_ERRC(FileBusy) FIBERSCOPE_ERRC(WouldBlock) FIBERSCOPE_ERRC(InputOutput)
         FIBERSCOPE_ERRC(Unseekable) FIBERSCOPE_ERRC(BrokenPipe) FIBERSCOPE_ERRC(ConnectionResetByPeer)
         FIBERSCOPE_ERRC(NotOpenForReading) FIBERSCOPE_ERRC(NotOpenForWriting) FIBERSCOPE_ERRC(UnsupportedClock)
-        FIBERSCOPE_ERRC(Closed) FIBERSCOPE_ERRC(Unexpected)
+        FIBERSCOPE_ERRC(Closed) FIBERSCOPE_ERRC(TimedOut) FIBERSCOPE_ERRC(ConnectionRefused)
+        FIBERSCOPE_ERRC(ConnectionAborted) FIBERSCOPE_ERRC(NetworkUnreachable) FIBERSCOPE_ERRC(HostUnreachable)
+        FIBERSCOPE_ERRC(NetworkDown) FIBERSCOPE_ERRC(AddressInUse) FIBERSCOPE_ERRC(AddressNotAvailable)
+        FIBERSCOPE_ERRC(AddressFamilyNotSupported) FIBERSCOPE_ERRC(ProtocolNotSupported) FIBERSCOPE_ERRC(NotSocket)
+        FIBERSCOPE_ERRC(SocketNotConnected) FIBERSCOPE_ERRC(AlreadyConnected) FIBERSCOPE_ERRC(ConnectionPending)
+        FIBERSCOPE_ERRC(OperationNotSupported) FIBERSCOPE_ERRC(MessageTooBig) FIBERSCOPE_ERRC(UnsupportedBackend)
+        FIBERSCOPE_ERRC(Unexpected)
 #undef FIBERSCOPE_ERRC
     }
     return "Unknown";
@@ -61,6 +67,23 @@ const char* errcMessage(Errc code) noexcept {
     case Errc::NotOpenForWriting: return "the file is not open for writing";
     case Errc::UnsupportedClock: return "this clock is not supported for timers";
     case Errc::Closed: return "the queue is closed";
+    case Errc::TimedOut: return "the operation timed out";
+    case Errc::ConnectionRefused: return "connection refused (nothing listens at that address)";
+    case Errc::ConnectionAborted: return "the connection was aborted before it was accepted";
+    case Errc::NetworkUnreachable: return "the network is unreachable";
+    case Errc::HostUnreachable: return "the host is unreachable";
+    case Errc::NetworkDown: return "the network is down";
+    case Errc::AddressInUse: return "the address is already in use; pick another port or wait for the old socket to close";
+    case Errc::AddressNotAvailable: return "the address is not available on this machine";
+    case Errc::AddressFamilyNotSupported: return "the address family is not supported";
+    case Errc::ProtocolNotSupported: return "the protocol or socket type is not supported";
+    case Errc::NotSocket: return "the descriptor is not a socket";
+    case Errc::SocketNotConnected: return "the socket is not connected";
+    case Errc::AlreadyConnected: return "the socket is already connected";
+    case Errc::ConnectionPending: return "a connection attempt is already under way";
+    case Errc::OperationNotSupported: return "the operation is not supported on this socket";
+    case Errc::MessageTooBig: return "the message is too big to send in one piece";
+    case Errc::UnsupportedBackend: return "the requested I/O backend is not available; use FIBERSCOPE_BACKEND=uring or epoll";
     case Errc::Unexpected: return "unexpected error from the kernel";
     }
     return "unknown error";
@@ -95,6 +118,28 @@ static Error common(int err) {
     case ENXIO: case ENODEV: return {Errc::NoDevice, err};
     case EBUSY: return {Errc::DeviceBusy, err};
     case EFBIG: return {Errc::FileTooBig, err};
+    case ETIMEDOUT: case ETIME: return {Errc::TimedOut, err};
+    case EMFILE: return {Errc::ProcessFdQuotaExceeded, err};
+    case ENFILE: return {Errc::SystemFdQuotaExceeded, err};
+    case EPIPE: return {Errc::BrokenPipe, err};
+    case ECONNRESET: return {Errc::ConnectionResetByPeer, err};
+    case ECONNREFUSED: return {Errc::ConnectionRefused, err};
+    case ECONNABORTED: return {Errc::ConnectionAborted, err};
+    case ENETUNREACH: return {Errc::NetworkUnreachable, err};
+    case EHOSTUNREACH: return {Errc::HostUnreachable, err};
+    case ENETDOWN: return {Errc::NetworkDown, err};
+    case EADDRINUSE: return {Errc::AddressInUse, err};
+    case EADDRNOTAVAIL: return {Errc::AddressNotAvailable, err};
+    case EAFNOSUPPORT: return {Errc::AddressFamilyNotSupported, err};
+    case EPROTONOSUPPORT: case EPROTOTYPE: case ESOCKTNOSUPPORT: return {Errc::ProtocolNotSupported, err};
+    case ENOTSOCK: return {Errc::NotSocket, err};
+    case ENOTCONN: case EDESTADDRREQ: return {Errc::SocketNotConnected, err};
+    case EISCONN: return {Errc::AlreadyConnected, err};
+    case EALREADY: case EINPROGRESS: return {Errc::ConnectionPending, err};
+    case EOPNOTSUPP: return {Errc::OperationNotSupported, err};
+    case EMSGSIZE: return {Errc::MessageTooBig, err};
+    case ENOENT: return {Errc::FileNotFound, err};
+    case ENOSPC: return {Errc::NoSpaceLeft, err};
     default: return {Errc::Unexpected, err};
     }
 }
@@ -140,6 +185,8 @@ Error writeError(int err) {
 Error closeError(int err) { return common(err); }
 
 Error timerError(int err) { return common(err); }
+
+Error socketError(int err) { return common(err); }
 
 } // namespace detail
 } // namespace fiberscope

@@ -11,6 +11,8 @@ Error readError(int err);
 Error writeError(int err);
 Error closeError(int err);
 Error timerError(int err);
+// Sockets: every errno the socket calls document, named (see Errc).
+Error socketError(int err);
 [[noreturn]] void fatal(const char* what, int err);
 
 } // namespace fiberscope::detail

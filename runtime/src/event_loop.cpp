@@ -75,6 +75,8 @@ Result<std::unique_ptr<EventLoop>> EventLoop::create(EventLoopOptions options) {
     main_thread.loop = loop.get();
     main_thread.index = 0;
     if (auto opened = main_thread.ring.open(options.ring_entries, -1, false); !opened) return opened.error();
+    main_thread.ring.setReaper(reapCompletions, &main_thread);
+    loop->ring_opcodes = main_thread.ring.supportedOpcodes();
 
     const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
     void* idle_stack = mmap(nullptr, kIdleStackSize + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -155,6 +157,16 @@ bool EventLoop::cancelRequested() {
 
 unsigned EventLoop::activeThreads() const noexcept { return impl_->active.load(std::memory_order_acquire); }
 unsigned EventLoop::maxThreads() const noexcept { return impl_->allocated; }
+
+IoStats EventLoop::ioStats() const noexcept {
+    IoStats stats;
+    const unsigned active = impl_->active.load(std::memory_order_acquire);
+    for (unsigned i = 0; i < active; ++i) {
+        stats.full_submissions += impl_->threads[i].ring.fullSubmissions();
+        stats.completion_overflows += impl_->threads[i].ring.completionOverflows();
+    }
+    return stats;
+}
 
 std::uint64_t currentFiberId() noexcept {
     Thread* thread = currentThread();

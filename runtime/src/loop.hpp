@@ -43,6 +43,11 @@ struct Loop {
 
     StackPool stacks;
 
+    // Bit n set: the kernel's io_uring supports opcode n. Operations it lacks
+    // (bind and listen before Linux 6.11, socket before 5.19) run as plain
+    // syscalls, which never block for those three.
+    std::uint64_t ring_opcodes = 0;
+
     // Detached fibers still running, for deinit to cancel and join.
     std::mutex detached_mutex;
     Fiber* detached_head = nullptr;

@@ -1,4 +1,4 @@
-// File operations through io_uring: openat, close, read, write.
+// File operations: openat, close, read, write, readv, writev.
 #include <fcntl.h>
 #include <limits.h>
 
@@ -6,7 +6,7 @@
 
 #include "errors.hpp"
 #include "fiberscope/event_loop.hpp"
-#include "ops.hpp"
+#include "operation.hpp"
 
 namespace fiberscope {
 
@@ -27,15 +27,25 @@ struct CPath {
     }
 };
 
-Result<File> openAt(Dir dir, const CPath& path, int flags, unsigned mode) {
+Result<File> openAt(Dir dir, CPath& path, int flags, unsigned mode) {
     if (!path.status) return path.status.error();
-    auto done = perform(true, [&](io_uring_sqe* sqe) { io_uring_prep_openat(sqe, dir.fd, path.bytes, flags, mode); });
+    Operation op{.opcode = IORING_OP_OPENAT, .fd = dir.fd, .address = path.bytes, .flags = flags, .mode = mode};
+    auto done = execute(op);
     if (!done) return done.error();
     if (done->result < 0) return openError(-done->result);
     return File{done->result};
 }
 
-constexpr std::size_t kMaxTransfer = 0x7ffff000; // what Linux moves in one read/write
+
+Result<std::size_t> transfer(std::uint8_t opcode, int fd, void* address, std::size_t length, std::uint64_t offset,
+                             Timeout timeout, bool reading) {
+    Operation op{.opcode = opcode, .fd = fd, .address = address, .length = length, .offset = offset,
+                 .timeout_ns = timeoutNanoseconds(timeout)};
+    auto done = execute(op);
+    if (!done) return done.error();
+    if (done->result < 0) return reading ? readError(-done->result) : writeError(-done->result);
+    return static_cast<std::size_t>(done->result);
+}
 } // namespace
 
 Result<File> EventLoop::createFile(std::string_view path, CreateFlags flags, Dir dir) {
@@ -57,29 +67,46 @@ Result<File> EventLoop::openFile(std::string_view path, OpenFlags flags, Dir dir
     return openAt(dir, c_path, os_flags, 0);
 }
 
-Status EventLoop::close(File file) {
-    if (file.fd < 0) return Error{Errc::BadFileDescriptor, EBADF};
+Status detail::closeDescriptor(int fd) {
+    if (fd < 0) return Error{Errc::BadFileDescriptor, EBADF};
     // Not cancelable: a close always completes, and the fd is gone either way.
-    auto done = perform(false, [&](io_uring_sqe* sqe) { io_uring_prep_close(sqe, file.fd); });
+    Operation op{.opcode = IORING_OP_CLOSE, .fd = fd, .cancelable = false};
+    auto done = execute(op);
     if (!done) return done.error();
     if (done->result < 0) return closeError(-done->result);
     return {};
 }
 
-Result<std::size_t> EventLoop::pread(File file, std::span<std::byte> buffer, std::uint64_t offset) {
-    const unsigned length = static_cast<unsigned>(std::min(buffer.size(), kMaxTransfer));
-    auto done = perform(true, [&](io_uring_sqe* sqe) { io_uring_prep_read(sqe, file.fd, buffer.data(), length, offset); });
-    if (!done) return done.error();
-    if (done->result < 0) return readError(-done->result);
-    return static_cast<std::size_t>(done->result);
+Status EventLoop::close(File file) { return closeDescriptor(file.fd); }
+
+Result<std::size_t> EventLoop::pread(File file, std::span<std::byte> buffer, std::uint64_t offset, Timeout timeout) {
+    return transfer(IORING_OP_READ, file.fd, buffer.data(), std::min(buffer.size(), kMaxTransfer), offset, timeout, true);
 }
 
-Result<std::size_t> EventLoop::pwrite(File file, std::span<const std::byte> buffer, std::uint64_t offset) {
-    const unsigned length = static_cast<unsigned>(std::min(buffer.size(), kMaxTransfer));
-    auto done = perform(true, [&](io_uring_sqe* sqe) { io_uring_prep_write(sqe, file.fd, buffer.data(), length, offset); });
-    if (!done) return done.error();
-    if (done->result < 0) return writeError(-done->result);
-    return static_cast<std::size_t>(done->result);
+Result<std::size_t> EventLoop::pwrite(File file, std::span<const std::byte> buffer, std::uint64_t offset, Timeout timeout) {
+    return transfer(IORING_OP_WRITE, file.fd, const_cast<std::byte*>(buffer.data()), std::min(buffer.size(), kMaxTransfer),
+                    offset, timeout, false);
 }
+
+Result<std::size_t> EventLoop::read(File file, std::span<std::byte> buffer, Timeout timeout) {
+    return transfer(IORING_OP_READ, file.fd, buffer.data(), std::min(buffer.size(), kMaxTransfer), kCurrentPosition,
+                    timeout, true);
+}
+
+Result<std::size_t> EventLoop::write(File file, std::span<const std::byte> buffer, Timeout timeout) {
+    return transfer(IORING_OP_WRITE, file.fd, const_cast<std::byte*>(buffer.data()), std::min(buffer.size(), kMaxTransfer),
+                    kCurrentPosition, timeout, false);
+}
+
+Result<std::size_t> EventLoop::preadv(File file, std::span<const iovec> buffers, std::uint64_t offset, Timeout timeout) {
+    if (buffers.size() > kMaxVectors) return Error{Errc::InvalidArgument, EINVAL};
+    return transfer(IORING_OP_READV, file.fd, const_cast<iovec*>(buffers.data()), buffers.size(), offset, timeout, true);
+}
+
+Result<std::size_t> EventLoop::pwritev(File file, std::span<const iovec> buffers, std::uint64_t offset, Timeout timeout) {
+    if (buffers.size() > kMaxVectors) return Error{Errc::InvalidArgument, EINVAL};
+    return transfer(IORING_OP_WRITEV, file.fd, const_cast<iovec*>(buffers.data()), buffers.size(), offset, timeout, false);
+}
+
 
 } // namespace fiberscope

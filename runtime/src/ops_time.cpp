@@ -1,9 +1,9 @@
-// Clocks and timers: now() reads the clock; sleep() is an io_uring timeout.
+// Clocks and timers: now() reads the clock; sleep() is a timeout operation.
 #include <time.h>
 
 #include "errors.hpp"
 #include "fiberscope/event_loop.hpp"
-#include "ops.hpp"
+#include "operation.hpp"
 
 namespace fiberscope {
 
@@ -33,7 +33,8 @@ static Status timeout(std::int64_t nanoseconds, bool absolute, Clock clock) {
     if (clock == Clock::realtime) flags |= IORING_TIMEOUT_REALTIME;
     if (clock == Clock::boottime) flags |= IORING_TIMEOUT_BOOTTIME;
     // `ts` lives on this fiber's stack, which stays put until the completion.
-    auto done = perform(true, [&](io_uring_sqe* sqe) { io_uring_prep_timeout(sqe, &ts, 0, flags); });
+    Operation op{.opcode = IORING_OP_TIMEOUT, .address = &ts, .flags = static_cast<int>(flags)};
+    auto done = execute(op);
     if (!done) return done.error();
     if (done->result == 0 || done->result == -ETIME) return {};
     if (done->result == -EINVAL && clock != Clock::monotonic) return Error{Errc::UnsupportedClock, EINVAL};

@@ -59,17 +59,32 @@ void Ring::close() noexcept {
     open_ = false;
 }
 
+void Ring::makeRoom() {
+    full_submissions_.store(full_submissions_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    const int result = io_uring_submit(&ring_);
+    if ((result == -EBUSY || result == -EAGAIN) && reaper_) reaper_(reaper_context_);
+}
+
 io_uring_sqe* Ring::sqe() {
     io_uring_sqe* entry;
-    while ((entry = io_uring_get_sqe(&ring_)) == nullptr) io_uring_submit(&ring_);
+    while ((entry = io_uring_get_sqe(&ring_)) == nullptr) makeRoom();
     std::memset(entry, 0, sizeof *entry);
     return entry;
 }
 
+void Ring::reserve(unsigned count) {
+    while (io_uring_sq_space_left(&ring_) < count) makeRoom();
+}
+
 int Ring::submit() noexcept {
     int result;
-    do result = io_uring_submit(&ring_);
-    while (result == -EINTR);
+    do {
+        result = io_uring_submit(&ring_);
+        if ((result == -EBUSY || result == -EAGAIN) && reaper_) {
+            reaper_(reaper_context_);
+            result = io_uring_submit(&ring_);
+        }
+    } while (result == -EINTR);
     return result;
 }
 
@@ -78,10 +93,24 @@ int Ring::submitAndWait(unsigned wait) noexcept { return io_uring_submit_and_wai
 unsigned Ring::drain(io_uring_cqe* out, unsigned max) noexcept {
     io_uring_cqe* ptrs[256];
     if (max > 256) max = 256;
+    // The kernel sets this flag while completions wait in its overflow list;
+    // peeking below flushes them into the ring as space allows.
+    if (IO_URING_READ_ONCE(*ring_.sq.kflags) & IORING_SQ_CQ_OVERFLOW)
+        completion_overflows_.store(completion_overflows_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     unsigned count = io_uring_peek_batch_cqe(&ring_, ptrs, max);
     for (unsigned i = 0; i < count; ++i) out[i] = *ptrs[i];
     io_uring_cq_advance(&ring_, count);
     return count;
+}
+
+std::uint64_t Ring::supportedOpcodes() noexcept {
+    io_uring_probe* probe = io_uring_get_probe_ring(&ring_);
+    if (!probe) return 0;
+    std::uint64_t mask = 0;
+    for (int op = 0; op < 64; ++op)
+        if (io_uring_opcode_supported(probe, op)) mask |= std::uint64_t{1} << op;
+    io_uring_free_probe(probe);
+    return mask;
 }
 
 void Ring::message(int target_fd, std::uint64_t user_data, std::int32_t result) {

@@ -2,12 +2,21 @@
 //
 // Only the owning thread submits to it (IORING_SETUP_SINGLE_ISSUER); other
 // threads reach it solely through IORING_OP_MSG_RING, which posts a
-// completion into it. `sqe()` never fails: when the submission queue is full
-// it submits what is queued and tries again.
+// completion into it.
+//
+// Ring pressure. `sqe()` never fails: when the submission queue is full it
+// submits what is queued and tries again. If the kernel refuses that
+// submission because completions overflowed the completion queue (-EBUSY on
+// kernels before 5.19; newer kernels keep the overflow in a list that
+// liburing flushes when we next reap), the ring calls its reaper, which turns
+// pending completions into ready fibers and so frees completion slots, and
+// retries. `reserve(n)` makes room for n entries that must go to the kernel
+// in the same submission (an operation and its linked timeout).
 #pragma once
 
 #include <liburing.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "fiberscope/result.hpp"
@@ -44,6 +53,19 @@ public:
 
     // A zeroed submission entry, submitting queued ones first if full.
     io_uring_sqe* sqe();
+    // Makes sure the next `count` sqe() calls need no submission in between.
+    void reserve(unsigned count);
+    // Called when a submission is refused for lack of completion space: must
+    // reap completions (the owning Thread installs it).
+    void setReaper(void (*reaper)(void*), void* context) noexcept {
+        reaper_ = reaper;
+        reaper_context_ = context;
+    }
+    // Times the submission queue was full when an entry was wanted, and times
+    // the completion queue had overflowed when we reaped (owner writes; any
+    // thread may read, hence relaxed atomics).
+    std::uint64_t fullSubmissions() const noexcept { return full_submissions_.load(std::memory_order_relaxed); }
+    std::uint64_t completionOverflows() const noexcept { return completion_overflows_.load(std::memory_order_relaxed); }
     // Submits queued entries now (used for wake-ups, which must not wait for
     // the owner to go idle). Returns the io_uring_enter result.
     int submit() noexcept;
@@ -58,11 +80,20 @@ public:
     // Copies up to `max` completions into `out` and marks them seen.
     unsigned drain(io_uring_cqe* out, unsigned max) noexcept;
 
+    // Bit n set: the kernel supports io_uring opcode n (n < 64).
+    std::uint64_t supportedOpcodes() noexcept;
+
     // Queues a MSG_RING posting a completion {user_data, result} to `target`.
     void message(int target_fd, std::uint64_t user_data, std::int32_t result);
 
 private:
+    void makeRoom();
+
     io_uring ring_{};
+    void (*reaper_)(void*) = nullptr;
+    void* reaper_context_ = nullptr;
+    std::atomic<std::uint64_t> full_submissions_{0};
+    std::atomic<std::uint64_t> completion_overflows_{0};
     bool open_ = false;
     bool disabled_ = false;
 };

@@ -50,6 +50,7 @@ static void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spaw
                      index, opened.error().message(), index);
         return;
     }
+    worker.ring.setReaper(reapCompletions, &worker);
     try {
         worker.os_thread = std::thread(workerMain, &loop, index);
     } catch (const std::exception& e) {

@@ -93,10 +93,7 @@ static unsigned completionsToReady(Thread& thread, Fiber*& next, FiberQueue& que
     }
 }
 
-void pollRing(Thread& thread) {
-    thread.yields_since_poll = 0;
-    // Entering the kernel also runs deferred completion work (COOP_TASKRUN).
-    thread.ring.submitAndGetEvents();
+static void scheduleCompletions(Thread& thread) {
     Fiber* next = nullptr;
     FiberQueue queue{nullptr, nullptr};
     bool exit = false;
@@ -109,6 +106,15 @@ void pollRing(Thread& thread) {
     }
     if (queue.head) schedule(*thread.loop, thread, queue);
 }
+
+void pollRing(Thread& thread) {
+    thread.yields_since_poll = 0;
+    // Entering the kernel also runs deferred completion work (COOP_TASKRUN).
+    thread.ring.submitAndGetEvents();
+    scheduleCompletions(thread);
+}
+
+void reapCompletions(void* thread) { scheduleCompletions(*static_cast<Thread*>(thread)); }
 
 void idle(Thread& thread) {
     Loop& loop = *thread.loop;

@@ -78,6 +78,9 @@ void idle(Thread& thread);
 // ready queue never empties would never enter the kernel, and the I/O its
 // fibers queued would never start. Completed fibers are scheduled.
 void pollRing(Thread& thread);
+// The ring's reaper (ring.hpp): turns waiting completions into scheduled
+// fibers without submitting. `thread` is a Thread*.
+void reapCompletions(void* thread);
 // Entry of worker threads 1..N-1.
 void workerMain(Loop* loop, unsigned index);
 

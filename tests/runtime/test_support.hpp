@@ -9,6 +9,20 @@
 
 #include <fiberscope/fiberscope.hpp>
 
+// Readable failure messages for errors ("TimedOut (errno 62)").
+namespace Catch {
+template <>
+struct StringMaker<fiberscope::Error> {
+    static std::string convert(const fiberscope::Error& e) {
+        return std::string(e.name()) + " (errno " + std::to_string(e.sys_errno) + ")";
+    }
+};
+template <>
+struct StringMaker<fiberscope::Errc> {
+    static std::string convert(fiberscope::Errc code) { return fiberscope::errcName(code); }
+};
+} // namespace Catch
+
 namespace test {
 
 // Scales iteration counts down under sanitizers (FIBERSCOPE_TEST_SCALE=N divides).

@@ -26,7 +26,10 @@
 #include "fiberscope/clock.hpp"
 #include "fiberscope/file.hpp"
 #include "fiberscope/future.hpp"
+#include "fiberscope/net.hpp"
 #include "fiberscope/result.hpp"
+
+#include <sys/uio.h>
 
 namespace fiberscope {
 
@@ -40,6 +43,16 @@ struct EventLoopOptions {
     // Usable stack per fiber, rounded up to whole pages; a guard page below
     // it turns an overflow into a clear message naming the fiber.
     std::size_t stack_size = 256 * 1024;
+};
+
+// Ring pressure counters, summed over the loop's threads (EventLoop::ioStats).
+struct IoStats {
+    // Times a thread wanted a submission entry and its queue was full, so it
+    // submitted what was queued first.
+    std::uint64_t full_submissions = 0;
+    // Times a thread reaped while the kernel held completions that had
+    // overflowed its completion queue (they are delivered, not lost).
+    std::uint64_t completion_overflows = 0;
 };
 
 namespace detail {
@@ -111,8 +124,37 @@ public:
     Result<File> openFile(std::string_view path, OpenFlags flags = {}, Dir dir = Dir::cwd());
     // Closes the descriptor; BadFileDescriptor if it was not open (a double close).
     Status close(File file);
-    Result<std::size_t> pread(File file, std::span<std::byte> buffer, std::uint64_t offset);
-    Result<std::size_t> pwrite(File file, std::span<const std::byte> buffer, std::uint64_t offset);
+    // Every operation that can wait takes an optional Timeout: past it the
+    // operation is withdrawn and returns TimedOut. Every one is also a cancel
+    // point: canceled while in flight, it is withdrawn and returns Canceled.
+    Result<std::size_t> pread(File file, std::span<std::byte> buffer, std::uint64_t offset, Timeout timeout = {});
+    Result<std::size_t> pwrite(File file, std::span<const std::byte> buffer, std::uint64_t offset, Timeout timeout = {});
+    Result<std::size_t> preadv(File file, std::span<const iovec> buffers, std::uint64_t offset, Timeout timeout = {});
+    Result<std::size_t> pwritev(File file, std::span<const iovec> buffers, std::uint64_t offset, Timeout timeout = {});
+    // At the file position: for pipes, terminals and other streams.
+    Result<std::size_t> read(File file, std::span<std::byte> buffer, Timeout timeout = {});
+    Result<std::size_t> write(File file, std::span<const std::byte> buffer, Timeout timeout = {});
+
+    // Sockets (net.hpp): TCP over IPv4/IPv6 and Unix-domain sockets.
+    Result<Socket> socket(int family, SocketType type = SocketType::stream);
+    Status bind(Socket socket, const Address& address);
+    Status listen(Socket socket, int backlog = 128);
+    // Waits for a connection; fills `peer` with its address if given.
+    Result<Socket> accept(Socket listener, Address* peer = nullptr, Timeout timeout = {});
+    Status connect(Socket socket, const Address& address, Timeout timeout = {});
+    // 0 bytes means the peer closed its side.
+    Result<std::size_t> recv(Socket socket, std::span<std::byte> buffer, Timeout timeout = {});
+    // May send fewer bytes than given; sendAll loops until all are sent.
+    Result<std::size_t> send(Socket socket, std::span<const std::byte> buffer, Timeout timeout = {});
+    Status sendAll(Socket socket, std::span<const std::byte> buffer, Timeout timeout = {});
+    Result<std::size_t> readv(Socket socket, std::span<const iovec> buffers, Timeout timeout = {});
+    Result<std::size_t> writev(Socket socket, std::span<const iovec> buffers, Timeout timeout = {});
+    Status shutdown(Socket socket, ShutdownHow how = ShutdownHow::both);
+    Status close(Socket socket);
+    Result<Address> localAddress(Socket socket);
+    // socket + SO_REUSEADDR + bind + listen; and socket + TCP_NODELAY + connect.
+    Result<Socket> listenOn(const Address& address, int backlog = 128);
+    Result<Socket> connectTo(const Address& address, Timeout timeout = {});
 
     Result<Timestamp> now(Clock clock = Clock::monotonic);
     // Suspends for `duration` (a cancel point: Canceled if canceled meanwhile).
@@ -123,6 +165,7 @@ public:
     // Worker threads started so far, and the most that may be started.
     unsigned activeThreads() const noexcept;
     unsigned maxThreads() const noexcept;
+    IoStats ioStats() const noexcept;
     // The loop the calling fiber runs on, or nullptr outside any loop.
     static EventLoop* current() noexcept;
 

@@ -48,6 +48,23 @@ enum class Errc : int {
     NotOpenForWriting,     // EBADF on a write
     UnsupportedClock,      // a clock the kernel's timers do not support
     Closed,                // Queue::get/put after Queue::close
+    TimedOut,              // ETIMEDOUT, or an operation's Timeout expired
+    ConnectionRefused,     // ECONNREFUSED
+    ConnectionAborted,     // ECONNABORTED
+    NetworkUnreachable,    // ENETUNREACH
+    HostUnreachable,       // EHOSTUNREACH
+    NetworkDown,           // ENETDOWN
+    AddressInUse,          // EADDRINUSE
+    AddressNotAvailable,   // EADDRNOTAVAIL
+    AddressFamilyNotSupported, // EAFNOSUPPORT
+    ProtocolNotSupported,  // EPROTONOSUPPORT, EPROTOTYPE, ESOCKTNOSUPPORT
+    NotSocket,             // ENOTSOCK
+    SocketNotConnected,    // ENOTCONN, EDESTADDRREQ
+    AlreadyConnected,      // EISCONN
+    ConnectionPending,     // EALREADY, EINPROGRESS
+    OperationNotSupported, // EOPNOTSUPP
+    MessageTooBig,         // EMSGSIZE
+    UnsupportedBackend,    // an I/O backend this build or kernel cannot provide
     Unexpected,            // an errno the runtime does not name (kept in Error::sys_errno)
 };
 

@@ -1,0 +1,18 @@
+// The plain-syscall form of an Operation: what a readiness backend runs
+// (retrying on EAGAIN once the fd is ready), and what the io_uring backend
+// runs for operations the kernel's io_uring lacks (bind/listen before 6.11).
+#pragma once
+
+#include "operation.hpp"
+
+namespace fiberscope::detail {
+
+// io_uring opcode numbers newer than Debian 12's liburing headers (Linux 6.11).
+inline constexpr std::uint8_t kOpBind = 56;
+inline constexpr std::uint8_t kOpListen = 57;
+
+// Performs `op` with one syscall on the calling thread. Returns the result
+// (>= 0) or -errno. Timeouts are the caller's business.
+int performSyscall(const Operation& op) noexcept;
+
+} // namespace fiberscope::detail
