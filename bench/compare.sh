@@ -9,6 +9,7 @@
 #   BENCH_SKYNET_REPS=5  repetitions of the skynets (Fiberscope, Boost.Fiber, Go)
 #   BENCH_JOBS=1         parallel build jobs (the build runs under nice -n 10)
 #   BENCH_TIMEOUT=600    seconds before one benchmark process counts as hung
+#   ECHO_REPS=5          runs per cell of the echo table (bench/echo/run.sh)
 #
 # Raw results stay in build-bench/results/: Google Benchmark JSON (*.json),
 # the console output of each run (*.log), the Go peer's output (go*.txt).
@@ -107,6 +108,13 @@ if [ -n "$go_exe" ]; then
       sed 's/^/    | /' "$results/go_$mode.txt"
     fi
   done
+fi
+
+say "echo servers on loopback: epoll peer vs Fiberscope (${ECHO_REPS:-5} runs of each cell)"
+if ! bench/echo/run.sh "$build/bench" "$results/echo.txt" >"$results/echo.log" 2>&1; then
+  failed=1
+  echo "    FAILED: the echo benchmark"
+  tail -n 20 "$results/echo.log" | sed 's/^/    | /'
 fi
 
 # --- report --------------------------------------------------------------------
@@ -261,6 +269,9 @@ if context:
 for run, msg in sorted(errors.items()):
     print(f"ERROR in {run}: {msg}")
 PY
+
+echo
+[ -s "$results/echo.txt" ] && python3 bench/echo/summarize.py "$results/echo.txt"
 
 if [ $failed -ne 0 ]; then
   echo "compare.sh: some benchmarks failed; see above and $results/" >&2

@@ -87,15 +87,15 @@ std::string Address::toString() const {
         return std::string(text) + ":" + std::to_string(port());
     case AF_INET6:
         inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&storage_)->sin6_addr, text, sizeof text);
-        return "[" + std::string(text) + "]:" + std::to_string(port());
+        return std::string("[").append(text).append("]:").append(std::to_string(port()));
     case AF_UNIX: {
         const auto* un = reinterpret_cast<const sockaddr_un*>(&storage_);
         const std::size_t length = size_ > offsetof(sockaddr_un, sun_path) ? size_ - offsetof(sockaddr_un, sun_path) : 0;
         if (length == 0) return "unix:";
-        if (un->sun_path[0] == '\0') return "unix:@" + std::string(un->sun_path + 1, length - 1);
-        return "unix:" + std::string(un->sun_path, strnlen(un->sun_path, length));
+        if (un->sun_path[0] == '\0') return std::string("unix:@").append(un->sun_path + 1, length - 1);
+        return std::string("unix:").append(un->sun_path, strnlen(un->sun_path, length));
     }
-    default: return "(unknown address family " + std::to_string(family()) + ")";
+    default: return std::string("(unknown address family ").append(std::to_string(family())).append(")");
     }
 }
 

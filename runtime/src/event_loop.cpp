@@ -76,6 +76,7 @@ Result<std::unique_ptr<EventLoop>> EventLoop::create(EventLoopOptions options) {
     main_thread.index = 0;
     if (auto opened = main_thread.ring.open(options.ring_entries, -1, false); !opened) return opened.error();
     main_thread.ring.setReaper(reapCompletions, &main_thread);
+    main_thread.ring.registerWithOwner();
     loop->ring_opcodes = main_thread.ring.supportedOpcodes();
 
     const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));

@@ -53,6 +53,11 @@ Status Ring::enable() {
     return {};
 }
 
+void Ring::registerWithOwner() noexcept {
+    // Kernels before 5.18 say EINVAL: every enter then looks the fd up, as before.
+    (void)io_uring_register_ring_fd(&ring_);
+}
+
 void Ring::close() noexcept {
     if (!open_) return;
     io_uring_queue_exit(&ring_);

@@ -46,6 +46,9 @@ public:
     // enabled by the thread that will own it.
     Status open(unsigned entries, int attach_to, bool disabled);
     Status enable();
+    // Registers the ring's fd with the calling thread (the owner), so that
+    // each io_uring_enter skips the fd lookup. Best effort.
+    void registerWithOwner() noexcept;
     void close() noexcept;
 
     int fd() const noexcept { return ring_.ring_fd; }

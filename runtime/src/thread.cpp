@@ -143,6 +143,7 @@ void workerMain(Loop* loop, unsigned index) {
     setCurrentThread(&thread);
     AltSignalStack alt_stack;
     if (auto enabled = thread.ring.enable(); !enabled) fatal("enabling a worker's io_uring failed", enabled.error().sys_errno);
+    thread.ring.registerWithOwner();
     pthread_attr_t attr;
     if (pthread_getattr_np(pthread_self(), &attr) == 0) {
         void* base = nullptr;

@@ -53,7 +53,9 @@ static void prepare(io_uring_sqe* sqe, const Operation& op) {
     case IORING_OP_CONNECT:
         io_uring_prep_connect(sqe, op.fd, static_cast<const sockaddr*>(op.address), static_cast<socklen_t>(op.length));
         break;
-    case IORING_OP_RECV: io_uring_prep_recv(sqe, op.fd, op.address, op.length, op.flags); break;
+    case IORING_OP_RECV:
+        io_uring_prep_recv(sqe, op.fd, op.address, op.length, op.flags);
+        break;
     case IORING_OP_SEND: io_uring_prep_send(sqe, op.fd, op.address, op.length, op.flags); break;
     case IORING_OP_SENDMSG: io_uring_prep_sendmsg(sqe, op.fd, static_cast<const msghdr*>(op.address), op.flags); break;
     case IORING_OP_RECVMSG: io_uring_prep_recvmsg(sqe, op.fd, static_cast<msghdr*>(op.address), op.flags); break;

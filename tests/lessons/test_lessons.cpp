@@ -42,6 +42,11 @@ constexpr std::uint8_t kOpRead = 22;    // IORING_OP_READ
 constexpr std::uint8_t kOpWrite = 23;   // IORING_OP_WRITE
 constexpr std::uint8_t kOpTimeout = 11; // IORING_OP_TIMEOUT
 constexpr std::uint8_t kOpClose = 19;   // IORING_OP_CLOSE
+constexpr std::uint8_t kOpAccept = 13;  // IORING_OP_ACCEPT
+constexpr std::uint8_t kOpConnect = 16; // IORING_OP_CONNECT
+constexpr std::uint8_t kOpSend = 26;    // IORING_OP_SEND
+constexpr std::uint8_t kOpRecv = 27;    // IORING_OP_RECV
+constexpr std::uint8_t kOpShutdown = 34; // IORING_OP_SHUTDOWN
 constexpr std::int64_t kMs = 1'000'000; // trace times are nanoseconds
 
 std::string tempDir() {
@@ -822,9 +827,171 @@ TEST_CASE("lesson 11: canceling a group interrupts its members' sleeps, not a co
     CHECK(*finished < done);
 }
 
+TEST_CASE("lesson 12: an echo server's fibers park in accept and recv, and completions wake them",
+          "[lessons][lesson12]") {
+    const LessonRun run = runLesson(LESSON12, "12");
+    const View view(run.trace);
+    requireCheckpointsMatchNarrative(view, "12-echo-server");
+    const std::size_t listening = view.checkpoint("listening");
+    const std::size_t clients_start = view.checkpoint("clients start");
+    const std::size_t clients_done = view.checkpoint("clients done");
+    const std::size_t stopped = view.checkpoint("acceptor stopped");
+    REQUIRE(listening < clients_start);
+    REQUIRE(clients_start < clients_done);
+    REQUIRE(clients_done < stopped);
+    INFO("output:\n" << run.output);
+    CHECK(run.output.find("every echo matched byte for byte") != std::string::npos);
+
+    constexpr int kClients = 8;
+    constexpr std::int64_t kBytesEach = 20 * 32; // round trips x message size
+    const std::uint64_t acceptor = view.fiber("acceptor");
+    const std::vector<std::uint64_t> conns = view.fibersNamedLike("conn ");
+    const std::vector<std::uint64_t> clients = view.fibersNamedLike("client ");
+    REQUIRE(conns.size() == kClients);
+    REQUIRE(clients.size() == kClients);
+
+    // One accept completed with a new descriptor per client, all while the
+    // clients ran, and after each the acceptor started "conn N" for it.
+    const auto accepted = view.all([&](const Event& e) {
+        return e.kind == EventKind::Complete && e.small == kOpAccept && e.signedArg(1) >= 0;
+    });
+    REQUIRE(accepted.size() == kClients);
+    std::vector<std::int64_t> accepted_fds;
+    for (std::size_t i : accepted) {
+        CHECK(view.at(i).arg[0] == acceptor);
+        CHECK(i > clients_start);
+        CHECK(i < clients_done);
+        accepted_fds.push_back(view.at(i).signedArg(1));
+    }
+    const auto spawned = view.all([&](const Event& e) { return e.kind == EventKind::FiberCreate && e.arg[1] == acceptor; });
+    REQUIRE(spawned.size() == kClients);
+    for (int n = 0; n < kClients; ++n) {
+        const std::uint64_t conn = view.fiber("conn " + std::to_string(n));
+        INFO("conn " << n << " (fiber " << conn << ") for accepted descriptor " << accepted_fds[n]);
+        CHECK(view.at(spawned[n]).arg[0] == conn);
+        CHECK(spawned[n] > accepted[n]);
+        // Every operation of the connection is on the descriptor its accept returned.
+        const auto ops = view.all([&](const Event& e) { return e.kind == EventKind::Submit && e.arg[0] == conn; });
+        REQUIRE(!ops.empty());
+        for (std::size_t i : ops) CHECK(view.at(i).signedArg(1) == accepted_fds[n]);
+    }
+
+    // The echo, byte-exact on both sides: each connection received and sent
+    // back 20 x 32 bytes, then saw EOF (recv 0); each client sent and got
+    // back as much, then saw the server's close.
+    std::int64_t server_recvs = 0;
+    auto traffic = [&](std::uint64_t fiber) {
+        const std::string& name = view.names.at(fiber);
+        INFO(name << " (fiber " << fiber << ")");
+        std::int64_t received = 0, sent = 0;
+        std::vector<std::int64_t> recv_results;
+        for (const Event& e : run.trace.events) {
+            if (e.kind != EventKind::Complete || e.arg[0] != fiber) continue;
+            if (e.small == kOpRecv || e.small == kOpSend) CHECK(e.signedArg(1) >= 0);
+            if (e.small == kOpRecv) {
+                received += std::max<std::int64_t>(e.signedArg(1), 0);
+                recv_results.push_back(e.signedArg(1));
+                if (name.rfind("conn ", 0) == 0 && e.signedArg(1) > 0) ++server_recvs;
+            }
+            if (e.small == kOpSend) sent += std::max<std::int64_t>(e.signedArg(1), 0);
+        }
+        CHECK(received == kBytesEach);
+        CHECK(sent == kBytesEach);
+        REQUIRE(!recv_results.empty());
+        CHECK(recv_results.back() == 0);
+        CHECK(std::count(recv_results.begin(), recv_results.end(), 0) == 1);
+    };
+    for (std::uint64_t conn : conns) traffic(conn);
+    for (std::uint64_t client : clients) {
+        traffic(client);
+        // Each client connected, half-closed and closed its socket.
+        for (std::uint8_t opcode : {kOpConnect, kOpShutdown, kOpClose}) {
+            INFO(view.names.at(client) << ", opcode " << int(opcode));
+            const auto done = view.all([&](const Event& e) {
+                return e.kind == EventKind::Complete && e.arg[0] == client && e.small == opcode;
+            });
+            REQUIRE(done.size() == 1);
+            CHECK(view.at(done[0]).signedArg(1) == 0);
+        }
+    }
+    CHECK(server_recvs >= kClients * 20);
+
+    // Every ring operation of the server and the clients parks its fiber:
+    // submit, switch away with io-wait; the completion arrives in the same
+    // thread's ring, and only then is the fiber resumed (possibly on the
+    // other thread). Meanwhile the thread usually runs other fibers.
+    std::set<std::uint64_t> lesson_fibers(conns.begin(), conns.end());
+    lesson_fibers.insert(clients.begin(), clients.end());
+    lesson_fibers.insert(acceptor);
+    int parked = 0, served_others = 0, resumed_elsewhere = 0;
+    for (std::size_t i = 0; i < run.trace.events.size(); ++i) {
+        const Event& submit = view.at(i);
+        if (submit.kind != EventKind::Submit || !lesson_fibers.count(submit.arg[0])) continue;
+        if (submit.small != kOpAccept && submit.small != kOpConnect && submit.small != kOpRecv &&
+            submit.small != kOpSend && submit.small != kOpShutdown && submit.small != kOpClose)
+            continue;
+        const std::uint64_t fiber = submit.arg[0];
+        INFO(view.names.at(fiber) << " submitted opcode " << int(submit.small) << " at " << submit.time << " ns");
+        auto away = view.nextOnThread(i, kindIs(EventKind::Switch));
+        REQUIRE(away);
+        CHECK(view.at(*away).arg[0] == fiber);
+        CHECK(view.at(*away).small == static_cast<std::uint8_t>(SwitchReason::IoWait));
+        auto complete = view.nextOnThread(i, [&](const Event& e) { return e.kind == EventKind::Complete && e.arg[0] == fiber; });
+        REQUIRE(complete);
+        CHECK(view.at(*complete).small == submit.small);
+        CHECK(!view.next(i, [&](const Event& e) { return switchTo(fiber)(e) && e.time < view.at(*complete).time; })
+                    .has_value());
+        auto resumed = view.next(*complete, switchTo(fiber));
+        REQUIRE(resumed);
+        ++parked;
+        // The thread went on with another fiber: straight from this one, or
+        // later, before the completion came back.
+        served_others += view.at(*away).arg[1] != 0 ||
+                         view.nextOnThread(*away, [&](const Event& e) {
+                             return e.kind == EventKind::Switch && e.arg[1] != 0 && e.arg[1] != fiber &&
+                                    e.time < view.at(*complete).time;
+                         }).has_value();
+        resumed_elsewhere += view.at(*resumed).thread != view.at(*complete).thread;
+    }
+    INFO(parked << " parked operations; the thread ran another fiber meanwhile for " << served_others << " of them; "
+                << resumed_elsewhere << " resumed on another thread than their completion's");
+    CHECK(parked >= 2 * kClients * 20 * 2);
+    CHECK(served_others * 2 >= parked);
+
+    // Stopping: the acceptor is canceled in its next accept (in flight,
+    // normally: then that accept completes with -ECANCELED in its ring),
+    // joins its connections, closes the listener and finishes.
+    auto request = view.next(clients_done, [&](const Event& e) {
+        return e.kind == EventKind::CancelRequest && e.arg[0] == acceptor;
+    });
+    REQUIRE(request);
+    CHECK(*request < stopped);
+    if (view.at(*request).arg[1] > 0) {
+        auto canceled = view.next(*request, [&](const Event& e) {
+            return e.kind == EventKind::Complete && e.arg[0] == acceptor && e.small == kOpAccept;
+        });
+        REQUIRE(canceled);
+        CHECK(isCanceledResult(view.at(*canceled).signedArg(1)));
+        CHECK(*canceled < stopped);
+    }
+    auto closed = view.next(*request, [&](const Event& e) {
+        return e.kind == EventKind::Complete && e.arg[0] == acceptor && e.small == kOpClose;
+    });
+    REQUIRE(closed);
+    CHECK(view.at(*closed).signedArg(1) == 0);
+    auto finished = view.all([&](const Event& e) { return e.kind == EventKind::FiberFinish && e.arg[0] == acceptor; });
+    REQUIRE(finished.size() == 1);
+    CHECK(finished[0] > *closed);
+    CHECK(finished[0] < stopped);
+    // No accept succeeded after the clients were done.
+    CHECK(!view.next(clients_done, [&](const Event& e) {
+                   return e.kind == EventKind::Complete && e.small == kOpAccept && e.signedArg(1) >= 0;
+               }).has_value());
+}
+
 TEST_CASE("every lesson takes --threads N and rejects anything else with a one-line usage error", "[lessons][args]") {
     const char* lessons[] = {LESSON01, LESSON02, LESSON03, LESSON04, LESSON05, LESSON06,
-                             LESSON07, LESSON08, LESSON09, LESSON10, LESSON11};
+                             LESSON07, LESSON08, LESSON09, LESSON10, LESSON11, LESSON12};
     const std::string output = tempDir() + "/fiberscope-test-lesson-" + std::to_string(getpid()) + "-args.out";
     const std::vector<std::vector<std::string>> bad = {{"--bogus"}, {"--threads"}, {"--threads", "0"},
                                                        {"--threads", "two"}, {"--threads", "2", "extra"}};

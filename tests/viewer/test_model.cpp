@@ -751,10 +751,10 @@ TEST_CASE("explanations of I/O, switches and intervals", "[viewer]") {
     CHECK(text(EventKind::Submit).rfind("the main fiber (#1) submitted IORING_OP_READ on fd 5 and switched away (io-wait)", 0) == 0);
     CHECK(text(EventKind::Complete).rfind("worker 0's ring completed the main fiber (#1)'s read with result 4096; the idle loop made it ready", 0) == 0);
     CHECK(text(EventKind::Complete).find("resumed it 5 ns later") != std::string::npos);
-    // The io-wait switch names the operation and perform().
+    // The io-wait switch names the operation and execute().
     const Explanation io = explain(tl, trace, 4);
     REQUIRE(trace.events[4].kind == EventKind::Switch);
-    CHECK(io.function == "perform()");
+    CHECK(io.function == "execute()");
     CHECK(io.text.find("IORING_OP_READ on fd 5") != std::string::npos);
     // Every interval of every lane has an explanation.
     for (std::size_t l = 0; l < tl.threads.size(); ++l)

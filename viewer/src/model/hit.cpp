@@ -150,7 +150,7 @@ constexpr const char* kThread = "runtime/src/thread.cpp";
 constexpr const char* kFiber = "runtime/src/fiber.cpp";
 constexpr const char* kSwitchMessage = "runtime/src/switch_message.cpp";
 constexpr const char* kEventLoop = "runtime/src/event_loop.cpp";
-constexpr const char* kOps = "runtime/src/ops.hpp";
+constexpr const char* kOps = "runtime/src/uring_io.cpp";
 constexpr const char* kMutex = "runtime/src/mutex.cpp";
 constexpr const char* kCondition = "runtime/src/condition.cpp";
 constexpr const char* kCancel = "runtime/src/cancel.cpp";
@@ -242,7 +242,7 @@ Phrase leavePhrase(const Ctx& c, std::uint32_t i) {
     case SwitchReason::IoWait: {
         const std::uint32_t s = c.neighbour(i, EventKind::Submit, -1, 4);
         const std::string op = s != kNoEvent ? operationText(c.event(s).small, c.event(s).signedArg(1)) : std::string("a ring operation");
-        return {"switched away in perform() to wait for " + op + " (io-wait)", "perform()", kOps};
+        return {"switched away in execute() to wait for " + op + " (io-wait)", "execute()", kOps};
     }
     case SwitchReason::Mutex: {
         const std::uint32_t m = c.neighbour(i, EventKind::MutexContended, -1, 4);
@@ -461,8 +461,8 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
     case EventKind::Submit: {
         std::string text = c.fiber(e.arg[0]) + " submitted " + operationText(e.small, e.signedArg(1)) +
                            " and switched away (io-wait); the SQE reaches the kernel when " + worker +
-                           " next enters it, and the completion resumes the fiber (perform())";
-        return make(text, "perform()", kOps, i);
+                           " next enters it, and the completion resumes the fiber (execute())";
+        return make(text, "execute()", kOps, i);
     }
     case EventKind::Complete: {
         std::string text = worker + "'s ring completed " + c.fiber(e.arg[0]) + "'s " + opcodeNoun(e.small) + " " +
@@ -670,7 +670,7 @@ Explanation explainFiberInterval(const Timeline& timeline, const trace::Trace& t
             const std::uint32_t s = c.valid(in.cause) ? c.neighbour(in.cause, EventKind::Submit, -1, 4) : kNoEvent;
             what = s != kNoEvent ? operationText(c.event(s).small, c.event(s).signedArg(1))
                                  : std::string(in.reason == WaitReason::Timer ? "a timer" : "a ring operation");
-            what += " submitted by perform(); the idle loop's completionsToReady() makes it ready when the completion arrives";
+            what += " submitted by execute(); the idle loop's completionsToReady() makes it ready when the completion arrives";
             break;
         }
         case WaitReason::Await: {

@@ -9,7 +9,7 @@
 // was doing before it became ready; the thread lane how long a park lasted).
 // Each kind of record maps to the runtime function that emits it, so the
 // sentence can name it: schedule(), findReadyFiber(), yield(), idle(),
-// completionsToReady(), perform(), spawnFiber(), Mutex::unlockSlow(), ...
+// completionsToReady(), execute(), spawnFiber(), Mutex::unlockSlow(), ...
 #pragma once
 
 #include <cstddef>
