@@ -34,8 +34,7 @@ void requestCancel(Fiber* fiber) {
     FIBERSCOPE_TRACE_EVENT(emit::cancelRequest(now, fiber->id, in_flight ? target->index + 1 : 0));
     if (!in_flight) return;
     Thread* self = currentThread();
-    self->ring.message(target->ring.fd(), reinterpret_cast<std::uint64_t>(fiber) | kCancelTag, -EINTR);
-    self->ring.submit();
+    sendCancel(*self, *target, fiber);
 }
 
 } // namespace fiberscope::detail

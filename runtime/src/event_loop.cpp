@@ -9,6 +9,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string_view>
 #include <thread>
 
 #include "cancel.hpp"
@@ -59,6 +61,20 @@ static void currentStack(Context& context) {
 
 static thread_local AltSignalStack* t_main_alt_stack = nullptr;
 
+// The backend asked for: the options', else FIBERSCOPE_BACKEND's, else
+// automatic.
+static Result<IoBackend> chooseBackend(IoBackend requested) {
+    if (requested != IoBackend::automatic) return requested;
+    const char* env = std::getenv("FIBERSCOPE_BACKEND");
+    if (!env || !*env) return IoBackend::automatic;
+    const std::string_view name = env;
+    if (name == "uring" || name == "io_uring") return IoBackend::io_uring;
+    if (name == "epoll") return IoBackend::epoll;
+    if (name == "auto" || name == "automatic") return IoBackend::automatic;
+    std::fprintf(stderr, "fiberscope: FIBERSCOPE_BACKEND='%s' is not a backend; use uring or epoll (or unset it)\n", env);
+    return Error{Errc::UnsupportedBackend, 0};
+}
+
 } // namespace detail
 
 using namespace detail;
@@ -74,10 +90,29 @@ Result<std::unique_ptr<EventLoop>> EventLoop::create(EventLoopOptions options) {
     Thread& main_thread = loop->threads[0];
     main_thread.loop = loop.get();
     main_thread.index = 0;
-    if (auto opened = main_thread.ring.open(options.ring_entries, -1, false); !opened) return opened.error();
-    main_thread.ring.setReaper(reapCompletions, &main_thread);
-    main_thread.ring.registerWithOwner();
-    loop->ring_opcodes = main_thread.ring.supportedOpcodes();
+    auto backend = chooseBackend(options.backend);
+    if (!backend) return backend.error();
+    if (*backend != IoBackend::epoll) {
+        if (auto opened = main_thread.ring.open(options.ring_entries, -1, false); opened) {
+            loop->backend = IoBackend::io_uring;
+            main_thread.ring.setReaper(reapCompletions, &main_thread);
+            main_thread.ring.registerWithOwner();
+            loop->ring_opcodes = main_thread.ring.supportedOpcodes();
+        } else if (*backend == IoBackend::io_uring || opened.error().code != Errc::IoUringUnavailable) {
+            return opened.error();
+        } else {
+            // The one line a user sees when their container refuses io_uring.
+            static std::atomic<bool> told{false};
+            if (!told.exchange(true, std::memory_order_relaxed))
+                std::fprintf(stderr, "fiberscope: the kernel refused io_uring (%s); using the epoll backend instead\n",
+                             std::strerror(opened.error().sys_errno));
+            loop->backend = IoBackend::epoll;
+        }
+    } else {
+        loop->backend = IoBackend::epoll;
+    }
+    if (loop->backend == IoBackend::epoll)
+        if (auto opened = main_thread.poller.open(); !opened) return opened.error();
 
     const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
     void* idle_stack = mmap(nullptr, kIdleStackSize + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -95,6 +130,7 @@ Result<std::unique_ptr<EventLoop>> EventLoop::create(EventLoopOptions options) {
     main_thread.ring_ready.store(true, std::memory_order_relaxed);
 
     trace::startFromEnvironment();
+    trace::mark(loop->backend == IoBackend::epoll ? "backend: epoll" : "backend: io_uring");
     installOverflowHandler();
     t_main_alt_stack = new AltSignalStack();
     setCurrentThread(&main_thread);
@@ -147,8 +183,8 @@ void EventLoop::yield() {
     // A fiber that yields in a loop keeps its thread from ever going idle,
     // where the ring is normally serviced: service it here now and then.
     Thread& thread = *currentThread();
-    if (thread.ring.pendingSubmissions() || thread.ring.pendingCompletions() || ++thread.yields_since_poll >= 1024)
-        pollRing(thread);
+    const bool ring_work = thread.loop->usesRing() && (thread.ring.pendingSubmissions() || thread.ring.pendingCompletions());
+    if (ring_work || ++thread.yields_since_poll >= 1024) pollRing(thread);
     detail::yield(nullptr, PendingTask::reschedule, trace::SwitchReason::Yield);
 }
 
@@ -158,6 +194,17 @@ bool EventLoop::cancelRequested() {
 
 unsigned EventLoop::activeThreads() const noexcept { return impl_->active.load(std::memory_order_acquire); }
 unsigned EventLoop::maxThreads() const noexcept { return impl_->allocated; }
+
+IoBackend EventLoop::backend() const noexcept { return impl_->backend; }
+
+const char* ioBackendName(IoBackend backend) noexcept {
+    switch (backend) {
+    case IoBackend::io_uring: return "io_uring";
+    case IoBackend::epoll: return "epoll";
+    case IoBackend::automatic: break;
+    }
+    return "automatic";
+}
 
 IoStats EventLoop::ioStats() const noexcept {
     IoStats stats;

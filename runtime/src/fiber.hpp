@@ -77,6 +77,32 @@ struct Fiber {
     static Fiber* fromContext(Context* context) { return reinterpret_cast<Fiber*>(context); }
 };
 
+// A list of ready fibers linked through queue_next (non-empty when handed
+// to schedule()).
+struct FiberQueue {
+    Fiber* head;
+    Fiber* tail;
+    static FiberQueue one(Fiber* fiber) { return {fiber, fiber}; }
+
+    // The idle loop's gathering of newly ready fibers: the first goes to
+    // `next` (run at once), the rest are appended in order.
+    void gather(Fiber*& next, Fiber* fiber) {
+        fiber->queue_next = nullptr;
+        if (!next) next = fiber;
+        else if (!head) head = tail = fiber;
+        else {
+            tail->queue_next = fiber;
+            tail = fiber;
+        }
+    }
+    // Everything gathered, `next` first (empty if nothing was).
+    FiberQueue withFirst(Fiber* next) const {
+        if (!next) return *this;
+        next->queue_next = head;
+        return {next, tail ? tail : next};
+    }
+};
+
 // Sentinel for Fiber::awaiter (finished) and Thread::ready_queue (owner is
 // popping): never a valid Fiber address.
 inline Fiber* const kFinished = reinterpret_cast<Fiber*>(std::uintptr_t{alignof(Fiber)});

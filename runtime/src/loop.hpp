@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 
+#include "blocking_pool.hpp"
 #include "fiber.hpp"
 #include "fiber_stack.hpp"
 #include "fiberscope/event_loop.hpp"
@@ -47,6 +48,12 @@ struct Loop {
     // (bind and listen before Linux 6.11, socket before 5.19) run as plain
     // syscalls, which never block for those three.
     std::uint64_t ring_opcodes = 0;
+
+    // io_uring or epoll (never automatic), fixed at creation.
+    IoBackend backend = IoBackend::io_uring;
+    bool usesRing() const noexcept { return backend == IoBackend::io_uring; }
+    // The epoll backend's threads for regular-file I/O.
+    BlockingPool blocking_pool;
 
     // Detached fibers still running, for deinit to cancel and join.
     std::mutex detached_mutex;

@@ -66,6 +66,10 @@ inline std::int64_t timeoutNanoseconds(Timeout timeout) noexcept {
 // canceled before anything was started.
 Result<Completion> execute(const Operation& op);
 
+// The two backends' execute(): uring_io.cpp and poller.cpp.
+Result<Completion> uringExecute(const Operation& op);
+Result<Completion> pollerExecute(const Operation& op);
+
 // Closes any descriptor through execute() (not cancelable).
 Status closeDescriptor(int fd);
 

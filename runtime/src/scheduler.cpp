@@ -42,12 +42,14 @@ static void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spaw
     worker.idle_search_index = 0;
     worker.steal_ready_search_index = 0;
     worker.steal_free_search_index = 0;
-    if (auto opened = worker.ring.open(loop.options.ring_entries, loop.threads[0].ring.fd(), true); !opened) {
+    Status opened = loop.usesRing() ? worker.ring.open(loop.options.ring_entries, loop.threads[0].ring.fd(), true)
+                                    : worker.poller.open();
+    if (!opened) {
         worker.ready_queue.store(nullptr, std::memory_order_relaxed);
         // release: our writes to the slot happen before a later reservation.
         loop.reserved.store(index, std::memory_order_release);
-        std::fprintf(stderr, "fiberscope: cannot create worker %u: io_uring setup failed (%s); continuing with %u threads\n",
-                     index, opened.error().message(), index);
+        std::fprintf(stderr, "fiberscope: cannot create worker %u: %s setup failed (%s); continuing with %u threads\n",
+                     index, loop.usesRing() ? "io_uring" : "epoll", opened.error().message(), index);
         return;
     }
     worker.ring.setReaper(reapCompletions, &worker);
@@ -55,6 +57,7 @@ static void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spaw
         worker.os_thread = std::thread(workerMain, &loop, index);
     } catch (const std::exception& e) {
         worker.ring.close();
+        worker.poller.close();
         worker.ready_queue.store(nullptr, std::memory_order_relaxed);
         loop.reserved.store(index, std::memory_order_release);
         std::fprintf(stderr, "fiberscope: cannot start worker %u (%s); continuing with %u threads\n", index, e.what(), index);
@@ -93,11 +96,7 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
             continue;
         FIBERSCOPE_TRACE_EVENT(emit::schedule(decided, queue.head->id, queueLength(queue), candidate.index, ScheduleHow::IdleHandoff);
                                emit::wakeupSent(now, candidate.index));
-        // The wake-up carries our index as its result, for the trace.
-        thread.ring.message(candidate.ring.fd(), static_cast<std::uint64_t>(RingTag::wakeup),
-                            static_cast<std::int32_t>(thread.index));
-        // Wake it now rather than when this thread next goes idle.
-        thread.ring.submit();
+        wakeThread(thread, candidate);
         ++thread.idle_search_index;
         return;
     }

@@ -11,13 +11,6 @@ namespace fiberscope::detail {
 
 struct Loop;
 
-// A non-empty list of ready fibers linked through queue_next.
-struct FiberQueue {
-    Fiber* head;
-    Fiber* tail;
-    static FiberQueue one(Fiber* fiber) { return {fiber, fiber}; }
-};
-
 // Makes `queue` runnable: hands it to an idle thread (and wakes it with
 // MSG_RING), else starts a new worker for it, else queues it on `thread`.
 void schedule(Loop& loop, Thread& thread, FiberQueue queue);

@@ -108,9 +108,8 @@ void handleSwitchMessage(const ContextPair* received) {
     case PendingTask::exit: {
         // acquire: see every started worker's ring.
         const unsigned active = loop.active.load(std::memory_order_acquire);
-        for (unsigned i = 0; i < active; ++i)
-            thread.ring.message(loop.threads[i].ring.fd(), static_cast<std::uint64_t>(RingTag::exit), 0);
-        thread.ring.submit();
+        for (unsigned i = 0; i < active; ++i) sendExit(thread, loop.threads[i]);
+        if (loop.usesRing()) thread.ring.submit();
         return;
     }
     }

@@ -80,38 +80,58 @@ static unsigned completionsToReady(Thread& thread, Fiber*& next, FiberQueue& que
             auto* fiber = reinterpret_cast<Fiber*>(cqe.user_data);
             fiber->completion = {cqe.res, cqe.flags};
             FIBERSCOPE_TRACE_EVENT(emit::complete(now, fiber->id, fiber->last_opcode, cqe.res));
-            if (!next) {
-                next = fiber;
-            } else if (!queue.head) {
-                queue = FiberQueue::one(fiber);
-            } else {
-                queue.tail->queue_next = fiber;
-                queue.tail = fiber;
-            }
+            queue.gather(next, fiber);
         }
         if (count < kBatch) return total;
     }
 }
 
+// Reaps without waiting (completions, or on epoll ready events) and
+// schedules what became ready.
 static void scheduleCompletions(Thread& thread) {
     Fiber* next = nullptr;
     FiberQueue queue{nullptr, nullptr};
     bool exit = false;
-    completionsToReady(thread, next, queue, exit);
+    if (thread.loop->usesRing()) completionsToReady(thread, next, queue, exit);
+    else thread.poller.poll(thread, false, next, queue, exit);
     if (exit) thread.exit_seen = true;
-    if (next) {
-        next->queue_next = queue.head;
-        queue.head = next;
-        if (!queue.tail) queue.tail = next;
-    }
-    if (queue.head) schedule(*thread.loop, thread, queue);
+    if (FiberQueue all = queue.withFirst(next); all.head) schedule(*thread.loop, thread, all);
 }
 
 void pollRing(Thread& thread) {
     thread.yields_since_poll = 0;
+    if (!thread.loop->usesRing()) {
+        scheduleCompletions(thread);
+        return;
+    }
     // Entering the kernel also runs deferred completion work (COOP_TASKRUN).
     thread.ring.submitAndGetEvents();
     scheduleCompletions(thread);
+}
+
+void wakeThread(Thread& self, Thread& target) {
+    if (!self.loop->usesRing()) {
+        target.poller.wake(self.index);
+        return;
+    }
+    // The wake-up carries our index as its result, for the trace.
+    self.ring.message(target.ring.fd(), static_cast<std::uint64_t>(RingTag::wakeup), static_cast<std::int32_t>(self.index));
+    // Wake it now rather than when this thread next goes idle.
+    self.ring.submit();
+}
+
+void sendExit(Thread& self, Thread& target) {
+    if (!self.loop->usesRing()) target.poller.postExit();
+    else self.ring.message(target.ring.fd(), static_cast<std::uint64_t>(RingTag::exit), 0);
+}
+
+void sendCancel(Thread& self, Thread& target, Fiber* fiber) {
+    if (!self.loop->usesRing()) {
+        target.poller.postCancel(fiber);
+        return;
+    }
+    self.ring.message(target.ring.fd(), reinterpret_cast<std::uint64_t>(fiber) | kCancelTag, -EINTR);
+    self.ring.submit();
 }
 
 void reapCompletions(void* thread) { scheduleCompletions(*static_cast<Thread*>(thread)); }
@@ -126,6 +146,16 @@ void idle(Thread& thread) {
             yield(fiber, PendingTask::nothing, trace::SwitchReason::Idle);
         }
         FIBERSCOPE_TRACE_EVENT(trace::flushIfStale(now); emit::park(now));
+        if (!loop.usesRing()) {
+            FiberQueue queue{nullptr, nullptr};
+            bool exit = false;
+            const unsigned readied = thread.poller.poll(thread, true, next, queue, exit);
+            FIBERSCOPE_TRACE_EVENT(emit::unpark(now, readied));
+            if (exit) thread.exit_seen = true;
+            if (queue.head) schedule(loop, thread, queue);
+            if (thread.exit_seen && !next) return;
+            continue;
+        }
         int result = thread.ring.submitAndWait(1);
         if (result < 0 && result != -EINTR && result != -EBUSY && result != -EAGAIN && result != -ETIME)
             fatal("io_uring_enter (waiting for completions) failed", -result);
@@ -142,8 +172,10 @@ void workerMain(Loop* loop, unsigned index) {
     Thread& thread = loop->threads[index];
     setCurrentThread(&thread);
     AltSignalStack alt_stack;
-    if (auto enabled = thread.ring.enable(); !enabled) fatal("enabling a worker's io_uring failed", enabled.error().sys_errno);
-    thread.ring.registerWithOwner();
+    if (loop->usesRing()) {
+        if (auto enabled = thread.ring.enable(); !enabled) fatal("enabling a worker's io_uring failed", enabled.error().sys_errno);
+        thread.ring.registerWithOwner();
+    }
     pthread_attr_t attr;
     if (pthread_getattr_np(pthread_self(), &attr) == 0) {
         void* base = nullptr;

@@ -17,6 +17,7 @@
 
 #include "context.hpp"
 #include "fiber.hpp"
+#include "poller.hpp"
 #include "ring.hpp"
 
 namespace fiberscope::detail {
@@ -38,8 +39,12 @@ struct Thread {
     // take the whole list (exchange with nullptr), which rules out ABA.
     alignas(64) std::atomic<Fiber*> free_queue{nullptr};
 
+    // The thread's way to the kernel: a Ring on the io_uring backend, a
+    // Poller on the epoll backend (the other stays closed).
     alignas(64) Ring ring;
-    // Set by the owner once its ring is enabled and it can receive MSG_RING.
+    Poller poller;
+    // Set by the owner once its ring is enabled (or its poller open) and it
+    // can receive wake-ups.
     std::atomic<bool> ring_ready{false};
 
     // Round-robin cursors of the idle search, the ready steal and the free
@@ -81,6 +86,12 @@ void pollRing(Thread& thread);
 // The ring's reaper (ring.hpp): turns waiting completions into scheduled
 // fibers without submitting. `thread` is a Thread*.
 void reapCompletions(void* thread);
+// Wakes `target` (idle, just handed work) from `self`: MSG_RING or eventfd.
+void wakeThread(Thread& self, Thread& target);
+// Asks `target` to leave its idle loop (deinit).
+void sendExit(Thread& self, Thread& target);
+// Asks `target`, whose ring or poller holds `fiber`'s operation, to cancel it.
+void sendCancel(Thread& self, Thread& target, Fiber* fiber);
 // Entry of worker threads 1..N-1.
 void workerMain(Loop* loop, unsigned index);
 

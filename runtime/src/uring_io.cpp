@@ -77,7 +77,7 @@ static Completion runInline(const Operation& op, Fiber* fiber) {
     return Completion{result, 0};
 }
 
-Result<Completion> execute(const Operation& op) {
+Result<Completion> uringExecute(const Operation& op) {
     Thread* thread = currentThread();
     Fiber* fiber = thread->currentFiber();
     if (op.opcode < 64 && !(thread->loop->ring_opcodes & (std::uint64_t{1} << op.opcode))) {

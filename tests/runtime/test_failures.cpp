@@ -66,19 +66,24 @@ TEST_CASE("a stack overflow names the fiber instead of a bare SIGSEGV", "[failur
     REQUIRE(child.err.find("stack_size") != std::string::npos);
 }
 
-TEST_CASE("io_uring refused by the kernel is a clear error, not a crash", "[failures]") {
+// Installs a seccomp filter like Docker's default profile: io_uring_setup
+// fails with EPERM. Returns false if the filter could not be installed.
+static bool refuseIoUring() {
+    sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    sock_fprog program{static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return false;
+    return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program) == 0;
+}
+
+TEST_CASE("io_uring refused and asked for explicitly is a clear error, not a crash", "[failures][backend]") {
     auto child = runChild([] {
-        // A seccomp filter like Docker's default profile: io_uring_setup fails.
-        sock_filter filter[] = {
-            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        };
-        sock_fprog program{static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return 10;
-        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program) != 0) return 11;
-        auto loop = EventLoop::create();
+        if (!refuseIoUring()) return 10;
+        auto loop = EventLoop::create({.backend = IoBackend::io_uring});
         if (loop) return 12;
         if (loop.error() != Errc::IoUringUnavailable) return 13;
         std::fprintf(stderr, "%s\n", loop.error().message());
@@ -88,4 +93,61 @@ TEST_CASE("io_uring refused by the kernel is a clear error, not a crash", "[fail
     REQUIRE(WIFEXITED(child.status));
     REQUIRE(WEXITSTATUS(child.status) == 0);
     REQUIRE(child.err.find("io_uring") != std::string::npos);
+}
+
+TEST_CASE("io_uring refused: the loop falls back to epoll with one log line, and works", "[failures][backend]") {
+    auto child = runChild([] {
+        if (!refuseIoUring()) return 10;
+        ::unsetenv("FIBERSCOPE_BACKEND");
+        for (int round = 0; round < 2; ++round) {
+            auto made = EventLoop::create({.threads = 2});
+            if (!made) return 12;
+            auto& loop = *made;
+            if (loop->backend() != IoBackend::epoll) return 13;
+            // Timers, a pipe through the readiness path, a regular file
+            // through the blocking pool, fibers on both threads.
+            int fds[2];
+            if (pipe(fds) != 0) return 14;
+            auto reader = loop->async([&] {
+                char byte = 0;
+                auto n = loop->read(File{fds[0]}, std::as_writable_bytes(std::span(&byte, 1)));
+                return n && *n == 1 && byte == 'x';
+            });
+            if (!loop->sleep(std::chrono::milliseconds(2))) return 15;
+            if (::write(fds[1], "x", 1) != 1) return 16;
+            if (!reader.await()) return 17;
+            auto file = loop->openFile("/proc/self/stat");
+            if (!file) return 18;
+            char text[16] = {};
+            auto n = loop->pread(*file, std::as_writable_bytes(std::span(text)), 0);
+            if (!n || *n == 0) return 19;
+            if (!loop->close(*file)) return 20;
+            ::close(fds[0]);
+            ::close(fds[1]);
+        }
+        return 0;
+    });
+    INFO("child stderr: " << child.err);
+    REQUIRE(WIFEXITED(child.status));
+    REQUIRE(WEXITSTATUS(child.status) == 0);
+    // Exactly one line, however many loops the process creates.
+    const auto first = child.err.find("fiberscope: the kernel refused io_uring");
+    REQUIRE(first != std::string::npos);
+    REQUIRE(child.err.find("using the epoll backend") != std::string::npos);
+    REQUIRE(child.err.find("fiberscope:", first + 1) == std::string::npos);
+}
+
+TEST_CASE("a bad FIBERSCOPE_BACKEND is a one-line error naming the choices", "[failures][backend]") {
+    auto child = runChild([] {
+        ::setenv("FIBERSCOPE_BACKEND", "kqueue", 1);
+        auto loop = EventLoop::create();
+        if (loop) return 12;
+        if (loop.error() != Errc::UnsupportedBackend) return 13;
+        return 0;
+    });
+    INFO("child stderr: " << child.err);
+    REQUIRE(WIFEXITED(child.status));
+    REQUIRE(WEXITSTATUS(child.status) == 0);
+    REQUIRE(child.err.find("FIBERSCOPE_BACKEND='kqueue'") != std::string::npos);
+    REQUIRE(child.err.find("uring or epoll") != std::string::npos);
 }

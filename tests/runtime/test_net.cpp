@@ -25,7 +25,11 @@ int openFdCount() {
             if (entry->d_name[0] == '.') continue;
             char target[256] = {};
             const std::string link = std::string("/proc/self/fd/") + entry->d_name;
-            if (readlink(link.c_str(), target, sizeof target - 1) > 0 && std::strstr(target, "io_uring")) continue;
+            // A lazily started worker's own descriptors: its ring, or its
+            // epoll instance and eventfd.
+            if (readlink(link.c_str(), target, sizeof target - 1) > 0 &&
+                (std::strstr(target, "io_uring") || std::strstr(target, "eventpoll") || std::strstr(target, "eventfd")))
+                continue;
             ++count;
         }
         closedir(dir);
@@ -364,6 +368,7 @@ TEST_CASE("ring pressure: a full submission queue and an overflowing completion 
     auto made = EventLoop::create({.threads = 1, .ring_entries = 2});
     REQUIRE(made);
     auto& loop = *made;
+    const bool ring = loop->backend() == IoBackend::io_uring;
     auto zero = loop->openFile("/dev/zero");
     REQUIRE(zero);
     for (int round = 0; round < test::scaled(20); ++round) {
@@ -382,7 +387,9 @@ TEST_CASE("ring pressure: a full submission queue and an overflowing completion 
     }
     const IoStats stats = loop->ioStats();
     INFO("full submissions " << stats.full_submissions << ", completion overflows " << stats.completion_overflows);
-    REQUIRE(stats.full_submissions > 0);
-    REQUIRE(stats.completion_overflows > 0);
+    if (ring) { // the epoll backend has no rings: the reads still all complete
+        REQUIRE(stats.full_submissions > 0);
+        REQUIRE(stats.completion_overflows > 0);
+    }
     REQUIRE(loop->close(*zero));
 }

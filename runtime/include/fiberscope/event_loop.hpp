@@ -33,6 +33,23 @@
 
 namespace fiberscope {
 
+// How the loop talks to the kernel (see README "Backends").
+//   io_uring  one io_uring per thread: every operation is a submission, its
+//             completion resumes the fiber; idle threads are woken with
+//             IORING_OP_MSG_RING.
+//   epoll     one epoll instance per thread (the seed's Kqueue design):
+//             non-blocking syscalls, retried when epoll reports readiness;
+//             timers in the idle loop's wait; regular-file I/O on a small
+//             blocking pool; idle threads are woken through an eventfd.
+//   automatic io_uring, or epoll with one log line when the kernel refuses
+//             io_uring (seccomp, kernel.io_uring_disabled, gVisor). The
+//             environment variable FIBERSCOPE_BACKEND=uring|epoll picks one
+//             when the options leave it automatic.
+enum class IoBackend { automatic, io_uring, epoll };
+
+// "io_uring", "epoll" or "automatic".
+const char* ioBackendName(IoBackend backend) noexcept;
+
 struct EventLoopOptions {
     // Most worker threads the loop may start, counting the creating thread.
     // 0 means the number of CPUs. Workers start lazily, when work appears
@@ -43,6 +60,8 @@ struct EventLoopOptions {
     // Usable stack per fiber, rounded up to whole pages; a guard page below
     // it turns an overflow into a clear message naming the fiber.
     std::size_t stack_size = 256 * 1024;
+    // Which kernel interface to use (see IoBackend).
+    IoBackend backend = IoBackend::automatic;
 };
 
 // Ring pressure counters, summed over the loop's threads (EventLoop::ioStats).
@@ -69,8 +88,9 @@ void setFiberName(std::string_view name) noexcept;
 class EventLoop {
 public:
     // Starts a loop on the calling thread. Fails with IoUringUnavailable when
-    // the kernel refuses io_uring, InvalidArgument for bad options, or when
-    // this thread already runs a loop.
+    // the kernel refuses io_uring and IoBackend::io_uring was asked for,
+    // UnsupportedBackend for a bad FIBERSCOPE_BACKEND, InvalidArgument for
+    // bad options, or when this thread already runs a loop.
     static Result<std::unique_ptr<EventLoop>> create(EventLoopOptions options = {});
 
     // Cancels and joins detached fibers, stops the workers, frees the stacks.
@@ -166,6 +186,8 @@ public:
     unsigned activeThreads() const noexcept;
     unsigned maxThreads() const noexcept;
     IoStats ioStats() const noexcept;
+    // The backend this loop runs on: io_uring or epoll, never automatic.
+    IoBackend backend() const noexcept;
     // The loop the calling fiber runs on, or nullptr outside any loop.
     static EventLoop* current() noexcept;
 

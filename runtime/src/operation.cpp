@@ -1,0 +1,15 @@
+// execute(): hands an Operation to the loop's backend.
+#include "operation.hpp"
+
+#include "loop.hpp"
+#include "thread.hpp"
+
+namespace fiberscope::detail {
+
+Result<Completion> execute(const Operation& op) {
+    Thread* thread = currentThread();
+    if (thread->loop->usesRing()) return uringExecute(op);
+    return pollerExecute(op);
+}
+
+} // namespace fiberscope::detail
