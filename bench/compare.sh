@@ -88,6 +88,9 @@ say "fiberscope: yield ping-pong, spawn+await ($reps repetitions)"
 gbench fiberscope_micro "$build/bench/fiberscope_runtime_bench" '^BM_(YieldPingPong|SpawnAwait|ReadClock|TraceEvent)' "$reps"
 say "fiberscope: skynet 1M ($skynet_reps repetitions)"
 gbench fiberscope_skynet "$build/bench/fiberscope_runtime_bench" '^BM_Skynet(OneThread)?/' "$skynet_reps"
+say "fiberscope on the epoll backend: yield, spawn+await, skynet 1M"
+FIBERSCOPE_BACKEND=epoll gbench fiberscope_micro_epoll "$build/bench/fiberscope_runtime_bench" '^BM_(YieldPingPong|SpawnAwait)' "$reps"
+FIBERSCOPE_BACKEND=epoll gbench fiberscope_skynet_epoll "$build/bench/fiberscope_runtime_bench" '^BM_Skynet(OneThread)?/' "$skynet_reps"
 say "fiberscope: skynet 1M traced ($skynet_reps repetitions)"
 gbench fiberscope_skynet_traced "$build/bench/fiberscope_runtime_bench" '^BM_SkynetTraced/' "$skynet_reps"
 say "Boost.Context: continuation ping-pong ($reps repetitions)"
@@ -140,8 +143,10 @@ for name in sorted(os.listdir(results)):
         print(f"warning: cannot read {name}: {e}")
         continue
     context = context or data.get("context")
+    # Runs on the epoll backend (results/*_epoll.json) are keyed "epoll:RUN".
+    prefix = "epoll:" if name.endswith("_epoll.json") else ""
     for b in data.get("benchmarks", []):
-        run = b.get("run_name", b["name"])
+        run = prefix + b.get("run_name", b["name"])
         if b.get("error_occurred"):
             errors[run] = b.get("error_message", "error")
             continue
@@ -203,8 +208,11 @@ rows = []
 def row(label, fs_run, peer_label, peer_run, unit, target=None, inverse_target=None):
     fs, peer = get(fs_run), (get(peer_run) if peer_run else None)
     fs_cell = fmt(fs, unit) if fs is not None else status(fs_run)
+    # The same Fiberscope benchmark on the epoll backend, where it was run.
+    ep = get("epoll:" + fs_run)
+    ep_cell = "—" if ep is None else fmt(ep, unit) + (f" ({ep / peer:.2f}x)" if peer else "")
     if peer_run is None:
-        rows.append([label, fs_cell, "—", "—", "—", "absolute (no peer)"])
+        rows.append([label, fs_cell, ep_cell, "—", "—", "—", "absolute (no peer)"])
         return
     peer_cell = fmt(peer, unit) if peer is not None else status(peer_run)
     ratio = f"{fs / peer:.2f}x" if fs and peer else "n/a"
@@ -223,7 +231,7 @@ def row(label, fs_run, peer_label, peer_run, unit, target=None, inverse_target=N
             tgt = f"peer/fiberscope >= {inverse_target:.0f}x: n/a"
     else:
         tgt = "— (reference)"
-    rows.append([label, fs_cell, peer_label, peer_cell, ratio, tgt])
+    rows.append([label, fs_cell, ep_cell, peer_label, peer_cell, ratio, tgt])
 
 row("yield (ns per switch, 1 thread)", FS_YIELD, "Boost.Context resume", BC_RESUME, "ns", target=1.0)
 row("yield (ns per switch, 1 thread)", FS_YIELD, "Boost.Fiber yield", BF_YIELD, "ns")
@@ -235,13 +243,13 @@ row("skynet 1M, threads=1 (extra)", FS_SKYNET1, "Boost.Fiber (1 thread)", BF_SKY
 row("one trace event (clock + encode)", FS_EVENT, "one trace clock read (rdtsc)", FS_CLOCK, "ns", target=1.5)
 row(f"skynet 1M traced, threads={nproc}", FS_SKYNET_TRACED, "skynet 1M untraced", FS_SKYNET, "ms", target=1.5)
 if "GO" in medians and "GO_TRACED" in medians:
-    rows.append(["Go skynet traced (reference)", fmt(medians["GO_TRACED"], "ms"), "Go skynet untraced",
+    rows.append(["Go skynet traced (reference)", fmt(medians["GO_TRACED"], "ms"), "—", "Go skynet untraced",
                  fmt(medians["GO"], "ms"), f"{medians['GO_TRACED'] / medians['GO']:.2f}x", "— (Go's tracer)"])
 if bytes_per_event is not None:
-    rows.append(["trace bytes per event (skynet)", f"{bytes_per_event:.2f} B", "Go new tracer (published)", "~4.5 B",
+    rows.append(["trace bytes per event (skynet)", f"{bytes_per_event:.2f} B", "—", "Go new tracer (published)", "~4.5 B",
                  f"{bytes_per_event / 4.5:.2f}x", f"<= 8 B: {'met' if bytes_per_event <= 8 else 'MISSED'}"])
 
-header = ["benchmark", "fiberscope", "peer", "peer time", "ratio (fiberscope/peer)", "target"]
+header = ["benchmark", "fiberscope (io_uring)", "epoll backend (ratio)", "peer", "peer time", "ratio (fiberscope/peer)", "target"]
 widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
 line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
 print()

@@ -1,7 +1,7 @@
 // Fiberscope's echo server for the echo benchmark: one fiber accepts, one
 // fiber per connection echoes until the peer closes.
 //
-//   fiberscope_echo_server [--port P] [--threads N]
+//   fiberscope_echo_server [--port P] [--threads N] [--backend uring|epoll]
 //
 // Prints "port P" once listening (P is the kernel's pick for --port 0), then
 // serves until killed.
@@ -26,17 +26,20 @@ static void serve(EventLoop& loop, Socket connection) {
 
 int main(int argc, char** argv) {
     unsigned port = 0, threads = 1;
+    IoBackend backend = IoBackend::automatic;
     for (int i = 1; i < argc; ++i) {
         const std::string_view arg = argv[i];
         if (arg == "--port" && i + 1 < argc) port = static_cast<unsigned>(std::atoi(argv[++i]));
         else if (arg == "--threads" && i + 1 < argc) threads = static_cast<unsigned>(std::atoi(argv[++i]));
+        else if (arg == "--backend" && i + 1 < argc && std::string_view(argv[i + 1]) == "uring") backend = IoBackend::io_uring, ++i;
+        else if (arg == "--backend" && i + 1 < argc && std::string_view(argv[i + 1]) == "epoll") backend = IoBackend::epoll, ++i;
         else {
-            std::fprintf(stderr, "fiberscope_echo_server: bad argument '%s'; usage: %s [--port P] [--threads N]\n",
-                         argv[i], argv[0]);
+            std::fprintf(stderr, "fiberscope_echo_server: bad argument '%s'; usage: %s [--port P] [--threads N] "
+                                 "[--backend uring|epoll]\n", argv[i], argv[0]);
             return 2;
         }
     }
-    auto created = EventLoop::create({.threads = threads});
+    auto created = EventLoop::create({.threads = threads, .backend = backend});
     if (!created) {
         std::fprintf(stderr, "fiberscope_echo_server: cannot start the event loop: %s\n", created.error().message());
         return 1;

@@ -5,7 +5,7 @@
 #
 # Usage: bench/echo/run.sh BIN_DIR OUT_FILE
 # Environment: ECHO_REPS=5, ECHO_SECONDS=1, ECHO_CONNECTIONS="1 64 256",
-#   ECHO_SERVERS="epoll uring uring2" (see `server_command` below).
+#   ECHO_SERVERS="epoll uring epoll-backend uring2" (see `server_command` below).
 # OUT_FILE gets one line per run:
 #   SERVER CONNECTIONS requests N seconds S rps R p50_us A p99_us B all_requests M cpu_us_per_request C
 # where C is the server's CPU time (user + system) per request.
@@ -15,7 +15,7 @@ out=$2
 reps=${ECHO_REPS:-5}
 seconds=${ECHO_SECONDS:-1}
 connections=${ECHO_CONNECTIONS:-"1 64 256"}
-servers=${ECHO_SERVERS:-"epoll uring uring2"}
+servers=${ECHO_SERVERS:-"epoll uring epoll-backend uring2"}
 : >"$out"
 
 # Where the two processes run. Left to the kernel, the client and a
@@ -34,8 +34,8 @@ fi
 server_command() {
   case $1 in
     epoll) echo "$bin/epoll_echo_server" ;;
-    uring) echo "$bin/fiberscope_echo_server --threads 1" ;;
-    uring2) echo "$bin/fiberscope_echo_server --threads 2" ;;
+    uring) echo "$bin/fiberscope_echo_server --threads 1 --backend uring" ;;
+    uring2) echo "$bin/fiberscope_echo_server --threads 2 --backend uring" ;;
     epoll-backend) echo "$bin/fiberscope_echo_server --threads 1 --backend epoll" ;;
     *) echo "echo/run.sh: unknown server '$1'" >&2; return 1 ;;
   esac

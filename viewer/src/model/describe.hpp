@@ -17,6 +17,9 @@ std::string opcodeName(std::uint8_t opcode);
 std::string opcodeNoun(std::uint8_t opcode);
 inline constexpr std::uint8_t kOpTimeout = 11;     // IORING_OP_TIMEOUT
 inline constexpr std::uint8_t kOpLinkTimeout = 15; // IORING_OP_LINK_TIMEOUT
+// IORING_OP_POLL_ADD: on the epoll backend, a fiber's wait for readiness
+// (the result is the epoll event mask).
+inline constexpr std::uint8_t kOpPollAdd = 6;
 // "ECANCELED" (or "errno <n>").
 std::string errnoName(int error);
 // "850 ns", "12.3 us", "4.56 ms", "1.234 s".

@@ -203,7 +203,24 @@ Explanation make(std::string text, std::string function, std::string file, std::
 
 std::string plural(std::uint64_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
 
+// An epoll event mask in words: "readable", "writable, hung up".
+std::string readinessText(std::int64_t mask) {
+    std::string out;
+    auto add = [&](std::int64_t bit, const char* word) {
+        if (!(mask & bit)) return;
+        if (!out.empty()) out += ", ";
+        out += word;
+    };
+    add(0x001, "readable");   // EPOLLIN
+    add(0x004, "writable");   // EPOLLOUT
+    add(0x008, "error");      // EPOLLERR
+    add(0x010, "hung up");    // EPOLLHUP
+    add(0x2000, "peer closed"); // EPOLLRDHUP
+    return out.empty() ? "ready" : out;
+}
+
 std::string resultText(std::uint8_t opcode, std::int64_t result) {
+    if (opcode == kOpPollAdd && result > 0) return "as ready (" + readinessText(result) + ")";
     if (result >= 0) return "with result " + std::to_string(result);
     const int error = static_cast<int>(-result);
     if ((opcode == kOpTimeout || opcode == kOpLinkTimeout) && error == ETIME) return "as expired (-ETIME)";
@@ -214,6 +231,7 @@ std::string resultText(std::uint8_t opcode, std::int64_t result) {
 // What the op was: "IORING_OP_READ on fd 5", "a timer (IORING_OP_TIMEOUT)".
 std::string operationText(std::uint8_t opcode, std::int64_t fd) {
     if (opcode == kOpTimeout) return "a timer (IORING_OP_TIMEOUT)";
+    if (opcode == kOpPollAdd) return "a readiness wait (IORING_OP_POLL_ADD; epoll backend)" + (fd >= 0 ? " on fd " + std::to_string(fd) : std::string());
     std::string out = opcodeName(opcode);
     if (fd >= 0) out += " on fd " + std::to_string(fd);
     return out;
