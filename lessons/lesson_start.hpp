@@ -1,5 +1,6 @@
-// What every lesson program does first: read `--threads N` (the only
-// argument a lesson takes) and start an EventLoop. Public API only.
+// What every lesson program does first: read `--threads N` and
+// `--backend uring|epoll` (the only arguments a lesson takes) and start an
+// EventLoop. Public API only.
 #pragma once
 
 #include <cstdio>
@@ -12,27 +13,41 @@
 namespace lesson {
 
 // The loop for lesson `name`, on up to `default_threads` worker threads
-// unless `--threads N` says otherwise. On a bad argument it prints a
-// one-line usage error and exits with 2; if the loop cannot start, the
-// reason and exits with 1.
+// unless `--threads N` says otherwise, on the backend `--backend uring|epoll`
+// names (else automatic: io_uring, or FIBERSCOPE_BACKEND from the
+// environment). On a bad argument it prints a one-line usage error and exits
+// with 2; if the loop cannot start, the reason and exits with 1.
 inline std::unique_ptr<fiberscope::EventLoop> start(const char* name, int argc, char** argv, unsigned default_threads) {
-    unsigned threads = default_threads;
+    fiberscope::EventLoopOptions options{.threads = default_threads};
     for (int i = 1; i < argc; ++i) {
         const std::string_view arg = argv[i];
         if (arg == "--threads" && i + 1 < argc) {
             char* end = nullptr;
             const unsigned long n = std::strtoul(argv[++i], &end, 10);
             if (*end == '\0' && n >= 1 && n <= 1024) {
-                threads = static_cast<unsigned>(n);
+                options.threads = static_cast<unsigned>(n);
                 continue;
             }
         }
-        std::fprintf(stderr, "%s: bad argument '%s'; usage: %s [--threads N]\n", name, argv[i], name);
+        if (arg == "--backend" && i + 1 < argc) {
+            const std::string_view backend = argv[++i];
+            if (backend == "uring" || backend == "io_uring") {
+                options.backend = fiberscope::IoBackend::io_uring;
+                continue;
+            }
+            if (backend == "epoll") {
+                options.backend = fiberscope::IoBackend::epoll;
+                continue;
+            }
+        }
+        std::fprintf(stderr, "%s: bad argument '%s'; usage: %s [--threads N] [--backend uring|epoll]\n", name, argv[i],
+                     name);
         std::exit(2);
     }
-    auto created = fiberscope::EventLoop::create({.threads = threads});
+    auto created = fiberscope::EventLoop::create(options);
     if (!created) {
-        std::fprintf(stderr, "%s: cannot start the event loop: %s\n", name, created.error().message());
+        std::fprintf(stderr, "%s: cannot start the event loop: %s (%s)\n", name, created.error().message(),
+                     created.error().name());
         std::exit(1);
     }
     return std::move(*created);

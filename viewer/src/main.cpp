@@ -515,12 +515,19 @@ const char kLessonsHelp[] =
     "trace whose scheduling phenomenon the viewer shows and explains.\n";
 
 const char kLessonHelp[] =
-    "usage: fiberscope lesson N [--threads K] [-o FILE] [--no-view]\n"
+    "usage: fiberscope lesson N [--threads K] [--backend uring|epoll] [-o FILE] [--no-view]\n"
     "\n"
     "Runs lesson N's program with tracing on, records its trace (to FILE, else\n"
     "a file in $TMPDIR or /tmp), prints a text timeline (one column per worker\n"
     "thread), then opens the viewer on it. With no display (or --no-view) it\n"
-    "writes a PNG of the viewer's picture instead and says where.\n";
+    "writes a PNG of the viewer's picture instead and says where.\n"
+    "\n"
+    "  --threads K         the program's worker threads (default: the lesson's)\n"
+    "  --backend B         its I/O backend, uring or epoll (default: automatic,\n"
+    "                      FIBERSCOPE_BACKEND if set, else io_uring, or epoll\n"
+    "                      where the kernel refuses io_uring); see lesson 13\n"
+    "  -o, --output FILE   where to write the trace\n"
+    "  --no-view           write the PNG even with a display\n";
 
 int runLessons(const Args& args) {
     for (const std::string& arg : args) {
@@ -540,7 +547,7 @@ int runLessons(const Args& args) {
 
 int runLesson(const Args& args) {
     int number = -1, threads = 0;
-    std::string output;
+    std::string output, backend;
     bool no_view = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& arg = args[i];
@@ -549,6 +556,10 @@ int runLesson(const Args& args) {
             if (i + 1 >= args.size() || std::atoi(args[i + 1].c_str()) <= 0 || std::atoi(args[i + 1].c_str()) > 256)
                 return usageError("lesson", "--threads takes a number from 1 to 256");
             threads = std::atoi(args[++i].c_str());
+        } else if (arg == "--backend") {
+            if (i + 1 >= args.size() || (args[i + 1] != "uring" && args[i + 1] != "io_uring" && args[i + 1] != "epoll"))
+                return usageError("lesson", "--backend takes uring or epoll");
+            backend = args[++i] == "epoll" ? "epoll" : "uring";
         } else if (arg == "-o" || arg == "--output") {
             if (i + 1 >= args.size()) return usageError("lesson", "-o needs a trace path");
             output = args[++i];
@@ -576,14 +587,15 @@ int runLesson(const Args& args) {
     }
     if (output.empty()) {
         const char* tmp = std::getenv("TMPDIR");
-        output = std::string(tmp && *tmp ? tmp : "/tmp") + "/fiberscope-lesson" + lesson->slug + ".fstrace";
+        output = std::string(tmp && *tmp ? tmp : "/tmp") + "/fiberscope-lesson" + lesson->slug +
+                 (backend.empty() ? "" : "-" + backend) + ".fstrace";
     }
     std::printf("== Lesson %d: %s ==\n", lesson->number, lesson->title.c_str());
     if (!lesson->summary.empty()) std::printf("%s\n", lesson->summary.c_str());
     std::printf("\n-- the program says --\n");
     std::fflush(stdout);
     fiberscope::viewer::LessonRun run;
-    if (!fiberscope::viewer::runLesson(*lesson, threads, output, true, run, error)) {
+    if (!fiberscope::viewer::runLesson(*lesson, threads, backend, output, true, run, error)) {
         std::fprintf(stderr, "fiberscope: %s\n", error.c_str());
         return kBadFile;
     }
@@ -643,7 +655,7 @@ const Command kCommands[] = {
     {"export", "convert a trace to Chrome/Perfetto JSON", kExportHelp, runExport},
     {"view", "open a trace in the viewer", kViewHelp, runView},
     {"lessons", "list the lessons of the course", kLessonsHelp, runLessons},
-    {"lesson", "run a lesson, show its trace and explain it", kLessonHelp, runLesson},
+    {"lesson", "run a lesson (on io_uring or epoll), show its trace and explain it", kLessonHelp, runLesson},
     {"benchmark", "measure the viewer's load and frame times at 10k and 10M events", kBenchmarkHelp, runBenchmark},
     {"screenshot", "render the viewer's view of a trace to a PNG (headless)", kScreenshotHelp, runScreenshot},
 };

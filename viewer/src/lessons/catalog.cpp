@@ -113,8 +113,8 @@ std::vector<Lesson> loadLessons(std::string& error) {
     return lessons;
 }
 
-bool runLesson(const Lesson& lesson, int threads, const std::string& trace_path, bool echo, LessonRun& run,
-               std::string& error) {
+bool runLesson(const Lesson& lesson, int threads, const std::string& backend, const std::string& trace_path, bool echo,
+               LessonRun& run, std::string& error) {
     if (access(lesson.program.c_str(), X_OK) != 0) {
         error = "lesson " + std::to_string(lesson.number) + "'s program '" + lesson.program +
                 "' is not built (build the project, or set FIBERSCOPE_LESSON_BIN)";
@@ -136,10 +136,17 @@ bool runLesson(const Lesson& lesson, int threads, const std::string& trace_path,
         dup2(fds[1], STDERR_FILENO);
         setenv("FIBERSCOPE_TRACE", trace_path.c_str(), 1);
         const std::string threads_text = std::to_string(threads);
-        if (threads > 0)
-            execl(lesson.program.c_str(), lesson.program.c_str(), "--threads", threads_text.c_str(), static_cast<char*>(nullptr));
-        else
-            execl(lesson.program.c_str(), lesson.program.c_str(), static_cast<char*>(nullptr));
+        const char* argv[6] = {lesson.program.c_str()};
+        int argc = 1;
+        if (threads > 0) {
+            argv[argc++] = "--threads";
+            argv[argc++] = threads_text.c_str();
+        }
+        if (!backend.empty()) {
+            argv[argc++] = "--backend";
+            argv[argc++] = backend.c_str();
+        }
+        execv(lesson.program.c_str(), const_cast<char* const*>(argv));
         _exit(127);
     }
     close(fds[1]);

@@ -30,9 +30,16 @@ struct LessonRun {
 };
 
 // Runs a lesson's program with FIBERSCOPE_TRACE=trace_path (and --threads
-// when threads > 0). `echo`: also copy its output to our stdout as it runs.
-bool runLesson(const Lesson& lesson, int threads, const std::string& trace_path, bool echo, LessonRun& run,
-               std::string& error);
+// when threads > 0, --backend when `backend` is "uring" or "epoll"; empty:
+// the program's automatic choice, which FIBERSCOPE_BACKEND may steer).
+// `echo`: also copy its output to our stdout as it runs.
+bool runLesson(const Lesson& lesson, int threads, const std::string& backend, const std::string& trace_path, bool echo,
+               LessonRun& run, std::string& error);
+
+// The backends a lesson program can be asked for: {"", "uring", "epoll"}
+// (index 0: automatic), and how the viewer names them.
+inline constexpr const char* kLessonBackends[] = {"", "uring", "epoll"};
+inline constexpr const char* kLessonBackendNames[] = {"automatic", "io_uring", "epoll"};
 
 // Checkpoints are marks whose label starts with this prefix.
 inline constexpr const char* kCheckpointPrefix = "checkpoint: ";

@@ -85,6 +85,7 @@ struct App {
     struct LessonJob {
         int lesson = 0;
         int threads = 0;
+        int backend = 0;      // into kLessonBackends: 0 automatic, 1 io_uring, 2 epoll
         bool compare = false; // load into the comparison slot
         std::string trace_path;
         LessonRun run;
@@ -102,7 +103,9 @@ struct App {
     int lesson_index = -1;         // into `lessons`: the lesson whose trace is shown
     int browse_index = 0;          // selected in the browser
     int lesson_threads = 0;        // 0: the lesson's default
+    int lesson_backend = 0;        // into kLessonBackends: 0 automatic, 1 io_uring, 2 epoll
     int compare_threads = 1;
+    int compare_backend = 0;
     Document lesson_document;
     std::unique_ptr<LessonJob> job;
     std::string last_run_output;
@@ -139,7 +142,7 @@ void drawEventTable(App& app);
 void drawLegend(App& app);
 void drawLessonPanel(App& app, const Fonts& fonts);
 // Starts running lesson `index` in the background (compare: into the second slot).
-void startLesson(App& app, int index, int threads, bool compare);
+void startLesson(App& app, int index, int threads, int backend, bool compare);
 // Finishes a background lesson run if it is done (call once per frame).
 void pollLesson(App& app);
 // Shows lesson `number`'s narrative beside the loaded trace (false if unknown).

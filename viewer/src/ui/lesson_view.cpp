@@ -2,7 +2,7 @@
 // process with tracing on) and load its trace; read its narrative with
 // checkpoint links; step through the events of interest one explanation at a
 // time; play the trace back slowly while the scheduler-state diagram
-// animates; compare two runs with different thread counts.
+// animates; compare two runs with different thread counts or backends.
 #include <imgui.h>
 
 #include <algorithm>
@@ -19,11 +19,22 @@ namespace fiberscope::viewer {
 
 namespace {
 
-std::string tracePathFor(const Lesson& lesson, int threads, bool compare) {
+std::string tracePathFor(const Lesson& lesson, int threads, int backend, bool compare) {
     const char* tmp = std::getenv("TMPDIR");
     std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/fiberscope-lesson" + lesson.slug;
     if (compare) path += "-threads" + std::to_string(threads);
+    if (backend > 0) path += std::string("-") + kLessonBackends[backend];
     return path + ".fstrace";
+}
+
+// The backend a run asks the program for (--backend): automatic, io_uring or epoll.
+void backendCombo(const char* id, int& backend) {
+    ImGui::SetNextItemWidth(100);
+    ImGui::Combo(id, &backend, kLessonBackendNames, IM_ARRAYSIZE(kLessonBackendNames));
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("--backend for the lesson's program; automatic: FIBERSCOPE_BACKEND if set, else io_uring\n"
+                          "(epoll when the kernel refuses io_uring)");
+    backend = std::clamp(backend, 0, static_cast<int>(IM_ARRAYSIZE(kLessonBackends)) - 1);
 }
 
 // The records a student steps through: decisions, not every switch.
@@ -77,17 +88,20 @@ std::int64_t checkpointTime(const App& app, const std::string& label) {
 
 } // namespace
 
-void startLesson(App& app, int index, int threads, bool compare) {
+void startLesson(App& app, int index, int threads, int backend, bool compare) {
     if (app.job || index < 0 || index >= static_cast<int>(app.lessons.size())) return;
+    backend = std::clamp(backend, 0, static_cast<int>(IM_ARRAYSIZE(kLessonBackends)) - 1);
     auto job = std::make_unique<App::LessonJob>();
     job->lesson = index;
     job->threads = threads;
+    job->backend = backend;
     job->compare = compare;
-    job->trace_path = tracePathFor(app.lessons[static_cast<std::size_t>(index)], threads, compare);
+    job->trace_path = tracePathFor(app.lessons[static_cast<std::size_t>(index)], threads, backend, compare);
     App::LessonJob* raw = job.get();
     const Lesson lesson = app.lessons[static_cast<std::size_t>(index)];
     job->thread = std::thread([raw, lesson] {
-        raw->ok = runLesson(lesson, raw->threads, raw->trace_path, false, raw->run, raw->error);
+        raw->ok = runLesson(lesson, raw->threads, kLessonBackends[raw->backend], raw->trace_path, false, raw->run,
+                            raw->error);
         raw->done.store(true, std::memory_order_release);
     });
     app.job = std::move(job);
@@ -112,6 +126,7 @@ void pollLesson(App& app) {
         app.compare_timeline = std::make_unique<Timeline>(buildTimeline(*trace));
         app.compare_trace = std::move(trace);
         app.compare_label = "--threads " + std::to_string(job->threads);
+        if (job->backend > 0) app.compare_label += std::string(" --backend ") + kLessonBackends[job->backend];
         return;
     }
     if (loadTrace(app, job->trace_path)) {
@@ -180,13 +195,14 @@ void drawLessonPanel(App& app, const Fonts& fonts) {
     ImGui::SetNextItemWidth(110);
     ImGui::InputInt("threads (0: lesson's default)", &app.lesson_threads);
     app.lesson_threads = std::clamp(app.lesson_threads, 0, 64);
+    backendCombo("backend", app.lesson_backend);
     const bool running = app.job != nullptr;
     if (running) {
         const char spinner[] = "|/-\\";
         ImGui::Text("%c running lesson %d with tracing on...", spinner[static_cast<int>(ImGui::GetTime() * 8) % 4],
                     app.lessons[static_cast<std::size_t>(app.job->lesson)].number);
     } else if (ImGui::Button("Run and trace")) {
-        startLesson(app, app.browse_index, app.lesson_threads, false);
+        startLesson(app, app.browse_index, app.lesson_threads, app.lesson_backend, false);
     }
     if (app.lesson_index < 0 || !app.trace) {
         ImGui::TextWrapped("Press Run: the lesson's program runs as a child process with FIBERSCOPE_TRACE set, and its "
@@ -221,7 +237,10 @@ void drawLessonPanel(App& app, const Fonts& fonts) {
         ImGui::InputInt("##cmpthreads", &app.compare_threads);
         app.compare_threads = std::clamp(app.compare_threads, 1, 64);
         ImGui::SameLine();
-        if (ImGui::Button("Compare with a run at these threads")) startLesson(app, app.lesson_index, app.compare_threads, true);
+        backendCombo("##cmpbackend", app.compare_backend);
+        ImGui::SameLine();
+        if (ImGui::Button("Compare with a run like this"))
+            startLesson(app, app.lesson_index, app.compare_threads, app.compare_backend, true);
         if (app.compare_timeline) {
             ImGui::SameLine();
             if (ImGui::SmallButton("close")) app.compare_timeline.reset(), app.compare_trace.reset();
