@@ -731,6 +731,45 @@ TEST_CASE("a schedule record written after the new worker already ran the fiber"
     CHECK(x.text.find("just created") != std::string::npos);
 }
 
+TEST_CASE("explanations follow the backend the trace was recorded on", "[viewer]") {
+    // The same shape on the epoll backend: a readiness wait (POLL_ADD) on
+    // fd 7, woken readable, then the recv done at one instant; an eventfd
+    // wake-up of worker 1.
+    constexpr std::uint8_t kPollAdd = 6, kRecv = 27;
+    const Trace trace = makeTrace(2,
+                                  {
+                                      ev(0, 0, EventKind::ThreadStart, 0, 0),
+                                      ev(1, 0, EventKind::Mark, 1),
+                                      ev(10, 0, EventKind::Submit, 1, u(7), 0, kPollAdd),
+                                      ev(10, 0, EventKind::Switch, 1, 0, 0, sw(SwitchReason::IoWait)),
+                                      ev(12, 0, EventKind::WakeupSent, 1),
+                                      ev(15, 0, EventKind::Park),
+                                      ev(30, 0, EventKind::Complete, 1, u(1), 0, kPollAdd),
+                                      ev(30, 0, EventKind::Unpark, 1),
+                                      ev(35, 0, EventKind::Switch, 0, 1, 0, sw(SwitchReason::Idle)),
+                                      ev(36, 0, EventKind::Submit, 1, u(7), 0, kRecv),
+                                      ev(36, 0, EventKind::Complete, 1, u(64), 0, kRecv),
+                                      ev(40, 1, EventKind::ThreadStart, 1, 0),
+                                      ev(41, 1, EventKind::WakeupReceived, 0),
+                                  },
+                                  {"backend: epoll"});
+    const Timeline tl = buildTimeline(trace);
+    auto text = [&](std::uint32_t i) { return explain(tl, trace, i).text; };
+    CHECK(text(2).find("got EAGAIN, parked on worker 0's wait queue for fd 7") != std::string::npos);
+    CHECK(text(4).find("eventfd of idle worker 1") != std::string::npos);
+    CHECK(text(5).find("epoll_pwait2") != std::string::npos);
+    CHECK(text(6).find("as ready (readable)") != std::string::npos);
+    CHECK(text(7).find("returned from epoll_pwait2 having made 1 fiber ready") != std::string::npos);
+    CHECK(text(9).find("non-blocking syscall") != std::string::npos);
+    CHECK(text(12).find("eventfd woke its epoll_pwait2") != std::string::npos);
+    // Without the mark, the same records read as io_uring.
+    Trace uring = trace;
+    uring.strings[1] = "backend: io_uring";
+    const Timeline tl2 = buildTimeline(uring);
+    CHECK(explain(tl2, uring, 5).text.find("io_uring_enter") != std::string::npos);
+    CHECK(explain(tl2, uring, 4).text.find("MSG_RING") != std::string::npos);
+}
+
 TEST_CASE("explanations of I/O, switches and intervals", "[viewer]") {
     const Trace trace = smallTrace();
     const Timeline tl = buildTimeline(trace);

@@ -151,6 +151,7 @@ constexpr const char* kFiber = "runtime/src/fiber.cpp";
 constexpr const char* kSwitchMessage = "runtime/src/switch_message.cpp";
 constexpr const char* kEventLoop = "runtime/src/event_loop.cpp";
 constexpr const char* kOps = "runtime/src/uring_io.cpp";
+constexpr const char* kPoller = "runtime/src/poller.cpp";
 constexpr const char* kMutex = "runtime/src/mutex.cpp";
 constexpr const char* kCondition = "runtime/src/condition.cpp";
 constexpr const char* kCancel = "runtime/src/cancel.cpp";
@@ -170,6 +171,12 @@ struct Ctx {
         return w >= 0 ? "worker " + std::to_string(w) : "thread " + std::to_string(t);
     }
     const Event& event(std::uint32_t i) const { return tr.events[i]; }
+    // The trace was recorded on the epoll backend (the loop marks which).
+    bool epoll() const {
+        for (std::uint32_t m : tl.events_by_kind[static_cast<std::size_t>(EventKind::Mark)])
+            if (m < tr.events.size() && tr.string(tr.events[m].arg[0]) == "backend: epoll") return true;
+        return false;
+    }
     bool valid(std::uint32_t i) const { return i != kNoEvent && i < tr.events.size(); }
 
     // The event of `kind` nearest before (step -1) or after (+1) event `i` on
@@ -450,41 +457,63 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
                         " in findReadyFiber(): it took that worker's whole ready queue and runs its head first",
                     "findReadyFiber()", kScheduler, i);
     case EventKind::WakeupSent: {
-        std::string text = thread + " sent a MSG_RING to wake idle worker " + std::to_string(e.arg[0]);
+        std::string text = thread + (c.epoll() ? " wrote to the eventfd of idle worker " : " sent a MSG_RING to wake idle worker ") +
+                           std::to_string(e.arg[0]);
         const std::uint32_t s = c.neighbour(i, EventKind::Schedule, -1, 2);
         if (s != kNoEvent && c.event(s).time == e.time) text += " after schedule() handed it " + queueWho(c.event(s).arg[1], c.fiber(c.event(s).arg[0]));
         else text += " after schedule() handed it ready fibers";
-        return make(text + " (schedule() -> ring.message())", "schedule()", kScheduler, i);
+        return make(text + (c.epoll() ? " (schedule() -> wakeThread() -> Poller::wake())" : " (schedule() -> ring.message())"),
+                    "schedule()", kScheduler, i);
     }
     case EventKind::WakeupReceived:
+        if (c.epoll())
+            return make(thread + "'s eventfd woke its epoll_pwait2 (sent by worker " + std::to_string(e.arg[0]) +
+                            "): the fibers it was handed are already in its ready queue and its idle loop picks them up next (Poller::poll())",
+                        "Poller::poll()", kPoller, i);
         return make(thread + "'s ring delivered the MSG_RING from worker " + std::to_string(e.arg[0]) +
                         ": the fibers it was handed are already in its ready queue and its idle loop picks them up next (completionsToReady())",
                     "completionsToReady()", kThread, i);
     case EventKind::Park: {
-        std::string text = thread + " found nothing to run (findReadyFiber() came back empty) and parked in io_uring_enter to wait for completions";
+        std::string text = thread + " found nothing to run (findReadyFiber() came back empty) and parked in " +
+                           (c.epoll() ? "epoll_pwait2 to wait for readiness, a deadline or its eventfd" : "io_uring_enter to wait for completions");
         const ThreadLane* lane = findThread(c.tl, e.thread);
         if (lane) {
             const std::size_t k = intervalAt(lane->lane, e.time);
             if (k != kNone && lane->lane.intervals[k].state == State::Parked)
                 text += ", for " + formatDuration(lane->lane.intervals[k].duration());
         }
-        return make(text + " (idle() -> ring.submitAndWait())", "idle()", kThread, i);
+        return make(text + (c.epoll() ? " (idle() -> Poller::poll())" : " (idle() -> ring.submitAndWait())"), "idle()", kThread, i);
     }
     case EventKind::Unpark: {
+        if (c.epoll())
+            return make(thread + " returned from epoll_pwait2 having made " + plural(e.arg[0], "fiber", "fibers") +
+                            " ready (readiness, expired deadlines, cancels and finished pool jobs; Poller::poll())",
+                        "Poller::poll()", kPoller, i);
         std::string text = thread + " returned from io_uring_enter with " + plural(e.arg[0], "completion", "completions");
         const std::uint32_t park = c.neighbour(i, EventKind::Park, -1, 256);
         if (park != kNoEvent) text += " after " + formatDuration(e.time - c.event(park).time) + " parked";
         return make(text + "; completionsToReady() made the completed fibers ready (idle())", "idle()", kThread, i);
     }
     case EventKind::Submit: {
+        if (c.epoll()) {
+            if (e.small == kOpPollAdd)
+                return make(c.fiber(e.arg[0]) + " got EAGAIN, parked on " + worker + "'s wait queue for fd " +
+                                std::to_string(e.signedArg(1)) + " and switched away (io-wait); epoll's readiness report wakes it to retry (Poller::park())",
+                            "Poller::park()", kPoller, i);
+            return make(c.fiber(e.arg[0]) + " started " + operationText(e.small, e.signedArg(1)) +
+                            " on the epoll backend: a non-blocking syscall (retried on readiness), a timer, or a blocking-pool job for a regular file (pollerExecute())",
+                        "pollerExecute()", kPoller, i);
+        }
         std::string text = c.fiber(e.arg[0]) + " submitted " + operationText(e.small, e.signedArg(1)) +
                            " and switched away (io-wait); the SQE reaches the kernel when " + worker +
                            " next enters it, and the completion resumes the fiber (execute())";
         return make(text, "execute()", kOps, i);
     }
     case EventKind::Complete: {
-        std::string text = worker + "'s ring completed " + c.fiber(e.arg[0]) + "'s " + opcodeNoun(e.small) + " " +
-                           resultText(e.small, e.signedArg(1)) + "; the idle loop made it ready (completionsToReady())";
+        std::string text = c.epoll() ? thread + " finished " + c.fiber(e.arg[0]) + "'s " + opcodeNoun(e.small) + " " +
+                                           resultText(e.small, e.signedArg(1))
+                                     : worker + "'s ring completed " + c.fiber(e.arg[0]) + "'s " + opcodeNoun(e.small) + " " +
+                                           resultText(e.small, e.signedArg(1)) + "; the idle loop made it ready (completionsToReady())";
         if (const FiberLane* fl = findFiber(c.tl, e.arg[0])) {
             const auto& iv = fl->lane.intervals;
             auto it = std::lower_bound(iv.begin(), iv.end(), e.time, [](const Interval& a, std::int64_t t) { return a.start < t; });
@@ -493,6 +522,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
             if (it != iv.end() && it->state == State::Running && it->thread >= 0)
                 text += " and " + c.workerName(static_cast<std::uint32_t>(it->thread)) + " resumed it " + formatDuration(it->start - e.time) + " later";
         }
+        if (c.epoll()) return make(text, "Poller::poll()", kPoller, i);
         return make(text, "completionsToReady()", kThread, i);
     }
     case EventKind::CancelRequest:
@@ -504,6 +534,10 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
                         " was requested (requestCancel()); nothing of it is in flight, so it gets Canceled at its next cancellation point",
                     "requestCancel()", kCancel, i);
     case EventKind::CancelDelivered:
+        if (c.epoll())
+            return make(worker + " found the request to cancel " + c.fiber(e.arg[0]) +
+                            " in its mailbox and unparked it with -ECANCELED (Poller::poll())",
+                        "Poller::poll()", kPoller, i);
         return make(worker + " received the request to cancel " + c.fiber(e.arg[0]) +
                         " and submitted IORING_OP_ASYNC_CANCEL for its in-flight operation (completionsToReady())",
                     "completionsToReady()", kThread, i);
