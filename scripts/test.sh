@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: install dependencies, build twice (plain, and
-# AddressSanitizer + UndefinedBehaviorSanitizer), run every test in both.
+# AddressSanitizer + UndefinedBehaviorSanitizer), run every test in both; then
+# the runtime suite under ThreadSanitizer, and the trace reader's fuzzer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh clang libclang-rt-14-dev
@@ -18,6 +19,15 @@ cmake --build build-asan -j "$jobs"
 FIBERSCOPE_TEST_SCALE=10 ASAN_OPTIONS=detect_leaks=1:allow_user_segv_handler=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j 1
+
+echo "== ThreadSanitizer build (build-tsan/): the runtime suite on both backends =="
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFIBERSCOPE_TSAN=ON >/dev/null
+cmake --build build-tsan -j "$jobs" --target test_runtime
+# TSan tracks each fiber like a thread and allows about 8000 at once: the
+# stress tests scale down by 50 (skynet to 10k fibers). Any race fails the
+# run (halt_on_error).
+FIBERSCOPE_TEST_SCALE=50 TSAN_OPTIONS=halt_on_error=1:die_after_fork=0:report_signal_unsafe=0 \
+  ctest --test-dir build-tsan --output-on-failure -j 1 -R '^runtime'
 
 echo "== trace reader fuzzing (clang libFuzzer, bounded) =="
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DFIBERSCOPE_FUZZ=ON >/dev/null

@@ -25,6 +25,9 @@ struct Context {
     // The stack this context runs on, for the sanitizers' fiber annotations.
     const void* stack_bottom = nullptr;
     std::size_t stack_size = 0;
+    // ThreadSanitizer's handle for this context (sanitizer.hpp); unused
+    // without TSan.
+    void* tsan_fiber = nullptr;
 };
 
 struct ContextPair {

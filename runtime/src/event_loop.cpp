@@ -122,10 +122,12 @@ Result<std::unique_ptr<EventLoop>> EventLoop::create(EventLoopOptions options) {
     prepareContext(main_thread.idle_context, loop->main_idle_stack + page + kIdleStackSize, fiberscope_main_idle_entry);
     main_thread.idle_context.stack_bottom = loop->main_idle_stack + page;
     main_thread.idle_context.stack_size = kIdleStackSize;
+    main_thread.idle_context.tsan_fiber = tsanCreateFiber();
 
     loop->main_fiber.loop = loop.get();
     loop->main_fiber.id = 1;
     currentStack(loop->main_fiber.context);
+    loop->main_fiber.context.tsan_fiber = tsanCurrentFiber();
     main_thread.current_context = &loop->main_fiber.context;
     main_thread.ring_ready.store(true, std::memory_order_relaxed);
 
@@ -175,6 +177,7 @@ EventLoop::~EventLoop() {
     for (unsigned i = 1; i < active; ++i)
         if (loop.threads[i].os_thread.joinable()) loop.threads[i].os_thread.join();
     setCurrentThread(nullptr);
+    tsanDestroyFiber(loop.threads[0].idle_context.tsan_fiber);
     delete t_main_alt_stack;
     t_main_alt_stack = nullptr;
     delete impl_;

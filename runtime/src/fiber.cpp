@@ -33,6 +33,7 @@ Result<Fiber*> spawnFiber(Loop* loop, const TaskLayout& layout, bool detached) {
     char* bottom = stackBottom(fiber);
     const std::size_t size = stackSize(fiber);
     sanitizerUnpoison(bottom, size);
+    if (!fiber->context.tsan_fiber) fiber->context.tsan_fiber = tsanCreateFiber();
 
     // The task goes right below the header unless it would eat more than a
     // quarter of the stack; then it goes to the heap.

@@ -1,5 +1,6 @@
 // Fiber stack slots: slabs, guard pages, free lists, overflow reports.
 #include "fiber_stack.hpp"
+#include "sanitizer.hpp"
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -67,14 +68,15 @@ std::size_t stackSize(const Fiber* fiber) {
 }
 
 Fiber* takeFiber(Loop& loop, Thread& thread) {
-    // Own list: only we push and pop; others only take it all, so the head we
-    // read can only vanish (CAS fails), never come back (no ABA).
+    // Own list: only we push and pop; others only take it all. Taking it all
+    // ourselves for a moment (a thief then finds it empty) means no link is
+    // ever read while a thief may be rewriting it: reading head's link
+    // before a CAS would race with a thief that took the list meanwhile
+    // (ThreadSanitizer caught that one).
     // acquire: see the links of the fibers on the list.
-    Fiber* head = thread.free_queue.load(std::memory_order_acquire);
-    while (head && !thread.free_queue.compare_exchange_weak(head, head->queue_next, std::memory_order_acquire,
-                                                            std::memory_order_acquire)) {
-    }
-    if (head) {
+    if (Fiber* head = thread.free_queue.exchange(nullptr, std::memory_order_acquire)) {
+        // release: the rest stays published to thieves.
+        thread.free_queue.store(head->queue_next, std::memory_order_release);
         head->queue_next = nullptr;
         return head;
     }
@@ -96,6 +98,9 @@ Fiber* takeFiber(Loop& loop, Thread& thread) {
 }
 
 void returnFiber(Thread& thread, Fiber* fiber) {
+    // Off its stack for good: TSan's handle goes (spawnFiber makes a new one).
+    tsanDestroyFiber(fiber->context.tsan_fiber);
+    fiber->context.tsan_fiber = nullptr;
     Fiber* head = thread.free_queue.load(std::memory_order_relaxed);
     do fiber->queue_next = head;
     // release: thieves that take the list see our link.

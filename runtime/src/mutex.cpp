@@ -82,7 +82,8 @@ Fiber* mutexRelease(Mutex& mutex, std::uintptr_t observed) {
         // succeeds or someone pushes (and the CAS fails): no ABA.
         auto* waiter = reinterpret_cast<Fiber*>(state);
         // release: publish the critical section to the waiter we hand it to.
-        // acquire (failure): read the new head's queue_next.
+        // acquire (failure): read the new head's queue_next. (`state` itself
+        // was loaded with acquire: by unlock()'s failed CAS or our last one.)
         if (mutex.state_.compare_exchange_weak(state, reinterpret_cast<std::uintptr_t>(waiter->queue_next),
                                                std::memory_order_release, std::memory_order_acquire)) {
             waiter->queue_next = nullptr;

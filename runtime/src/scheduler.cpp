@@ -176,6 +176,7 @@ void yield(Fiber* ready, SwitchMessage& message, bool finished) {
 
     void* fake_stack = nullptr;
     sanitizerStartSwitch(finished ? nullptr : &fake_stack, next->stack_bottom, next->stack_size);
+    tsanSwitchTo(next->tsan_fiber);
     const ContextPair* received = contextSwitch(&message.contexts);
     sanitizerFinishSwitch(fake_stack);
     handleSwitchMessage(received);

@@ -9,6 +9,7 @@
 #include "errors.hpp"
 #include "fiber_stack.hpp"
 #include "loop.hpp"
+#include "sanitizer.hpp"
 #include "scheduler.hpp"
 #include "tracing.hpp"
 
@@ -171,6 +172,7 @@ void idle(Thread& thread) {
 void workerMain(Loop* loop, unsigned index) {
     Thread& thread = loop->threads[index];
     setCurrentThread(&thread);
+    thread.idle_context.tsan_fiber = tsanCurrentFiber();
     AltSignalStack alt_stack;
     if (loop->usesRing()) {
         if (auto enabled = thread.ring.enable(); !enabled) fatal("enabling a worker's io_uring failed", enabled.error().sys_errno);

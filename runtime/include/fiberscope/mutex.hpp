@@ -37,8 +37,13 @@ public:
     void unlock() {
         std::uintptr_t expected = kLockedOnce;
         // release: publishes the critical section to the next owner.
+        // acquire on failure: `expected` is then the most recent waiter, whose
+        // queue_next link (and everything it did before it switched away) the
+        // slow path reads and hands the mutex to; it was published by that
+        // waiter's release in mutexEnqueue. (ThreadSanitizer found this one:
+        // relaxed here let the unlocker read a stale link on weak-memory CPUs.)
         if (state_.compare_exchange_strong(expected, kUnlocked, std::memory_order_release,
-                                           std::memory_order_relaxed))
+                                           std::memory_order_acquire))
             return;
         unlockSlow(expected);
     }
