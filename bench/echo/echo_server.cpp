@@ -31,8 +31,9 @@ int main(int argc, char** argv) {
         const std::string_view arg = argv[i];
         if (arg == "--port" && i + 1 < argc) port = static_cast<unsigned>(std::atoi(argv[++i]));
         else if (arg == "--threads" && i + 1 < argc) threads = static_cast<unsigned>(std::atoi(argv[++i]));
-        else if (arg == "--backend" && i + 1 < argc && std::string_view(argv[i + 1]) == "uring") backend = IoBackend::io_uring, ++i;
-        else if (arg == "--backend" && i + 1 < argc && std::string_view(argv[i + 1]) == "epoll") backend = IoBackend::epoll, ++i;
+        else if (arg == "--backend" && i + 1 < argc && (std::string_view(argv[i + 1]) == "uring" ||
+                                                         std::string_view(argv[i + 1]) == "epoll"))
+            backend = std::string_view(argv[++i]) == "epoll" ? IoBackend::epoll : IoBackend::io_uring;
         else {
             std::fprintf(stderr, "fiberscope_echo_server: bad argument '%s'; usage: %s [--port P] [--threads N] "
                                  "[--backend uring|epoll]\n", argv[i], argv[0]);

@@ -131,13 +131,12 @@ Result<std::unique_ptr<EventLoop>> EventLoop::create(EventLoopOptions options) {
     main_thread.current_context = &loop->main_fiber.context;
     main_thread.ring_ready.store(true, std::memory_order_relaxed);
 
-    const IoBackend raw_backend = loop->backend;
     trace::startFromEnvironment();
     installOverflowHandler();
     t_main_alt_stack = new AltSignalStack();
     setCurrentThread(&main_thread);
     FIBERSCOPE_TRACE_EVENT(emit::threadStart(now, 0, workerName(0)));
-    trace::mark(raw_backend == IoBackend::epoll ? "backend: epoll" : "backend: io_uring");
+    trace::mark(loop->backend == IoBackend::epoll ? "backend: epoll" : "backend: io_uring");
 
     Loop* raw = loop.release();
     std::unique_ptr<EventLoop> facade(new EventLoop(raw));

@@ -8,8 +8,8 @@ namespace fiberscope::detail {
 
 Result<Completion> execute(const Operation& op) {
     Thread* thread = currentThread();
-    if (thread->loop->usesRing()) return uringExecute(op);
-    return pollerExecute(op);
+    if (thread->loop->usesRing()) return uringExecute(op, thread);
+    return pollerExecute(op, thread);
 }
 
 } // namespace fiberscope::detail

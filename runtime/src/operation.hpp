@@ -66,9 +66,11 @@ inline std::int64_t timeoutNanoseconds(Timeout timeout) noexcept {
 // canceled before anything was started.
 Result<Completion> execute(const Operation& op);
 
-// The two backends' execute(): uring_io.cpp and poller.cpp.
-Result<Completion> uringExecute(const Operation& op);
-Result<Completion> pollerExecute(const Operation& op);
+// The two backends' execute(), for the calling fiber on `thread`:
+// uring_io.cpp and poller.cpp.
+struct Thread;
+Result<Completion> uringExecute(const Operation& op, Thread* thread);
+Result<Completion> pollerExecute(const Operation& op, Thread* thread);
 
 // Closes any descriptor through execute() (not cancelable).
 Status closeDescriptor(int fd);

@@ -57,13 +57,17 @@ void Poller::close() noexcept {
     event_fd_ = epoll_fd_ = -1;
 }
 
+void Poller::signal() noexcept {
+    const std::uint64_t one = 1;
+    // EAGAIN means the counter is saturated: the owner is being woken anyway.
+    [[maybe_unused]] ssize_t n = ::write(event_fd_, &one, sizeof one);
+}
+
 void Poller::wake(unsigned sender) noexcept {
     // relaxed: only a hint for the trace; the eventfd write is the wake-up
     // and the ready queue's release CAS publishes the work.
     wakeups_.fetch_add(sender + 1, std::memory_order_relaxed);
-    const std::uint64_t one = 1;
-    // EAGAIN means the counter is saturated: the owner is being woken anyway.
-    [[maybe_unused]] ssize_t n = ::write(event_fd_, &one, sizeof one);
+    signal();
 }
 
 void Poller::postCancel(Fiber* fiber) {
@@ -71,8 +75,7 @@ void Poller::postCancel(Fiber* fiber) {
         std::lock_guard lock(mailbox_mutex_);
         cancels_.push_back(fiber);
     }
-    const std::uint64_t one = 1;
-    [[maybe_unused]] ssize_t n = ::write(event_fd_, &one, sizeof one);
+    signal();
 }
 
 void Poller::postDone(Fiber* fiber) {
@@ -80,8 +83,7 @@ void Poller::postDone(Fiber* fiber) {
         std::lock_guard lock(mailbox_mutex_);
         done_.push_back(fiber);
     }
-    const std::uint64_t one = 1;
-    [[maybe_unused]] ssize_t n = ::write(event_fd_, &one, sizeof one);
+    signal();
 }
 
 void Poller::postExit() noexcept {
@@ -89,8 +91,7 @@ void Poller::postExit() noexcept {
         std::lock_guard lock(mailbox_mutex_);
         exit_requested_ = true;
     }
-    const std::uint64_t one = 1;
-    [[maybe_unused]] ssize_t n = ::write(event_fd_, &one, sizeof one);
+    signal();
 }
 
 // Registers interest in whatever the fd's parked fibers wait for. One-shot:
@@ -135,7 +136,7 @@ void Poller::unlink(Waiter& waiter) {
     parked_.erase(waiter.fiber);
 }
 
-int Poller::park(Thread& thread, Waiter& waiter, std::int64_t deadline_ns) {
+int Poller::park(Waiter& waiter, std::int64_t deadline_ns) {
     Fiber* fiber = waiter.fiber;
     waiter.result = 0;
     parked_[fiber] = &waiter;
@@ -158,7 +159,6 @@ int Poller::park(Thread& thread, Waiter& waiter, std::int64_t deadline_ns) {
         fiber->last_opcode = IORING_OP_POLL_ADD;
         FIBERSCOPE_TRACE_EVENT(emit::submit(now, fiber->id, IORING_OP_POLL_ADD, waiter.fd));
     }
-    (void)thread;
     // Nobody else can wake us before we are off this stack: only this
     // thread's idle loop looks at its waiters.
     yield(nullptr, PendingTask::nothing, trace::SwitchReason::IoWait);
@@ -183,7 +183,7 @@ void Poller::forget(int fd) noexcept {
     // that closes an fd another fiber waits on has a bug of its own.)
 }
 
-unsigned Poller::poll(Thread& thread, bool block, Fiber*& next, FiberQueue& queue, bool& exit) {
+unsigned Poller::poll(bool block, Fiber*& next, FiberQueue& queue, bool& exit) {
     unsigned count = 0;
     int timeout_ms = block ? -1 : 0;
     timespec timeout_ts{};
@@ -249,7 +249,6 @@ unsigned Poller::poll(Thread& thread, bool block, Fiber*& next, FiberQueue& queu
         while (!deadlines_.empty() && deadlines_.begin()->first <= now_ns)
             ready(*deadlines_.begin()->second, -ETIME, next, queue, count);
     }
-    (void)thread;
     return count;
 }
 
@@ -304,26 +303,19 @@ std::int64_t timerDeadline(const Operation& op) {
 
 } // namespace
 
-Result<Completion> pollerExecute(const Operation& original) {
-    Thread* thread = currentThread();
+Result<Completion> pollerExecute(const Operation& original, Thread* thread) {
     Fiber* fiber = thread->currentFiber();
     Operation op = original;
-    // Never blocks: done in place, traced as a submit and completion at once.
-    auto inlineSyscall = [&](const Operation& inline_op) {
-        FIBERSCOPE_TRACE_EVENT(emit::submit(now, fiber->id, inline_op.opcode, inline_op.fd));
-        const int result = performSyscall(inline_op);
-        FIBERSCOPE_TRACE_EVENT(emit::complete(now, fiber->id, inline_op.opcode, result));
-        return Completion{result, 0};
-    };
+    // These never block: done in place.
     switch (op.opcode) {
     case IORING_OP_SOCKET:
         op.flags |= SOCK_NONBLOCK;
-        return inlineSyscall(op);
+        return performInline(op, fiber->id);
     case kOpBind: case kOpListen: case IORING_OP_SHUTDOWN: case IORING_OP_NOP:
-        return inlineSyscall(op);
+        return performInline(op, fiber->id);
     case IORING_OP_CLOSE:
         thread->poller.forget(op.fd);
-        return inlineSyscall(op);
+        return performInline(op, fiber->id);
     default: break;
     }
 
@@ -337,7 +329,7 @@ Result<Completion> pollerExecute(const Operation& original) {
         FIBERSCOPE_TRACE_EVENT(emit::submit(now, fiber->id, IORING_OP_TIMEOUT, -1));
         Waiter waiter;
         waiter.fiber = fiber;
-        result = thread->poller.park(*thread, waiter, timerDeadline(op));
+        result = thread->poller.park(waiter, timerDeadline(op));
     } else if (needsPool(op)) {
         // Not interruptible: a regular-file operation finishes quickly, and
         // a pool thread cannot be stopped in the middle of one.
@@ -390,7 +382,7 @@ Result<Completion> pollerExecute(const Operation& original) {
             waiter.fiber = fiber;
             waiter.fd = op.fd;
             waiter.events = direction;
-            const int woke = here->poller.park(*here, waiter, deadline);
+            const int woke = here->poller.park(waiter, deadline);
             if (woke == -ECANCELED) {
                 result = -ECANCELED;
                 break;

@@ -35,9 +35,6 @@
 
 namespace fiberscope::detail {
 
-struct Thread;
-struct Loop;
-
 // One parked fiber, on its own stack while it waits.
 struct Waiter {
     Fiber* fiber = nullptr;
@@ -73,13 +70,13 @@ public:
 
     // Owner only: park the calling fiber until `waiter` is woken, and return
     // waiter.result. `deadline_ns` (CLOCK_MONOTONIC, < 0: none) bounds it.
-    int park(Thread& thread, Waiter& waiter, std::int64_t deadline_ns);
+    int park(Waiter& waiter, std::int64_t deadline_ns);
 
     // Owner only: wait for events (up to the nearest deadline; not at all
     // with `block` false), and turn them into ready fibers: the first into
     // `next`, the rest onto `queue`. Sets `exit` on an exit request. Returns
     // how many fibers it readied.
-    unsigned poll(Thread& thread, bool block, Fiber*& next, FiberQueue& queue, bool& exit);
+    unsigned poll(bool block, Fiber*& next, FiberQueue& queue, bool& exit);
 
     // Owner only: forget `fd` (it is being closed). Fibers still parked on it
     // are woken with an error event so that they retry and see EBADF.
@@ -94,6 +91,8 @@ private:
         bool added = false; // in the epoll set
     };
     void arm(int fd, FdWaiters& waiters);
+    // Makes the owner's epoll_pwait2 return (the eventfd becomes readable).
+    void signal() noexcept;
     void unlink(Waiter& waiter);
     void ready(Waiter& waiter, int result, Fiber*& next, FiberQueue& queue, unsigned& count);
 

@@ -8,6 +8,8 @@
 
 #include <cerrno>
 
+#include "tracing.hpp"
+
 namespace fiberscope::detail {
 
 static int resultOf(long result) noexcept { return result < 0 ? -errno : static_cast<int>(result); }
@@ -47,6 +49,14 @@ int performSyscall(const Operation& op) noexcept {
     case IORING_OP_SHUTDOWN: return resultOf(::shutdown(op.fd, op.flags));
     default: return -EOPNOTSUPP;
     }
+}
+
+Completion performInline(const Operation& op, std::uint64_t fiber_id) noexcept {
+    const std::uint64_t started = trace::enabled() ? trace::now() : 0;
+    const int result = performSyscall(op);
+    FIBERSCOPE_TRACE_EVENT(emit::submit(started, fiber_id, op.opcode, op.fd);
+                           emit::complete(started, fiber_id, op.opcode, result));
+    return Completion{result, 0};
 }
 
 } // namespace fiberscope::detail

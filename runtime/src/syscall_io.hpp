@@ -15,4 +15,8 @@ inline constexpr std::uint8_t kOpListen = 57;
 // (>= 0) or -errno. Timeouts are the caller's business.
 int performSyscall(const Operation& op) noexcept;
 
+// performSyscall for an operation that never blocks, done in place by fiber
+// `fiber_id`: traced as a submit and a completion at one instant.
+Completion performInline(const Operation& op, std::uint64_t fiber_id) noexcept;
+
 } // namespace fiberscope::detail

@@ -94,19 +94,15 @@ static void scheduleCompletions(Thread& thread) {
     FiberQueue queue{nullptr, nullptr};
     bool exit = false;
     if (thread.loop->usesRing()) completionsToReady(thread, next, queue, exit);
-    else thread.poller.poll(thread, false, next, queue, exit);
+    else thread.poller.poll(false, next, queue, exit);
     if (exit) thread.exit_seen = true;
     if (FiberQueue all = queue.withFirst(next); all.head) schedule(*thread.loop, thread, all);
 }
 
 void pollRing(Thread& thread) {
     thread.yields_since_poll = 0;
-    if (!thread.loop->usesRing()) {
-        scheduleCompletions(thread);
-        return;
-    }
     // Entering the kernel also runs deferred completion work (COOP_TASKRUN).
-    thread.ring.submitAndGetEvents();
+    if (thread.loop->usesRing()) thread.ring.submitAndGetEvents();
     scheduleCompletions(thread);
 }
 
@@ -147,23 +143,18 @@ void idle(Thread& thread) {
             yield(fiber, PendingTask::nothing, trace::SwitchReason::Idle);
         }
         FIBERSCOPE_TRACE_EVENT(trace::flushIfStale(now); emit::park(now));
-        if (!loop.usesRing()) {
-            FiberQueue queue{nullptr, nullptr};
-            bool exit = false;
-            const unsigned readied = thread.poller.poll(thread, true, next, queue, exit);
-            FIBERSCOPE_TRACE_EVENT(emit::unpark(now, readied));
-            if (exit) thread.exit_seen = true;
-            if (queue.head) schedule(loop, thread, queue);
-            if (thread.exit_seen && !next) return;
-            continue;
-        }
-        int result = thread.ring.submitAndWait(1);
-        if (result < 0 && result != -EINTR && result != -EBUSY && result != -EAGAIN && result != -ETIME)
-            fatal("io_uring_enter (waiting for completions) failed", -result);
         FiberQueue queue{nullptr, nullptr};
         bool exit = false;
-        const unsigned completions = completionsToReady(thread, next, queue, exit);
-        FIBERSCOPE_TRACE_EVENT(emit::unpark(now, completions));
+        unsigned readied;
+        if (loop.usesRing()) {
+            int result = thread.ring.submitAndWait(1);
+            if (result < 0 && result != -EINTR && result != -EBUSY && result != -EAGAIN && result != -ETIME)
+                fatal("io_uring_enter (waiting for completions) failed", -result);
+            readied = completionsToReady(thread, next, queue, exit);
+        } else {
+            readied = thread.poller.poll(true, next, queue, exit);
+        }
+        FIBERSCOPE_TRACE_EVENT(emit::unpark(now, readied));
         if (queue.head) schedule(loop, thread, queue);
         if ((exit || thread.exit_seen) && !next) return;
     }

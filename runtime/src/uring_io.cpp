@@ -67,22 +67,13 @@ static void prepare(io_uring_sqe* sqe, const Operation& op) {
     }
 }
 
-// An operation the kernel's io_uring lacks: done right here as a syscall
-// (only bind, listen and socket get here, and none of them blocks). Traced as
-// a submit and completion at the same instant.
-static Completion runInline(const Operation& op, Fiber* fiber) {
-    FIBERSCOPE_TRACE_EVENT(emit::submit(now, fiber->id, op.opcode, op.fd));
-    const int result = performSyscall(op);
-    FIBERSCOPE_TRACE_EVENT(emit::complete(now, fiber->id, op.opcode, result));
-    return Completion{result, 0};
-}
-
-Result<Completion> uringExecute(const Operation& op) {
-    Thread* thread = currentThread();
+Result<Completion> uringExecute(const Operation& op, Thread* thread) {
     Fiber* fiber = thread->currentFiber();
+    // An operation the kernel's io_uring lacks (bind and listen before 6.11,
+    // socket before 5.19) is done right here: none of them blocks.
     if (op.opcode < 64 && !(thread->loop->ring_opcodes & (std::uint64_t{1} << op.opcode))) {
         if (op.opcode == kOpBind || op.opcode == kOpListen || op.opcode == IORING_OP_SOCKET)
-            return runInline(op, fiber);
+            return performInline(op, fiber->id);
     }
     if (op.cancelable)
         if (auto entered = enterCancelRegion(fiber, thread); !entered) return entered.error();
