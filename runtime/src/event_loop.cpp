@@ -84,6 +84,9 @@ Result<std::unique_ptr<EventLoop>> EventLoop::create(EventLoopOptions options) {
     if (options.threads == 0) options.threads = std::max(1u, std::thread::hardware_concurrency());
     if (options.threads > 1024) return Error{Errc::InvalidArgument, 0};
     if (options.ring_entries == 0 || options.ring_entries > 32768) return Error{Errc::InvalidArgument, 0};
+    if (options.completion_entries == 0) options.completion_entries = std::max(4096u, 2 * options.ring_entries);
+    if (options.completion_entries < options.ring_entries || options.completion_entries > 65536)
+        return Error{Errc::InvalidArgument, 0};
     if (options.stack_size < 16 * 1024) options.stack_size = 16 * 1024;
 
     auto loop = std::make_unique<Loop>(options);
@@ -93,7 +96,7 @@ Result<std::unique_ptr<EventLoop>> EventLoop::create(EventLoopOptions options) {
     auto backend = chooseBackend(options.backend);
     if (!backend) return backend.error();
     if (*backend != IoBackend::epoll) {
-        if (auto opened = main_thread.ring.open(options.ring_entries, -1, false); opened) {
+        if (auto opened = main_thread.ring.open(options.ring_entries, options.completion_entries, -1, false); opened) {
             loop->backend = IoBackend::io_uring;
             main_thread.ring.setReaper(reapCompletions, &main_thread);
             main_thread.ring.registerWithOwner();

@@ -44,7 +44,7 @@ public:
     // Creates the ring. `attach_to` >= 0 shares that ring's async worker pool
     // (IORING_SETUP_ATTACH_WQ); `disabled` creates it R_DISABLED, to be
     // enabled by the thread that will own it.
-    Status open(unsigned entries, int attach_to, bool disabled);
+    Status open(unsigned entries, unsigned completion_entries, int attach_to, bool disabled);
     Status enable();
     // Registers the ring's fd with the calling thread (the owner), so that
     // each io_uring_enter skips the fd lookup. Best effort.

@@ -42,7 +42,8 @@ static void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spaw
     worker.idle_search_index = 0;
     worker.steal_ready_search_index = 0;
     worker.steal_free_search_index = 0;
-    Status opened = loop.usesRing() ? worker.ring.open(loop.options.ring_entries, loop.threads[0].ring.fd(), true)
+    Status opened = loop.usesRing() ? worker.ring.open(loop.options.ring_entries, loop.options.completion_entries,
+                                                     loop.threads[0].ring.fd(), true)
                                     : worker.poller.open();
     if (!opened) {
         worker.ready_queue.store(nullptr, std::memory_order_relaxed);

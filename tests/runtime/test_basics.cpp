@@ -115,6 +115,8 @@ TEST_CASE("yield lets the other fibers of the thread run", "[basics]") {
 
 TEST_CASE("create refuses bad options and a second loop on one thread", "[basics][errors]") {
     REQUIRE(EventLoop::create({.ring_entries = 0}).error() == Errc::InvalidArgument);
+    REQUIRE(EventLoop::create({.ring_entries = 64, .completion_entries = 32}).error() == Errc::InvalidArgument);
+    REQUIRE(EventLoop::create({.completion_entries = 1u << 17}).error() == Errc::InvalidArgument);
     auto loop = test::makeLoop(1);
     REQUIRE(EventLoop::create({}).error() == Errc::InvalidArgument);
     REQUIRE(EventLoop::current() == loop.get());

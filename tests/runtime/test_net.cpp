@@ -365,7 +365,7 @@ TEST_CASE("ring pressure: a full submission queue and an overflowing completion 
     // fibers each queue a read that completes at once, without the thread
     // reaping in between. The submission queue fills on every second entry,
     // and the completions overflow the completion queue.
-    auto made = EventLoop::create({.threads = 1, .ring_entries = 2});
+    auto made = EventLoop::create({.threads = 1, .ring_entries = 2, .completion_entries = 4});
     REQUIRE(made);
     auto& loop = *made;
     const bool ring = loop->backend() == IoBackend::io_uring;
@@ -390,6 +390,28 @@ TEST_CASE("ring pressure: a full submission queue and an overflowing completion 
     if (ring) { // the epoll backend has no rings: the reads still all complete
         REQUIRE(stats.full_submissions > 0);
         REQUIRE(stats.completion_overflows > 0);
+    }
+    REQUIRE(loop->close(*zero));
+}
+
+TEST_CASE("the default completion queue holds a thousand completions at once", "[net][ring]") {
+    // The same burst as above with the default sizes: 1000 reads complete
+    // before the thread reaps, and all of them fit in the completion queue
+    // (an overflow would cost the kernel an allocation per completion).
+    auto made = EventLoop::create({.threads = 1});
+    REQUIRE(made);
+    auto& loop = *made;
+    auto zero = loop->openFile("/dev/zero");
+    REQUIRE(zero);
+    std::vector<Future<Result<std::size_t>>> readers;
+    std::vector<std::array<std::byte, 16>> buffers(1000);
+    for (auto& buffer : buffers) readers.push_back(loop->async([&] { return loop->pread(*zero, buffer, 0); }));
+    for (auto& reader : readers) REQUIRE(reader.await().value() == 16);
+    const IoStats stats = loop->ioStats();
+    INFO("full submissions " << stats.full_submissions << ", completion overflows " << stats.completion_overflows);
+    if (loop->backend() == IoBackend::io_uring) {
+        REQUIRE(stats.full_submissions > 0); // 1000 entries through a 256-entry queue
+        REQUIRE(stats.completion_overflows == 0);
     }
     REQUIRE(loop->close(*zero));
 }

@@ -56,7 +56,14 @@ struct EventLoopOptions {
     // and no thread is idle. More than the CPU count oversubscribes.
     unsigned threads = 0;
     // Submission queue entries per ring (rounded up to a power of two).
-    unsigned ring_entries = 64;
+    unsigned ring_entries = 256;
+    // Completion queue entries per ring (rounded up to a power of two, at
+    // least ring_entries). 0 means the larger of 4096 and 2 x ring_entries.
+    // Completions beyond it are not lost (the kernel keeps them on an
+    // overflow list) but cost an allocation each: size it for the
+    // operations a thread has in flight at once (for a server, about one per
+    // connection it serves).
+    unsigned completion_entries = 0;
     // Usable stack per fiber, rounded up to whole pages; a guard page below
     // it turns an overflow into a clear message naming the fiber.
     std::size_t stack_size = 256 * 1024;
