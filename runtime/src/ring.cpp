@@ -21,8 +21,8 @@ Status Ring::open(unsigned entries, unsigned completion_entries, int attach_to, 
     // serving many connections has one operation in flight for each, and
     // every completion past the queue's end costs the kernel an allocation
     // on its overflow list (seen in profiles of the echo benchmark at 256
-    // connections with the old 128-entry queue).
-    flags |= IORING_SETUP_CQSIZE;
+    // connections with the old 128-entry queue). 0 keeps the kernel's size.
+    if (completion_entries > 0) flags |= IORING_SETUP_CQSIZE;
     if (attach_to >= 0) flags |= IORING_SETUP_ATTACH_WQ;
     if (disabled) flags |= IORING_SETUP_R_DISABLED;
     int result = -EINVAL;
@@ -39,6 +39,9 @@ Status Ring::open(unsigned entries, unsigned completion_entries, int attach_to, 
             break;
         }
     }
+    // Kernels before 5.12 charge a ring's memory to RLIMIT_MEMLOCK, often
+    // 64 KiB: rather than fail there, take the kernel's smaller queue.
+    if (result == -ENOMEM && completion_entries > 0) return open(entries, 0, attach_to, disabled);
     if (result < 0) {
         if (result == -ENOSYS || result == -EPERM || result == -EACCES) return Error{Errc::IoUringUnavailable, -result};
         if (result == -ENOMEM) return Error{Errc::SystemResources, -result};

@@ -41,7 +41,10 @@ public:
     Ring& operator=(const Ring&) = delete;
     ~Ring() { close(); }
 
-    // Creates the ring. `attach_to` >= 0 shares that ring's async worker pool
+    // Creates the ring with `entries` submission slots and
+    // `completion_entries` completion slots (0: the kernel's 2 x entries,
+    // also taken when the kernel cannot afford the larger queue).
+    // `attach_to` >= 0 shares that ring's async worker pool
     // (IORING_SETUP_ATTACH_WQ); `disabled` creates it R_DISABLED, to be
     // enabled by the thread that will own it.
     Status open(unsigned entries, unsigned completion_entries, int attach_to, bool disabled);
