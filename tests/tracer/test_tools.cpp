@@ -4,7 +4,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <map>
@@ -605,12 +604,9 @@ TEST_CASE("stats, export and timeline agree with a recorded program", "[tools][t
     // The mark may share its row with the runtime's "backend: ..." mark, in
     // which case the row reads "<- marks: backend: io_uring, tree start".
     bool marked = false;
-    for (std::size_t line = 0; line < map.size();) {
-        const std::size_t end = std::min(map.find('\n', line), map.size());
-        const std::string row = map.substr(line, end - line);
+    std::istringstream rows_of_map(map);
+    for (std::string row; std::getline(rows_of_map, row);)
         marked |= row.find("<- mark") != std::string::npos && row.find("tree start") != std::string::npos;
-        line = end + 1;
-    }
     CHECK(marked);
     CHECK(map.find("= root") != std::string::npos);
     std::size_t rows = 0;
