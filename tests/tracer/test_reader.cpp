@@ -16,6 +16,8 @@
 #include <fiberscope/trace.hpp>
 #include <fiberscope/trace_reader.hpp>
 
+#include "../support/trace_builder.hpp"
+
 using namespace fiberscope;
 using namespace fiberscope::trace;
 
@@ -125,4 +127,136 @@ TEST_CASE("foreign files are refused with a clear message", "[reader]") {
     REQUIRE(error.text().find("cannot open") != std::string::npos);
     REQUIRE_FALSE(readTrace("/tmp", trace, error));
     REQUIRE(error.message == "not a regular file");
+}
+
+// --- Hostile files: each names a class of damage the reader must absorb ---
+
+namespace {
+
+using testing::TraceBuilder;
+
+Trace parseOk(const std::vector<std::uint8_t>& bytes, ReadOptions options = {}) {
+    Trace trace;
+    ReadError error;
+    INFO("error: " << error.message);
+    const bool ok = parseTrace(bytes, trace, error, options);
+    INFO("error: " << error.message);
+    REQUIRE(ok);
+    return trace;
+}
+
+std::string parseError(const std::vector<std::uint8_t>& bytes) {
+    Trace trace;
+    ReadError error;
+    REQUIRE_FALSE(parseTrace(bytes, trace, error));
+    REQUIRE(error.offset <= bytes.size());
+    return error.message;
+}
+
+} // namespace
+
+TEST_CASE("every bit of the header is covered by its checksum", "[reader][hostile]") {
+    const std::vector<std::uint8_t>& full = sampleTrace();
+    const std::uint32_t header_size = full[12] | full[13] << 8 | full[14] << 16 | static_cast<std::uint32_t>(full[15]) << 24;
+    for (std::size_t at = 0; at < 16 + header_size; ++at) {
+        std::vector<std::uint8_t> bytes = full;
+        bytes[at] ^= 0x10;
+        Trace trace;
+        ReadError error;
+        INFO("flipped a bit at offset " << at);
+        REQUIRE_FALSE(parseTrace(bytes, trace, error));
+    }
+    // The message for a flipped clock rate names the header.
+    std::vector<std::uint8_t> bytes = full;
+    bytes[20] ^= 1;
+    REQUIRE(parseError(bytes).find("header checksum") != std::string::npos);
+}
+
+TEST_CASE("a version 1 file (no header checksum) still reads, with a warning", "[reader][hostile]") {
+    TraceBuilder b;
+    b.version = 1;
+    b.chunk(0).record(EventKind::ThreadStart, 5, {0, 0}).record(EventKind::Park, 10);
+    const Trace trace = parseOk(b.bytes(), {.strict = true});
+    REQUIRE(trace.events.size() == 2);
+    REQUIRE(trace.events[1].time == 15);
+    bool warned = false;
+    for (const auto& w : trace.warnings) warned = warned || w.find("version 1") != std::string::npos;
+    REQUIRE(warned);
+}
+
+TEST_CASE("a tail of zero bytes loads up to the last good chunk", "[reader][hostile]") {
+    const Trace whole = parseOk(sampleTrace());
+    for (std::size_t zeros : {1u, 39u, 40u, 4096u, 1u << 20}) {
+        std::vector<std::uint8_t> bytes = sampleTrace();
+        bytes.resize(bytes.size() + zeros, 0);
+        INFO(zeros << " zero bytes");
+        const Trace trace = parseOk(bytes);
+        REQUIRE(trace.events.size() == whole.events.size());
+        bool warned = false;
+        for (const auto& w : trace.warnings) warned = warned || w.find("zeros") != std::string::npos || w.find("truncated") != std::string::npos;
+        REQUIRE(warned);
+        Trace strict;
+        ReadError error;
+        REQUIRE_FALSE(parseTrace(bytes, strict, error, {.strict = true}));
+    }
+    // Zeros followed by anything else are corruption, not a preallocated tail.
+    std::vector<std::uint8_t> bytes = sampleTrace();
+    bytes.resize(bytes.size() + 100, 0);
+    bytes.push_back(1);
+    REQUIRE(parseError(bytes).find("chunk magic") != std::string::npos);
+}
+
+TEST_CASE("times the reader cannot represent are rejected, at any clock rate", "[reader][hostile]") {
+    // A delta that lands past 2^53 ns from the start.
+    TraceBuilder far;
+    far.chunk(0).record(EventKind::Park, std::uint64_t{1} << 54);
+    REQUIRE(parseError(far.bytes()).find("104 days") != std::string::npos);
+    // Ticks that wrap the 64-bit clock.
+    TraceBuilder wrap;
+    wrap.chunk(0, UINT64_MAX - 5).record(EventKind::Park, 10);
+    REQUIRE(parseError(wrap.bytes()).find("overflows") != std::string::npos);
+    // Far before the start (a chunk base near zero, the start near the top).
+    TraceBuilder before;
+    before.start_ticks = UINT64_MAX;
+    before.chunk(0, 0).record(EventKind::Park, 0);
+    REQUIRE(parseError(before.bytes()).find("104 days") != std::string::npos);
+    // One tick per second: whole seconds, in range.
+    TraceBuilder slow;
+    slow.ticks_per_second = 1;
+    slow.chunk(0).record(EventKind::Park, 3).record(EventKind::Unpark, 2, {0});
+    const Trace trace = parseOk(slow.bytes());
+    REQUIRE(trace.events[1].time == 5'000'000'000);
+    // ... but an end a billion seconds away is not.
+    slow.complete = true;
+    slow.end_ticks = 1'000'000'000;
+    REQUIRE(parseError(slow.bytes()).find("end") != std::string::npos);
+}
+
+TEST_CASE("ids and counts a file claims cost only what it contains", "[reader][hostile]") {
+    // One string with the largest id allowed: the table stays small.
+    TraceBuilder b;
+    b.chunk(0).string(std::uint64_t{1} << 26, "far away").record(EventKind::Mark, 1, {std::uint64_t{1} << 26});
+    Trace trace = parseOk(b.bytes());
+    REQUIRE(trace.strings.size() <= 2);
+    REQUIRE(trace.string(trace.events[0].arg[0]) == "far away");
+    // A lone thread numbered 65535: one entry, keeping its number.
+    TraceBuilder t;
+    t.chunk(65535).record(EventKind::ThreadStart, 1, {3, 0});
+    trace = parseOk(t.bytes());
+    REQUIRE(trace.threads.size() == 1);
+    REQUIRE(trace.threads[0].number == 65535);
+    REQUIRE(trace.threads[0].worker == 3);
+    REQUIRE(trace.events[0].thread == 0);
+    // Threads whose chunks arrive out of order are still listed by number.
+    TraceBuilder order;
+    order.chunk(7).record(EventKind::Park, 2).chunk(2).record(EventKind::Park, 1);
+    trace = parseOk(order.bytes());
+    REQUIRE(trace.threads.size() == 2);
+    REQUIRE(trace.threads[0].number == 2);
+    REQUIRE(trace.threads[1].number == 7);
+    REQUIRE(trace.events[0].thread == 0); // thread 2's park, at 1 ns, comes first
+    // A worker index past any runtime's is corruption.
+    TraceBuilder w;
+    w.chunk(0).record(EventKind::WakeupSent, 1, {std::uint64_t{1} << 40});
+    REQUIRE(parseError(w.bytes()).find("worker") != std::string::npos);
 }

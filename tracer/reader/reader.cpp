@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <queue>
+#include <unordered_map>
 
 #include "../src/format.hpp"
 #include "fiberscope/trace_reader.hpp"
@@ -25,25 +26,27 @@ std::string ReadError::text() const {
 namespace {
 
 // Field codes per kind, in record order: F fiber (zigzag delta), U varint,
-// S zigzag signed, E enumerated varint stored in Event::small.
+// S zigzag signed, E enumerated varint stored in Event::small, T a string id
+// (stored like U; the reader renumbers sparse ids, see finishStrings), W a
+// worker index (at most kMaxWorker, so tables by worker stay small).
 const char* const kFields[kMaxEventKind + 1] = {
     nullptr, // 0: invalid
-    "UU",    // ThreadStart: worker, name
+    "WT",    // ThreadStart: worker, name
     "",      // ThreadStop
-    "FFU",   // FiberCreate: fiber, parent, name
+    "FFT",   // FiberCreate: fiber, parent, name
     "F",     // FiberFinish
     "F",     // FiberRecycle
-    "FU",    // FiberName: fiber, name
+    "FT",    // FiberName: fiber, name
     "FFE",   // Switch: from, to, reason
-    "FUUE",  // Schedule: head, count, target, how
-    "FU",    // Steal: head, victim
-    "U",     // WakeupSent: target
-    "U",     // WakeupReceived: sender
+    "FUWE",  // Schedule: head, count, target, how
+    "FW",    // Steal: head, victim
+    "W",     // WakeupSent: target
+    "W",     // WakeupReceived: sender
     "",      // Park
     "U",     // Unpark: completions
     "FES",   // Submit: fiber, opcode, fd
     "FES",   // Complete: fiber, opcode, result
-    "FU",    // CancelRequest: fiber, target + 1
+    "FW",    // CancelRequest: fiber, target + 1
     "F",     // CancelDelivered
     "FU",    // MutexContended: fiber, mutex
     "FFU",   // MutexHandoff: from, to, mutex
@@ -52,8 +55,8 @@ const char* const kFields[kMaxEventKind + 1] = {
     "FF",    // Await: fiber, target
     "EUF",   // GroupOp: op, group, fiber
     "EUF",   // QueueOp: op, queue, fiber
-    "U",     // Mark: label
-    "U",     // ZoneBegin: label
+    "T",     // Mark: label
+    "T",     // ZoneBegin: label
     "",      // ZoneEnd
     nullptr, // StringDef: decoded specially
     "U",     // LostEvents: count
@@ -72,6 +75,14 @@ std::uint8_t maxEnum(EventKind kind) {
 
 constexpr std::uint64_t kMaxStringId = 1u << 26;
 constexpr std::uint32_t kMaxThreads = 1u << 16;
+// Worker indices (and cancel-request's 1 + worker): the runtime's workers, and
+// the epoll backend's blocking pool from 2000 up.
+constexpr std::uint64_t kMaxWorker = 1u << 16;
+// Times are kept within +-2^53 ns (104 days) of the recording's start: every
+// difference of two times then fits an int64 with room to spare, and every
+// time converts to a double and back exactly, so no consumer's arithmetic can
+// overflow. A record outside that span is rejected as corrupt (FORMAT.md).
+constexpr std::int64_t kMaxTimeNs = std::int64_t{1} << 53;
 
 struct Cursor {
     const std::uint8_t* base; // file start, for offsets
@@ -97,7 +108,19 @@ struct Decoder {
     const std::uint8_t* base;
     double ns_per_tick;
     std::uint64_t start_ticks;
-    std::vector<std::vector<Event>> per_thread;
+    // The largest tick distance from start_ticks whose time is within
+    // kMaxTimeNs (computed once; compared before converting, so the double
+    // to int64 conversion below is always in range).
+    double max_ticks;
+    std::vector<std::vector<Event>> per_thread; // indexed by dense thread index
+    // Thread numbers as the file names them -> dense index. Files number
+    // threads 0, 1, ... so this is the identity, but a hostile file may name
+    // thread 65535 alone: nothing is allocated for numbers it does not use.
+    std::unordered_map<std::uint32_t, std::uint32_t> thread_index;
+    std::vector<std::uint32_t> thread_number; // dense index -> file's number
+    // String definitions as read: (id, text). Tables indexed by id are built
+    // at the end only when the ids are dense (see finishStrings).
+    std::unordered_map<std::uint64_t, std::string> strings;
 
     bool fail(std::uint64_t offset, std::string message) {
         error.offset = offset;
@@ -105,9 +128,23 @@ struct Decoder {
         return false;
     }
 
-    std::int64_t toNs(std::uint64_t ticks) const {
-        const double delta = static_cast<double>(static_cast<std::int64_t>(ticks - start_ticks));
-        return static_cast<std::int64_t>(delta * ns_per_tick);
+    // Ticks to ns since the start; false if outside +-kMaxTimeNs.
+    bool toNs(std::uint64_t ticks, std::int64_t& ns) const {
+        // The distance in ticks, exactly, whatever the two values are.
+        const __int128 delta = static_cast<__int128>(ticks) - static_cast<__int128>(start_ticks);
+        const double d = static_cast<double>(delta);
+        if (d > max_ticks || d < -max_ticks) return false;
+        ns = static_cast<std::int64_t>(d * ns_per_tick);
+        return ns <= kMaxTimeNs && ns >= -kMaxTimeNs;
+    }
+
+    std::uint32_t threadIndex(std::uint32_t number) {
+        auto [it, added] = thread_index.try_emplace(number, static_cast<std::uint32_t>(per_thread.size()));
+        if (added) {
+            per_thread.emplace_back();
+            thread_number.push_back(number);
+        }
+        return it->second;
     }
 
     bool chunk(const format::ChunkHeader& header, std::uint64_t header_offset, const std::uint8_t* payload) {
@@ -116,8 +153,8 @@ struct Decoder {
         if (header.records > header.size / 2) // every record takes at least 2 bytes
             return fail(header_offset + 12, "chunk claims " + std::to_string(header.records) + " records in " +
                                                 std::to_string(header.size) + " bytes: corrupt file");
-        if (per_thread.size() <= header.thread) per_thread.resize(header.thread + 1);
-        std::vector<Event>& events = per_thread[header.thread];
+        const std::uint32_t thread = threadIndex(header.thread);
+        std::vector<Event>& events = per_thread[thread];
         events.reserve(events.size() + header.records);
         Cursor c{base, payload, payload + header.size};
         std::uint64_t ticks = header.base_ticks;
@@ -131,7 +168,8 @@ struct Decoder {
             const auto kind = static_cast<EventKind>(kind_byte);
             std::uint64_t delta;
             if (!c.varint(delta)) return fail(at, "record runs past the end of its chunk");
-            ticks += delta;
+            if (__builtin_add_overflow(ticks, delta, &ticks))
+                return fail(at, "record time overflows the 64-bit clock: corrupt file");
             ++records;
             if (kind == EventKind::StringDef) {
                 std::uint64_t id, length;
@@ -139,14 +177,15 @@ struct Decoder {
                 if (id == 0 || id > kMaxStringId) return fail(at, "string id " + std::to_string(id) + " out of range");
                 if (length > format::kMaxStringBytes || length > static_cast<std::uint64_t>(c.end - c.p))
                     return fail(at, "string of " + std::to_string(length) + " bytes does not fit its chunk");
-                if (trace.strings.size() <= id) trace.strings.resize(id + 1);
-                trace.strings[id].assign(reinterpret_cast<const char*>(c.p), length);
+                strings[id].assign(reinterpret_cast<const char*>(c.p), length);
                 c.p += length;
                 continue;
             }
             Event event;
-            event.time = toNs(ticks);
-            event.thread = header.thread;
+            if (!toNs(ticks, event.time))
+                return fail(at, std::string(eventKindName(kind)) + " record lies more than 104 days (2^53 ns) from the "
+                                "recording's start: corrupt file or clock");
+            event.thread = thread;
             event.kind = kind;
             int slot = 0;
             for (const char* f = kFields[kind_byte]; *f; ++f) {
@@ -165,16 +204,22 @@ struct Decoder {
                         return fail(at, std::string(eventKindName(kind)) + " record has an out-of-range field " + std::to_string(value));
                     event.small = static_cast<std::uint8_t>(value);
                     break;
-                default:
+                case 'W':
+                    if (value > kMaxWorker)
+                        return fail(at, std::string(eventKindName(kind)) + " record names worker " + std::to_string(value) +
+                                            ", more than a trace can have: corrupt file");
+                    event.arg[slot++] = value;
+                    break;
+                default: // U, T
                     event.arg[slot++] = value;
                     break;
                 }
             }
             if (kind == EventKind::LostEvents) trace.lost_events += event.arg[0];
             if (kind == EventKind::ThreadStart) {
-                if (trace.threads.size() <= header.thread) trace.threads.resize(header.thread + 1);
-                trace.threads[header.thread].worker = static_cast<std::int64_t>(event.arg[0]);
-                trace.threads[header.thread].name_id = event.arg[1]; // resolved after all strings
+                if (trace.threads.size() <= thread) trace.threads.resize(thread + 1);
+                trace.threads[thread].worker = static_cast<std::int64_t>(event.arg[0]);
+                trace.threads[thread].name_id = event.arg[1]; // resolved after all strings
             }
             events.push_back(event);
         }
@@ -183,7 +228,83 @@ struct Decoder {
                                                 std::to_string(records) + ": corrupt file");
         return true;
     }
+
+    // Orders the threads by the file's thread numbers (chunks of different
+    // threads reach the file in any order), so Trace::threads reads 0, 1, ...
+    void sortThreads() {
+        const std::size_t n = per_thread.size();
+        trace.threads.resize(std::max(trace.threads.size(), n));
+        std::vector<std::uint32_t> order(n);
+        for (std::uint32_t i = 0; i < n; ++i) order[i] = i;
+        std::sort(order.begin(), order.end(), [&](auto a, auto b) { return thread_number[a] < thread_number[b]; });
+        bool identity = true;
+        for (std::uint32_t i = 0; i < n; ++i) identity = identity && order[i] == i;
+        if (identity) return;
+        std::vector<std::uint32_t> new_index(n);
+        for (std::uint32_t i = 0; i < n; ++i) new_index[order[i]] = i;
+        std::vector<std::vector<Event>> events(n);
+        std::vector<ThreadInfo> threads(n);
+        std::vector<std::uint32_t> numbers(n);
+        for (std::uint32_t old = 0; old < n; ++old) {
+            const std::uint32_t i = new_index[old];
+            events[i] = std::move(per_thread[old]);
+            for (Event& e : events[i]) e.thread = i;
+            threads[i] = std::move(trace.threads[old]);
+            numbers[i] = thread_number[old];
+        }
+        per_thread = std::move(events);
+        trace.threads = std::move(threads);
+        thread_number = std::move(numbers);
+    }
+
+    // Builds Trace::strings. When the ids are dense (as every writer makes
+    // them: 1, 2, ...) the table is indexed by the file's ids. A file whose
+    // ids are sparse (a lost chunk, or a hostile id of 2^26) is renumbered
+    // instead: ids in order, and every string field rewritten, so the table
+    // costs what the file holds, not what its largest id claims.
+    void finishStrings() {
+        trace.strings.assign(1, std::string());
+        std::uint64_t max_id = 0;
+        for (const auto& [id, text] : strings) max_id = std::max(max_id, id);
+        if (max_id <= 2 * strings.size() + 1024) {
+            trace.strings.resize(max_id + 1);
+            for (auto& [id, text] : strings) trace.strings[id] = std::move(text);
+            return;
+        }
+        std::vector<std::uint64_t> ids;
+        ids.reserve(strings.size());
+        for (const auto& entry : strings) ids.push_back(entry.first);
+        std::sort(ids.begin(), ids.end());
+        std::unordered_map<std::uint64_t, std::uint64_t> dense;
+        for (std::uint64_t id : ids) {
+            dense.emplace(id, trace.strings.size());
+            trace.strings.push_back(std::move(strings[id]));
+        }
+        // An id with no definition becomes 0 ("none"), as it reads anyway.
+        auto renumber = [&](std::uint64_t id) {
+            auto it = dense.find(id);
+            return it == dense.end() ? std::uint64_t{0} : it->second;
+        };
+        for (auto& events : per_thread)
+            for (Event& event : events) {
+                int slot = 0;
+                for (const char* f = kFields[static_cast<int>(event.kind)]; *f; ++f) {
+                    if (*f == 'E') continue;
+                    if (*f == 'T') event.arg[slot] = renumber(event.arg[slot]);
+                    ++slot;
+                }
+            }
+        for (ThreadInfo& t : trace.threads) t.name_id = renumber(t.name_id);
+    }
 };
+
+// True if every byte from `p` to `end` is zero: a file preallocated, or a
+// crash that extended it without writing (see FORMAT.md, "Truncation").
+bool allZero(const std::uint8_t* p, const std::uint8_t* end) {
+    for (; p < end; ++p)
+        if (*p) return false;
+    return true;
+}
 
 template <class T>
 T load(const std::uint8_t* p) {
@@ -208,12 +329,20 @@ bool parseTrace(std::span<const std::uint8_t> bytes, Trace& out, ReadError& erro
     if (std::memcmp(base, format::kMagic, sizeof format::kMagic) != 0)
         return fail(0, "not a Fiberscope trace (bad magic; expected \"FSTRACE\")");
     const auto version = load<std::uint32_t>(base + 8);
-    if (version != format::kVersion)
-        return fail(8, "unsupported trace format version " + std::to_string(version) + " (this reader reads version 1)");
+    if (version < format::kOldestVersion || version > format::kVersion)
+        return fail(8, "unsupported trace format version " + std::to_string(version) + " (this reader reads versions " +
+                           std::to_string(format::kOldestVersion) + " to " + std::to_string(format::kVersion) +
+                           (version > format::kVersion ? "; a newer Fiberscope wrote it)" : ")"));
     const auto header_size = load<std::uint32_t>(base + 12);
     if (header_size < sizeof(format::HeaderFixed) || header_size > size - 16)
         return fail(12, "header size " + std::to_string(header_size) + " does not fit the file: truncated or corrupt");
     const auto fixed = load<format::HeaderFixed>(base + format::kHeaderFixedOffset);
+    if (version >= 2) {
+        if (format::headerCrc(base, 16 + std::size_t{header_size}) != fixed.header_crc)
+            return fail(format::kHeaderCrcOffset, "header checksum mismatch: corrupt header");
+    } else {
+        out.warnings.push_back("format version 1: the header has no checksum, so its clock and flags are unchecked");
+    }
     if (fixed.ticks_per_second == 0) return fail(16, "clock rate is zero: corrupt header");
     TraceHeader& h = out.header;
     h.version = version;
@@ -243,8 +372,8 @@ bool parseTrace(std::span<const std::uint8_t> bytes, Trace& out, ReadError& erro
         start = end + 1;
     }
 
-    Decoder decoder{out, error, base, 1e9 / static_cast<double>(fixed.ticks_per_second), fixed.start_ticks, {}};
-    out.strings.resize(1);
+    const double ns_per_tick = 1e9 / static_cast<double>(fixed.ticks_per_second);
+    Decoder decoder{out, error, base, ns_per_tick, fixed.start_ticks, static_cast<double>(kMaxTimeNs) / ns_per_tick, {}, {}, {}, {}};
     std::size_t offset = header_end;
     while (offset < size) {
         if (size - offset < sizeof(format::ChunkHeader)) {
@@ -254,7 +383,15 @@ bool parseTrace(std::span<const std::uint8_t> bytes, Trace& out, ReadError& erro
             break;
         }
         const auto chunk = load<format::ChunkHeader>(base + offset);
-        if (chunk.magic != format::kChunkMagic) return fail(offset, "bad chunk magic: corrupt file");
+        if (chunk.magic != format::kChunkMagic) {
+            if (!options.strict && allZero(base + offset, base + size)) {
+                out.warnings.push_back("truncated at offset " + std::to_string(offset) + ": the last " +
+                                       std::to_string(size - offset) +
+                                       " bytes are zeros (a preallocated or crash-cut file); loaded what precedes them");
+                break;
+            }
+            return fail(offset, "bad chunk magic: corrupt file");
+        }
         if (chunk.size > format::kMaxChunkSize)
             return fail(offset + 4, "chunk size " + std::to_string(chunk.size) + " is larger than any writer makes: corrupt file");
         if (chunk.size > size - offset - sizeof chunk) {
@@ -274,13 +411,14 @@ bool parseTrace(std::span<const std::uint8_t> bytes, Trace& out, ReadError& erro
     }
     if (!h.complete) out.warnings.push_back("the recording did not stop cleanly (the program crashed or is still running)");
 
-    // Threads: make sure every thread that recorded has an entry, resolve names.
-    if (out.threads.size() < decoder.per_thread.size()) out.threads.resize(decoder.per_thread.size());
+    decoder.sortThreads();
+    decoder.finishStrings();
+    // Threads: name every thread that recorded.
     for (std::size_t i = 0; i < out.threads.size(); ++i) {
         ThreadInfo& t = out.threads[i];
-        t.number = static_cast<std::uint32_t>(i);
+        t.number = decoder.thread_number[i];
         t.name = out.string(t.name_id);
-        if (t.name.empty()) t.name = t.worker >= 0 ? "worker " + std::to_string(t.worker) : "thread " + std::to_string(i);
+        if (t.name.empty()) t.name = t.worker >= 0 ? "worker " + std::to_string(t.worker) : "thread " + std::to_string(t.number);
     }
 
     // Each thread's events are in time order already: k-way merge them.
@@ -304,7 +442,13 @@ bool parseTrace(std::span<const std::uint8_t> bytes, Trace& out, ReadError& erro
         next[t] = i;
         if (i < v.size()) heads.push({v[i].time, t});
     }
-    h.duration_ns = h.complete ? decoder.toNs(fixed.end_ticks) : (out.events.empty() ? 0 : out.events.back().time);
+    h.duration_ns = out.events.empty() ? 0 : out.events.back().time;
+    if (h.complete) {
+        std::int64_t end = 0;
+        if (!decoder.toNs(fixed.end_ticks, end) || end < 0)
+            return fail(48, "the recording's end lies outside the 104 days (2^53 ns) a trace can span: corrupt header");
+        h.duration_ns = std::max(end, h.duration_ns);
+    }
     return true;
 }
 

@@ -8,7 +8,10 @@
 namespace fiberscope::trace::format {
 
 inline constexpr char kMagic[8] = {'F', 'S', 'T', 'R', 'A', 'C', 'E', '\0'};
-inline constexpr std::uint32_t kVersion = 1;
+// Version 2 added the header checksum (HeaderFixed::header_crc); version 1
+// files are still read, with a warning that their header is unchecked.
+inline constexpr std::uint32_t kVersion = 2;
+inline constexpr std::uint32_t kOldestVersion = 1;
 inline constexpr std::uint32_t kChunkMagic = 0x4B435346; // "FSCK" little-endian
 
 enum HeaderFlags : std::uint32_t {
@@ -28,10 +31,11 @@ struct HeaderFixed {
     std::uint32_t cpu_count;
     std::uint32_t pid;
     std::uint32_t flags;
-    std::uint32_t reserved;
+    std::uint32_t header_crc; // version 2: see headerCrc(); version 1: reserved, 0
 };
 static_assert(sizeof(HeaderFixed) == 64);
 inline constexpr std::size_t kHeaderFixedOffset = 16;
+inline constexpr std::size_t kHeaderCrcOffset = kHeaderFixedOffset + offsetof(HeaderFixed, header_crc);
 
 struct ChunkHeader {
     std::uint32_t magic;
@@ -49,5 +53,8 @@ inline constexpr std::uint32_t kMaxChunkSize = 64u << 20;
 inline constexpr std::uint32_t kMaxStringBytes = 4096;
 
 std::uint32_t crc32(const void* data, std::size_t size) noexcept;
+// CRC-32 of the whole header (magic through the last header string), its own
+// four bytes read as zero. `header` points at the file's first byte.
+std::uint32_t headerCrc(const void* header, std::size_t size) noexcept;
 
 } // namespace fiberscope::trace::format

@@ -28,6 +28,7 @@ struct Recording {
     int fd = -1;
     std::uint32_t generation = 0;
     format::HeaderFixed header{};
+    std::string header_bytes; // the whole header as written, for its checksum
 
     std::mutex mutex; // guards everything below (touched once per chunk)
     std::condition_variable work;

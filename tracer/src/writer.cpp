@@ -114,6 +114,9 @@ Recorder::Recorder(const std::string& path, RecorderOptions options) {
     head.append(reinterpret_cast<const char*>(&header_size), 4);
     head.append(reinterpret_cast<const char*>(&r->header), sizeof r->header);
     head += rest;
+    r->header.header_crc = format::headerCrc(head.data(), head.size());
+    std::memcpy(head.data() + format::kHeaderCrcOffset, &r->header.header_crc, 4);
+    r->header_bytes = head; // the checksum is computed anew when stop() rewrites the clock fields
     std::string error;
     if (!writeAll(fd, head.data(), head.size(), error)) {
         ::close(fd);
@@ -157,6 +160,10 @@ bool Recorder::stop() {
     r->writer.join();
     finishClock(r->header);
     r->header.flags |= format::kFlagComplete;
+    // The fixed part (with the checksum inside it) goes out in one pwrite, so
+    // a reader sees either the old header or the new one, each with its CRC.
+    std::memcpy(r->header_bytes.data() + format::kHeaderFixedOffset, &r->header, sizeof r->header);
+    r->header.header_crc = format::headerCrc(r->header_bytes.data(), r->header_bytes.size());
     if (::pwrite(r->fd, &r->header, sizeof r->header, format::kHeaderFixedOffset) != sizeof r->header &&
         r->write_error.empty())
         r->write_error = std::string("completing the trace header failed: ") + std::strerror(errno);

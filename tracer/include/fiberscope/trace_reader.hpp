@@ -29,7 +29,7 @@ namespace fiberscope::trace {
 struct Event {
     std::int64_t time = 0; // nanoseconds since the recording started
     std::uint64_t arg[3] = {0, 0, 0};
-    std::uint32_t thread = 0; // trace thread number (see Trace::threads)
+    std::uint32_t thread = 0; // index into Trace::threads (ThreadInfo::number is the file's number)
     EventKind kind = EventKind::Mark;
     std::uint8_t small = 0;
 
@@ -59,8 +59,8 @@ struct TraceHeader {
 struct Trace {
     TraceHeader header;
     std::vector<Event> events;        // by time (ties: thread order of recording)
-    std::vector<ThreadInfo> threads;  // indexed by trace thread number
-    std::vector<std::string> strings; // indexed by string id (0 = "")
+    std::vector<ThreadInfo> threads;  // one per thread that recorded, by its number in the file
+    std::vector<std::string> strings; // indexed by string id (0 = ""); sparse ids are renumbered
     std::uint64_t lost_events = 0;
     std::uint64_t chunks = 0;
     std::uint64_t file_bytes = 0;
