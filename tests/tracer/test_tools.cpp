@@ -613,3 +613,83 @@ TEST_CASE("stats, export and timeline agree with a recorded program", "[tools][t
     for (std::size_t at = map.find(" |"); at != std::string::npos; at = map.find(" |", at + 1)) ++rows;
     CHECK(rows <= 61); // the header and at most 60 rows
 }
+
+// ---------------------------------------------------------------------------
+// Hostile traces: what a crafted file can make the text outputs do
+
+namespace {
+
+// True if `text` holds a byte a terminal could act on (anything below
+// space but newline, DEL, or a C1 control written as UTF-8).
+bool hasTerminalControl(const std::string& text) {
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if ((c < 0x20 && c != '\n') || c == 0x7F) return true;
+        if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) <= 0x9F) return true;
+    }
+    return false;
+}
+
+} // namespace
+
+TEST_CASE("terminalSafe escapes every control character and keeps text", "[tools][hostile]") {
+    REQUIRE(terminalSafe("plain text") == "plain text");
+    REQUIRE(terminalSafe("caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x99\x82") == "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x99\x82");
+    REQUIRE(terminalSafe("\x1b]52;c;aGk=\x07") == "\\x1b]52;c;aGk=\\x07");
+    REQUIRE(terminalSafe("\x1b[6n") == "\\x1b[6n");
+    REQUIRE(terminalSafe("a\\b") == "a\\\\b");
+    REQUIRE(terminalSafe(std::string("nul\0here", 8)) == "nul\\x00here");
+    REQUIRE(terminalSafe("\x7f") == "\\x7f");
+    REQUIRE(terminalSafe("\xc2\x9b" "6n") == "\\xc2\\x9b6n"); // C1 CSI
+    REQUIRE(terminalSafe("\xff\xfe") == "\\xff\\xfe");       // not UTF-8
+    REQUIRE(terminalSafe("\xe2\x82") == "\\xe2\\x82");       // cut sequence
+    REQUIRE(terminalSafe("\xed\xa0\x80") == "\\xed\\xa0\\x80"); // a surrogate
+}
+
+TEST_CASE("stats and timeline never pass a trace's escape sequences to the terminal", "[tools][hostile]") {
+    Trace trace = handMadeTrace();
+    const std::string evil = "\x1b]52;c;ZXZpbA==\x07\x1b[6n\r\xc2\x9b" "2J";
+    for (std::size_t i = 1; i < trace.strings.size(); ++i) trace.strings[i] = evil;
+    for (auto& t : trace.threads) t.name = evil;
+    trace.header.backend = evil;
+    trace.header.command_line = {evil, evil};
+    trace.warnings = {evil};
+    std::ostringstream stats, timeline;
+    writeStats(trace, stats, {.title = evil});
+    writeTextTimeline(trace, timeline);
+    INFO(stats.str());
+    REQUIRE_FALSE(hasTerminalControl(stats.str()));
+    INFO(timeline.str());
+    REQUIRE_FALSE(hasTerminalControl(timeline.str()));
+    REQUIRE(timeline.str().find("\\x1b]52") != std::string::npos); // shown, escaped
+}
+
+TEST_CASE("durations print across the whole int64 range", "[tools][hostile]") {
+    REQUIRE(formatDuration(0) == "0 ns");
+    REQUIRE(formatDuration(-999) == "-999 ns");
+    REQUIRE(formatDuration(INT64_MIN).find(" s") != std::string::npos);
+    REQUIRE(formatDuration(INT64_MAX).find(" s") != std::string::npos);
+    REQUIRE(formatDuration(INT64_MIN + 1).front() == '-');
+}
+
+TEST_CASE("a trace with thousands of threads keeps the text timeline small", "[tools][hostile]") {
+    Trace trace;
+    trace.header.complete = true;
+    trace.header.duration_ns = 1000;
+    trace.strings = {""};
+    constexpr std::uint32_t kThreads = 20000;
+    trace.threads.resize(kThreads);
+    for (std::uint32_t i = 0; i < kThreads; ++i) {
+        trace.threads[i].number = i;
+        trace.threads[i].worker = i;
+        trace.threads[i].name = "worker " + std::to_string(i);
+        trace.events.push_back(makeEvent(i % 1000, i, EventKind::ThreadStart, i, 0));
+        trace.events.push_back(makeEvent(i % 1000, i, kSwitch, 0, 1, 0, reason(SwitchReason::Idle)));
+    }
+    std::sort(trace.events.begin(), trace.events.end(), [](const Event& a, const Event& b) { return a.time < b.time; });
+    std::ostringstream out;
+    writeTextTimeline(trace, out, {.max_rows = 1000000});
+    const std::string text = out.str();
+    REQUIRE(text.find("19936 more threads not shown") != std::string::npos);
+    REQUIRE(text.size() < 8u << 20);
+}

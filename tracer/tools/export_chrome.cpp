@@ -79,10 +79,12 @@ constexpr int kThreadsPid = 1;
 constexpr int kFibersPid = 2;
 
 // Nanoseconds as microseconds with three decimals: 1234567 -> "1234.567".
-void appendMicros(std::string& out, std::int64_t ns) {
-    if (ns < 0) {
+void appendMicros(std::string& out, std::int64_t signed_ns) {
+    // The magnitude as unsigned: -INT64_MIN does not fit an int64.
+    std::uint64_t ns = static_cast<std::uint64_t>(signed_ns);
+    if (signed_ns < 0) {
         out += '-';
-        ns = -ns;
+        ns = 0 - ns;
     }
     out += std::to_string(ns / 1000);
     const auto frac = static_cast<int>(ns % 1000);

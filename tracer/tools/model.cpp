@@ -33,7 +33,7 @@ std::vector<std::int64_t> workerThreads(const Trace& trace) {
         if (t.worker < 0 || t.worker > 65535) continue;
         const auto worker = static_cast<std::size_t>(t.worker);
         if (threads.size() <= worker) threads.resize(worker + 1, -1);
-        if (threads[worker] < 0) threads[worker] = t.number;
+        if (threads[worker] < 0) threads[worker] = static_cast<std::int64_t>(&t - trace.threads.data()); // its index
     }
     return threads;
 }
@@ -87,7 +87,7 @@ void startAlive(ThreadCursor& c, ThreadTimeline& timeline, std::int64_t time) {
 std::vector<ThreadTimeline> buildThreadTimelines(const Trace& trace) {
     std::vector<ThreadTimeline> timelines(trace.threads.size());
     for (std::size_t i = 0; i < trace.threads.size(); ++i) {
-        timelines[i].thread = trace.threads[i].number;
+        timelines[i].thread = static_cast<std::uint32_t>(i); // an index into trace.threads, like Event::thread
         timelines[i].worker = trace.threads[i].worker;
         timelines[i].name = trace.threads[i].name;
     }
@@ -154,7 +154,8 @@ std::string fiberDisplayName(const FiberNames& names, std::uint64_t fiber) {
 std::string formatDuration(std::int64_t ns) {
     char text[48];
     const double value = static_cast<double>(ns);
-    const std::int64_t magnitude = ns < 0 ? -ns : ns;
+    // Unsigned, so that INT64_MIN has a magnitude too.
+    const std::uint64_t magnitude = ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
     if (magnitude < 1000) std::snprintf(text, sizeof text, "%" PRId64 " ns", ns);
     else if (magnitude < 1000000) std::snprintf(text, sizeof text, "%.2f us", value / 1e3);
     else if (magnitude < 1000000000) std::snprintf(text, sizeof text, "%.2f ms", value / 1e6);

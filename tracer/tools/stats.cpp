@@ -245,8 +245,8 @@ void writeHeader(const Trace& trace, const TraceStats& stats, const std::string&
     const TraceHeader& h = trace.header;
     std::string command;
     for (const std::string& arg : h.command_line) command += (command.empty() ? "" : " ") + arg;
-    out << "Fiberscope trace" << (title.empty() ? "" : " ") << title << "\n";
-    out << "  command       " << (command.empty() ? "(not recorded)" : command) << "\n";
+    out << "Fiberscope trace" << (title.empty() ? "" : " ") << terminalSafe(title) << "\n";
+    out << "  command       " << (command.empty() ? "(not recorded)" : terminalSafe(command)) << "\n";
     out << "  duration      " << formatDuration(stats.duration_ns)
         << (h.complete ? " (recording stopped cleanly)" : " (recording did not stop cleanly)") << "\n";
     if (h.tsc_clock)
@@ -262,7 +262,7 @@ void writeHeader(const Trace& trace, const TraceStats& stats, const std::string&
     }
     out << "  pid           " << h.pid << "\n";
     out << "  cpus          " << h.cpu_count << "\n";
-    out << "  backend       " << (h.backend.empty() ? "(unknown)" : h.backend) << "\n";
+    out << "  backend       " << (h.backend.empty() ? "(unknown)" : terminalSafe(h.backend)) << "\n";
     const double per_event = trace.events.empty() ? 0.0
                                                   : static_cast<double>(trace.file_bytes) / static_cast<double>(trace.events.size());
     out << "  events        " << formatCount(trace.events.size()) << " in " << formatCount(trace.chunks) << " chunks, "
@@ -270,7 +270,7 @@ void writeHeader(const Trace& trace, const TraceStats& stats, const std::string&
     out << "  lost events   " << formatCount(trace.lost_events) << (trace.lost_events ? " (statistics are approximate)" : "")
         << "\n";
     if (trace.warnings.empty()) out << "  warnings      none\n";
-    for (const std::string& warning : trace.warnings) out << "  warning       " << warning << "\n";
+    for (const std::string& warning : trace.warnings) out << "  warning       " << terminalSafe(warning) << "\n";
 }
 
 void writeThreads(const TraceStats& stats, std::ostream& out) {
@@ -282,7 +282,7 @@ void writeThreads(const TraceStats& stats, std::ostream& out) {
         return format("%10s %5.1f%%", formatDuration(part).c_str(), percent(part, whole));
     };
     for (const ThreadStats& t : stats.threads) {
-        out << format("  %3u %-12.12s %10s %s %s %s %8s %11s %11s %8s\n", t.thread, t.name.c_str(),
+        out << format("  %3u %-12.12s %10s %s %s %s %8s %11s %11s %8s\n", t.thread, terminalSafe(t.name).c_str(),
                       formatDuration(t.alive_ns).c_str(), share(t.busy_ns, t.alive_ns).c_str(),
                       share(t.idle_ns, t.alive_ns).c_str(), share(t.parked_ns, t.alive_ns).c_str(),
                       formatCount(t.switches).c_str(),
@@ -319,7 +319,7 @@ void writeFibers(const TraceStats& stats, std::ostream& out, std::size_t top) {
                   "lat p50", "lat p90", "lat p99", "lat max");
     for (std::size_t i = 0; i < shown; ++i) {
         const FiberStats& f = stats.fibers[i];
-        out << fiberRow(std::to_string(f.id), f.name, f.runs, f.migrations, f.run_ns, f.wait_ns, f.latency);
+        out << fiberRow(std::to_string(f.id), terminalSafe(f.name), f.runs, f.migrations, f.run_ns, f.wait_ns, f.latency);
     }
     if (shown < stats.fibers.size()) out << "  ... " << formatCount(stats.fibers.size() - shown) << " more\n";
     std::uint64_t runs = 0, moves = 0;

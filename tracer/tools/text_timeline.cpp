@@ -92,7 +92,7 @@ void writeLegend(const Trace& trace, const std::set<std::uint64_t>& ran, std::si
     std::vector<std::string> named;
     std::size_t unnamed = 0;
     for (std::uint64_t fiber : ran) {
-        if (names.count(fiber) || fiber == 1) named.push_back(std::to_string(fiber) + " = " + fiberDisplayName(names, fiber));
+        if (names.count(fiber) || fiber == 1) named.push_back(std::to_string(fiber) + " = " + terminalSafe(fiberDisplayName(names, fiber)));
         else ++unnamed;
     }
     if (named.size() > limit) {
@@ -135,18 +135,26 @@ void writeTextTimeline(const Trace& trace, std::ostream& out, TimelineOptions op
         return;
     }
 
+    // A terminal shows a few dozen columns; a trace may hold 65536 threads.
+    // Past kColumnLimit the rest are named in one line, so that memory (rows x
+    // columns cells) stays bounded whatever the file claims.
+    constexpr std::size_t kColumnLimit = 64;
+    std::size_t hidden_columns = 0;
+    if (columns.size() > kColumnLimit) {
+        hidden_columns = columns.size() - kColumnLimit;
+        columns.resize(kColumnLimit);
+    }
+
     const int max_rows = std::max(1, options.max_rows);
-    constexpr std::int64_t kRowLimit = 100000;
+    constexpr std::int64_t kRowLimit = 10000;
     std::int64_t bucket = options.bucket_ns > 0 ? options.bucket_ns : niceBucket((end + max_rows - 1) / max_rows);
     bucket = std::max(bucket, (end + kRowLimit - 1) / kRowLimit);
     const std::int64_t rows = std::max<std::int64_t>(1, (end + bucket - 1) / bucket);
 
-    std::vector<std::vector<Cell>> cells(columns.size(), std::vector<Cell>(static_cast<std::size_t>(rows)));
-    for (std::size_t c = 0; c < columns.size(); ++c) fillColumn(columns[c], bucket, cells[c]);
     std::vector<std::vector<std::string>> marks(static_cast<std::size_t>(rows));
     for (const Event& e : trace.events)
         if (e.kind == EventKind::Mark && e.time >= 0)
-            marks[static_cast<std::size_t>(std::min(e.time / bucket, rows - 1))].push_back(trace.string(e.arg[0]));
+            marks[static_cast<std::size_t>(std::min(e.time / bucket, rows - 1))].push_back(terminalSafe(trace.string(e.arg[0])));
 
     // Texts first, to size the columns.
     std::set<std::uint64_t> ran;
@@ -154,7 +162,10 @@ void writeTextTimeline(const Trace& trace, std::ostream& out, TimelineOptions op
     std::size_t width = 3;
     for (std::size_t c = 0; c < columns.size(); ++c) {
         width = std::max(width, columnHeader(columns[c]).size());
-        for (const Cell& cell : cells[c]) {
+        std::vector<Cell> cells(static_cast<std::size_t>(rows)); // one column's at a time
+        fillColumn(columns[c], bucket, cells);
+        texts[c].reserve(cells.size());
+        for (const Cell& cell : cells) {
             texts[c].push_back(cellText(cell, ran));
             width = std::max(width, texts[c].back().size());
         }
@@ -171,9 +182,13 @@ void writeTextTimeline(const Trace& trace, std::ostream& out, TimelineOptions op
     out << "Each cell: the fiber that ran longest in the row's time (+ if others ran too); . idle, _ parked, blank: not alive\n";
     out << "Columns:";
     for (std::size_t c = 0; c < columns.size(); ++c)
-        out << (c ? ", " : " ") << columnHeader(columns[c]) << " = " << columns[c].name << " (thread " << columns[c].thread
+        out << (c ? ", " : " ") << columnHeader(columns[c]) << " = " << terminalSafe(columns[c].name) << " (thread " << columns[c].thread
             << ")";
-    out << "\n\n";
+    out << "\n";
+    if (hidden_columns)
+        out << "(" << hidden_columns << " more thread" << (hidden_columns == 1 ? "" : "s")
+            << " not shown: a terminal has room for " << kColumnLimit << "; 'fiberscope stats' lists them all)\n";
+    out << "\n";
 
     auto pad = [](std::string text, std::size_t n) {
         if (text.size() < n) text.append(n - text.size(), ' ');

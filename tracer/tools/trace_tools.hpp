@@ -49,7 +49,7 @@ struct StateSpan {
 };
 
 struct ThreadTimeline {
-    std::uint32_t thread = 0; // trace thread number
+    std::uint32_t thread = 0; // index into Trace::threads (= the trace thread number in a well-formed file)
     std::int64_t worker = -1;
     std::string name;
     std::int64_t begin = 0;    // first moment alive
@@ -82,6 +82,11 @@ std::vector<std::int64_t> workerThreads(const Trace& trace);
 std::string formatDuration(std::int64_t ns);
 // "1,234,567".
 std::string formatCount(std::uint64_t value);
+// `text` made safe for a terminal: control characters (C0, DEL, C1) and
+// bytes that are not UTF-8 become "\xNN", a backslash becomes "\\"; other
+// printable text, UTF-8 included, is unchanged. Every text output of the
+// tools passes trace strings (names, labels, command line) through this.
+std::string terminalSafe(std::string_view text);
 // The io_uring opcode's name ("read", "timeout"...), or "op N".
 std::string opcodeName(std::uint8_t opcode);
 

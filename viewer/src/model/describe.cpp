@@ -99,9 +99,11 @@ std::string errnoName(int error) {
 
 std::string formatDuration(std::int64_t ns) {
     char buffer[64];
-    const double v = static_cast<double>(ns < 0 ? -ns : ns);
+    // The magnitude as unsigned: -INT64_MIN does not fit an int64.
+    const std::uint64_t magnitude = ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
+    const double v = static_cast<double>(magnitude);
     const char* sign = ns < 0 ? "-" : "";
-    if (v < 1e3) std::snprintf(buffer, sizeof buffer, "%s%" PRId64 " ns", sign, ns < 0 ? -ns : ns);
+    if (v < 1e3) std::snprintf(buffer, sizeof buffer, "%s%" PRIu64 " ns", sign, magnitude);
     else if (v < 1e6) std::snprintf(buffer, sizeof buffer, "%s%.3g us", sign, v / 1e3);
     else if (v < 1e9) std::snprintf(buffer, sizeof buffer, "%s%.3g ms", sign, v / 1e6);
     else std::snprintf(buffer, sizeof buffer, "%s%.4g s", sign, v / 1e9);

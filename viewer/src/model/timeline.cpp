@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <charconv>
 #include <deque>
+#include <list>
 #include <unordered_map>
 
 #include "model/describe.hpp"
@@ -71,13 +72,22 @@ public:
     void forEach(const List& list, F&& f) {
         for (std::uint32_t n = list.head; n != kNil; n = nodes_[n].next) f(nodes_[n].value);
     }
-    // Removes and returns the first entry satisfying `pred`, else the first
-    // entry; false if the list is empty.
+    // Removes and returns the first of the oldest kMatchWindow entries that
+    // satisfies `pred`, else the first entry; false if the list is empty. The
+    // window keeps each call O(1): a real fiber has one or two operations in
+    // flight, and a crafted trace with thousands must not make loading quadratic.
+    static constexpr int kMatchWindow = 8;
     template <class Pred>
     bool takeMatchOrFirst(List& list, Pred&& pred, T& out) {
         if (list.empty()) return false;
         std::uint32_t prev = kNil, n = list.head;
-        while (n != kNil && !pred(nodes_[n].value)) prev = n, n = nodes_[n].next;
+        for (int looked = 0; n != kNil && !pred(nodes_[n].value); ++looked) {
+            if (looked + 1 == kMatchWindow) {
+                n = kNil;
+                break;
+            }
+            prev = n, n = nodes_[n].next;
+        }
         if (n == kNil) prev = kNil, n = list.head;
         out = nodes_[n].value;
         const std::uint32_t next = nodes_[n].next;
@@ -102,6 +112,91 @@ private:
     };
     std::vector<Node> nodes_;
     std::uint32_t free_ = kNil;
+};
+
+// The fibers that became ready on one thread and are not yet accounted for
+// by a schedule record, in order. A schedule record names its first fiber
+// and a count: take() finds that fiber through a map and removes it and the
+// ones after it, leaving holes that compact() squeezes out once they
+// outnumber the live entries; so every call is amortized O(1 + taken), however
+// long the list grows between parks (a thread that never parks).
+class PendingReady {
+public:
+    void push(std::uint64_t fiber) {
+        if (!position_.try_emplace(fiber, entries_.size()).second) return; // already pending
+        entries_.push_back(fiber);
+    }
+    // Appends to `out` the fiber `head` and up to `count - 1` pending after it,
+    // removing them; false (nothing appended) if `head` is not pending.
+    bool take(std::uint64_t head, std::uint64_t count, std::vector<std::uint64_t>& out) {
+        auto it = position_.find(head);
+        if (it == position_.end()) return false;
+        std::size_t at = it->second;
+        for (std::uint64_t taken = 0; at < entries_.size() && taken < std::max<std::uint64_t>(count, 1); ++at) {
+            const std::uint64_t fiber = entries_[at];
+            if (fiber == kHole) continue;
+            out.push_back(fiber);
+            position_.erase(fiber);
+            entries_[at] = kHole;
+            ++holes_;
+            ++taken;
+        }
+        if (holes_ > 32 && holes_ > entries_.size() / 2) compact();
+        return true;
+    }
+    void clear() {
+        entries_.clear();
+        position_.clear();
+        holes_ = 0;
+    }
+
+private:
+    static constexpr std::uint64_t kHole = UINT64_MAX;
+    void compact() {
+        std::size_t kept = 0;
+        for (const std::uint64_t fiber : entries_) {
+            if (fiber == kHole) continue;
+            position_[fiber] = kept;
+            entries_[kept++] = fiber;
+        }
+        entries_.resize(kept);
+        holes_ = 0;
+    }
+    std::vector<std::uint64_t> entries_;                        // kHole where taken
+    std::unordered_map<std::uint64_t, std::size_t> position_;   // pending fiber -> index
+    std::size_t holes_ = 0;
+};
+
+// The fibers waiting on one condition, in order of waiting. Finding the one a
+// wake names is a map look-up, not a scan, so N waiters woken newest-first
+// cost O(N) in all.
+class ConditionWaiters {
+public:
+    void add(std::uint64_t fiber) {
+        if (where_.count(fiber)) return; // already waiting
+        order_.push_back(fiber);
+        where_.emplace(fiber, std::prev(order_.end()));
+    }
+    // The wake of `fiber` (all: and every waiter after it), appended to `out`;
+    // `fiber` itself even if it was not seen waiting.
+    void wake(std::uint64_t fiber, bool all, std::vector<std::uint64_t>& out) {
+        auto it = where_.find(fiber);
+        if (it == where_.end()) {
+            out.push_back(fiber);
+            return;
+        }
+        auto from = it->second;
+        auto to = all ? order_.end() : std::next(from);
+        for (auto w = from; w != to; ++w) {
+            out.push_back(*w);
+            where_.erase(*w);
+        }
+        order_.erase(from, to);
+    }
+
+private:
+    std::list<std::uint64_t> order_;
+    std::unordered_map<std::uint64_t, std::list<std::uint64_t>::iterator> where_;
 };
 
 struct FiberBuild {
@@ -183,7 +278,7 @@ struct ThreadBuild {
     std::uint64_t initial = 0;  // the fiber running before its first switch
     std::uint64_t running = 0;
     std::uint32_t slot = 0;     // its ready-queue slot
-    std::vector<std::uint64_t> pending_ready; // became ready here, not yet scheduled or run
+    PendingReady pending_ready;               // became ready here, not yet scheduled or run
     std::uint64_t handoff_head = 0;           // the last idle hand-off it made
     std::int64_t handoff_time = INT64_MIN;
     std::vector<std::uint32_t> zone_stack;    // zones of its idle loop
@@ -227,7 +322,7 @@ private:
     std::vector<std::uint64_t> members_;                      // scratch: the fibers a schedule record placed
     std::vector<std::uint64_t> woken_;                        // scratch: the fibers a condition wake woke
     std::unordered_map<std::int64_t, std::uint32_t> lane_of_worker_;
-    std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> condition_waiters_;
+    std::unordered_map<std::uint64_t, ConditionWaiters> condition_waiters_;
     std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> awaiters_;
     std::unordered_map<std::uint64_t, WakeupQueue> wakeups_;
 
@@ -483,17 +578,8 @@ private:
     // The fibers a schedule record placed (into members_): the head plus, when
     // they are known, the count - 1 fibers that became ready after it on this thread.
     const std::vector<std::uint64_t>& members(std::uint32_t lane, std::uint64_t head, std::uint64_t count) {
-        auto& pending = tb_[lane].pending_ready;
         members_.clear();
-        auto it = std::find(pending.begin(), pending.end(), head);
-        if (it == pending.end()) {
-            members_.push_back(head);
-            return members_;
-        }
-        const std::size_t available = static_cast<std::size_t>(pending.end() - it);
-        const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(std::max<std::uint64_t>(count, 1), available));
-        members_.assign(it, it + static_cast<std::ptrdiff_t>(take));
-        pending.erase(it, it + static_cast<std::ptrdiff_t>(take));
+        if (!tb_[lane].pending_ready.take(head, count, members_)) members_.push_back(head);
         return members_;
     }
 
@@ -701,24 +787,16 @@ private:
                 item.end = t;
                 pending_.pushBack(fb_[f].pending, Flow{FlowKind::Completion, FlowEnd{item.start, item.fiber, item.where, item.event}, {}});
             }
-            if (makeReady(f, t, thread, i)) tb.pending_ready.push_back(e.arg[0]);
+            if (makeReady(f, t, thread, i)) tb.pending_ready.push(e.arg[0]);
             return;
         }
-        case EventKind::ConditionWait: condition_waiters_[e.arg[1]].push_back(e.arg[0]); return;
+        case EventKind::ConditionWait: condition_waiters_[e.arg[1]].add(e.arg[0]); return;
         case EventKind::ConditionWake: {
-            auto& waiters = condition_waiters_[e.arg[1]];
             std::vector<std::uint64_t>& woken = woken_;
             woken.clear();
-            auto it = std::find(waiters.begin(), waiters.end(), e.arg[0]);
-            if (e.small && it != waiters.end()) {
-                woken.assign(it, waiters.end());
-                waiters.erase(it, waiters.end());
-            } else {
-                if (it != waiters.end()) waiters.erase(it);
-                woken.push_back(e.arg[0]);
-            }
+            condition_waiters_[e.arg[1]].wake(e.arg[0], e.small != 0, woken);
             for (std::uint64_t w : woken)
-                if (w && makeReady(fiberIndex(w), t, -1, i)) tb.pending_ready.push_back(w);
+                if (w && makeReady(fiberIndex(w), t, -1, i)) tb.pending_ready.push(w);
             return;
         }
         case EventKind::MutexHandoff:

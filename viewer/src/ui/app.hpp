@@ -13,7 +13,7 @@
 #include "model/filter.hpp"
 #include "model/timeline.hpp"
 #include "platform/window.hpp"
-#include "ui/time_view.hpp"
+#include "model/time_view.hpp"
 #include "ui/markdown.hpp"
 #include "lessons/catalog.hpp"
 

@@ -115,7 +115,14 @@ void drawRuler(App& app, ImDrawList* dl, const Geometry& g, float y, const Fonts
     dl->AddRectFilled(ImVec2(g.origin.x, y), ImVec2(g.left + g.width, y + kRulerHeight), palette::lane_alt);
     const double first = std::ceil(app.view.start / step) * step;
     ImGui::PushFont(fonts.small);
-    for (double t = first; t <= app.view.end; t += step) {
+    // Ticks by count, not by `t += step`: far from zero a step below the
+    // precision of `t` would never advance it. At most one tick per 45 pixels.
+    const double span_steps = (app.view.end - first) / step;
+    const long ticks = std::isfinite(span_steps) && span_steps >= 0
+                           ? static_cast<long>(std::min<double>(span_steps, g.width / 45.0 + 2)) + 1
+                           : 0;
+    for (long k = 0; k < ticks; ++k) {
+        const double t = first + static_cast<double>(k) * step;
         const float x = app.view.x(t, g.left, g.width);
         dl->AddLine(ImVec2(x, y + kRulerHeight - 8), ImVec2(x, y + kRulerHeight), palette::text_dim);
         const std::string label = formatTick(t, step);

@@ -1,4 +1,4 @@
-#include "ui/time_view.hpp"
+#include "model/time_view.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -34,6 +34,7 @@ void TimeView::clamp(double lo, double hi) noexcept {
 
 double rulerStep(double ns_per_pixel, float min_pixels) {
     const double raw = ns_per_pixel * min_pixels;
+    if (!std::isfinite(raw) || raw <= 1) return 1; // a broken view gets a step, not a hang
     double step = 1;
     while (step * 10 <= raw) step *= 10;
     for (double m : {1.0, 2.0, 5.0, 10.0})

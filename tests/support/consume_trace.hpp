@@ -1,0 +1,81 @@
+// Drives every consumer of a trace the way the tools and the viewer do:
+// stats, the text timeline, the Chrome export, the viewer's model with its
+// queries (state at an instant, levels of detail, hit tests, explanations,
+// range statistics, filters) and the viewer's time arithmetic, without GL.
+// The fuzzer and the hostile-corpus test both run this on every input, so a
+// crafted file that reads cleanly must also be drawable.
+#pragma once
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fiberscope/trace_reader.hpp>
+
+#include "model/filter.hpp"
+#include "model/hit.hpp"
+#include "model/lod.hpp"
+#include "model/range_stats.hpp"
+#include "model/state_at.hpp"
+#include "model/timeline.hpp"
+#include "trace_tools.hpp"
+#include "model/time_view.hpp"
+
+namespace fiberscope::testing {
+
+// Returns the number of bytes the text outputs produced (so the work is not
+// optimized away, and a test can bound it).
+inline std::size_t consumeTrace(const trace::Trace& trace) {
+    std::size_t produced = 0;
+    {
+        std::ostringstream out;
+        trace::writeStats(trace, out);
+        trace::writeTextTimeline(trace, out);
+        trace::writeTextTimeline(trace, out, {.max_rows = 5000});
+        std::string error;
+        trace::writeChromeJson(trace, out, error);
+        produced += out.str().size();
+    }
+    const viewer::Timeline tl = viewer::buildTimeline(trace);
+    const std::int64_t t0 = tl.start_time, t1 = tl.end_time;
+    const std::int64_t instants[] = {t0, t1, t0 / 2 + t1 / 2, t0 + (t1 - t0) / 7, INT64_MIN, INT64_MAX, -1, 0};
+    for (std::int64_t t : instants) {
+        const viewer::SchedulerState state = viewer::stateAt(tl, t);
+        (void)state;
+    }
+    // The views a screenshot or a user's zoom would make: whole, tenth, tiny.
+    std::vector<viewer::Block> blocks;
+    for (double fraction : {1.0, 0.1, 1e-6}) {
+        viewer::TimeView view;
+        view.fit(static_cast<double>(t0), static_cast<double>(t1));
+        view.zoomAt(view.start + view.span() / 2, fraction);
+        const double npp = view.nsPerPixel(1600);
+        const double step = viewer::rulerStep(npp, 90.0f);
+        produced += viewer::formatTick(view.start, step).size();
+        const auto v0 = static_cast<std::int64_t>(view.start), v1 = static_cast<std::int64_t>(view.end);
+        for (std::size_t lane = 0; lane < tl.threads.size() && lane < 64; ++lane) {
+            blocks.clear();
+            viewer::visibleBlocks(tl.threads[lane].lane, v0, v1, npp, blocks);
+            const viewer::Hit hit = viewer::hitThreadLane(tl, lane, v0 / 2 + v1 / 2, npp);
+            produced += viewer::explain(tl, trace, hit, false).text.size();
+        }
+        for (std::size_t lane = 0; lane < tl.fibers.size() && lane < 64; ++lane) {
+            blocks.clear();
+            viewer::visibleBlocks(tl.fibers[lane].lane, v0, v1, npp, blocks);
+            const viewer::Hit hit = viewer::hitFiberLane(tl, lane, v0 / 2 + v1 / 2, npp, true);
+            produced += viewer::explain(tl, trace, hit, true).text.size();
+        }
+        const viewer::RangeStats range = viewer::rangeStats(tl, trace, v0, v1);
+        (void)range;
+    }
+    for (std::uint32_t i = 0; i < trace.events.size() && i < 256; ++i) produced += viewer::explain(tl, trace, i).text.size();
+    viewer::EventFilter filter;
+    produced += viewer::countEvents(tl, trace, filter);
+    (void)viewer::nextMatching(tl, trace, filter, t0);
+    (void)viewer::previousMatching(tl, trace, filter, t1);
+    (void)viewer::findFibers(tl, "main");
+    return produced;
+}
+
+} // namespace fiberscope::testing
