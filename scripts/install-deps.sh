@@ -5,8 +5,9 @@
 set -euo pipefail
 # Runtime and tracer: liburing, Catch2. Viewer: GLFW, Dear ImGui (its static
 # lib needs stb), md4c (lesson narratives), OpenGL, and Xvfb + Mesa (llvmpipe) to render without a display.
+# The `fiberscope` command line: CLI11 (header-only).
 packages=(build-essential cmake ninja-build pkg-config liburing-dev catch2
-          libglfw3-dev libimgui-dev libstb-dev libmd4c-dev libgl-dev libgl1-mesa-dri xvfb "$@")
+          libglfw3-dev libimgui-dev libstb-dev libmd4c-dev libgl-dev libgl1-mesa-dri xvfb libcli11-dev "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,11 +4,16 @@
 //     fiberscope stats out.fstrace
 //     fiberscope timeline out.fstrace [--rows N] [--bucket 1ms]
 //     fiberscope export --format chrome out.fstrace -o out.json
-//     fiberscope view out.fstrace          (the GUI, once it lands)
+//     fiberscope view out.fstrace
+//     fiberscope screenshot out.fstrace -o out.png [--range 2ms:5ms] [--cursor 3ms]
+//     fiberscope lessons | lesson N | benchmark
 //
-// Exit codes: 0 success, 1 a file could not be read or written, 2 a usage
-// error; `record` exits with the program's status. Each subcommand is one
-// function below, listed in kCommands; add a command by adding both.
+// One parser (CLI11) reads the whole command line; the values it takes go
+// through the strict parsers of cli/values.hpp. Exit codes: 0 success, 1 a
+// file could not be read or written (or memory ran out), 2 a usage error;
+// `record` exits with the program's status. Every error is one line on
+// stderr. Each subcommand is an add...() function below that declares its
+// options and returns what runs it; add a command by adding one.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -21,10 +26,15 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <limits>
+#include <new>
 #include <string>
 #include <vector>
 
+#include "cli/command_line.hpp"
+#include "cli/values.hpp"
 #include "fiberscope/trace_reader.hpp"
 #include "trace_tools.hpp"
 #include "lessons/catalog.hpp"
@@ -36,6 +46,7 @@
 
 namespace {
 
+namespace cli = fiberscope::cli;
 using fiberscope::trace::ReadError;
 using fiberscope::trace::Trace;
 using Args = std::vector<std::string>;
@@ -44,77 +55,46 @@ constexpr int kOk = 0;
 constexpr int kBadFile = 1;
 constexpr int kUsage = 2;
 
-struct Command {
-    const char* name;
-    const char* summary;
-    const char* help;
-    int (*run)(const Args& args);
-};
-
 // ---------------------------------------------------------------------------
 // Helpers
 
-int usageError(const char* command, const std::string& message) {
-    std::fprintf(stderr, "fiberscope%s%s: %s (see 'fiberscope %s%s--help')\n", command ? " " : "", command ? command : "",
-                 message.c_str(), command ? command : "", command ? " " : "");
+// A usage error found after parsing (a missing argument, an output that is
+// an input), in the same one-line form as the parser's own.
+int usageError(const std::string& command, const std::string& message) {
+    const std::string who = command.empty() ? "fiberscope" : "fiberscope " + command;
+    std::fprintf(stderr, "%s: %s; run '%s --help'\n", who.c_str(), message.c_str(), who.c_str());
     return kUsage;
 }
 
-int printHelp(const char* help) {
-    std::fputs(help, stdout);
-    return kOk;
+// A trace the command is to read must be a regular file: the reader says so
+// too, but the viewer's quick check would block on a FIFO and call a
+// directory "bad magic". A missing file is left to the reader's message.
+bool checkTraceInput(const std::string& path) {
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return true;
+    std::fprintf(stderr, "fiberscope: %s: is %s, not a trace file\n", cli::printable(path, 4096).c_str(),
+                 S_ISDIR(st.st_mode) ? "a directory" : "not a regular file (a device, FIFO or socket)");
+    return false;
 }
 
-bool isHelp(const std::string& arg) { return arg == "--help" || arg == "-h"; }
-
-// An option with a value, as "--name value" or "--name=value" (or "-o value"
-// for a short name). Returns false if args[i] is not this option. When it
-// is, sets `value` (or `missing` if no value follows) and advances i past it.
-bool valueOption(const Args& args, std::size_t& i, const char* long_name, const char* short_name, std::string& value,
-                 bool& missing) {
-    const std::string& arg = args[i];
-    const std::string prefix = std::string(long_name) + "=";
-    if (arg.compare(0, prefix.size(), prefix) == 0) {
-        value = arg.substr(prefix.size());
-        missing = value.empty();
-        return true;
-    }
-    if (arg != long_name && (!short_name || arg != short_name)) return false;
-    missing = i + 1 >= args.size();
-    if (!missing) value = args[++i];
-    return true;
-}
-
-bool parsePositive(const std::string& text, long& value) {
-    if (text.empty()) return false;
-    char* end = nullptr;
-    errno = 0;
-    value = std::strtol(text.c_str(), &end, 10);
-    return errno == 0 && *end == '\0' && value > 0;
-}
-
-// "250us", "2ms", "1.5s", "800ns" -> nanoseconds.
-bool parseDuration(const std::string& text, std::int64_t& ns) {
-    char* end = nullptr;
-    errno = 0;
-    const double number = std::strtod(text.c_str(), &end);
-    if (errno != 0 || end == text.c_str() || !(number > 0)) return false;
-    const std::string unit = end;
-    double scale = 0;
-    if (unit == "ns") scale = 1;
-    else if (unit == "us") scale = 1e3;
-    else if (unit == "ms") scale = 1e6;
-    else if (unit == "s") scale = 1e9;
-    else return false;
-    const double value = number * scale;
-    if (value < 1 || value > 1e18) return false;
-    ns = static_cast<std::int64_t>(value);
-    return true;
+// An output path must not be a directory nor the same file as an input
+// (compared by device and inode, so "./t.fstrace" or a link counts too).
+// Returns the complaint, or empty when the output is fine.
+std::string outputClash(const std::string& option, const std::string& output, const std::string& input,
+                        const char* input_role) {
+    struct stat st {};
+    if (stat(output.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+        return option + " " + cli::printable(output, 4096) + " is a directory (give a file name)";
+    if (!input.empty() && cli::sameFile(output, input))
+        return option + " " + cli::printable(output, 4096) + " is " + input_role +
+               "; writing it would destroy it (choose another file)";
+    return {};
 }
 
 // Reads a trace, printing its warnings. On failure prints the error and
 // returns false (the caller exits with kBadFile).
 bool loadTrace(const std::string& path, Trace& trace) {
+    if (!checkTraceInput(path)) return false;
     ReadError error;
     if (!fiberscope::trace::readTrace(path, trace, error)) {
         std::fprintf(stderr, "fiberscope: %s\n", error.text().c_str());
@@ -124,18 +104,66 @@ bool loadTrace(const std::string& path, Trace& trace) {
     return true;
 }
 
+// Which lesson has this number, or null (with a one-line reason in `error`).
+const fiberscope::viewer::Lesson* findLesson(const std::vector<fiberscope::viewer::Lesson>& lessons, std::int64_t number,
+                                             const std::string& catalogue_error, std::string& error) {
+    for (const auto& lesson : lessons)
+        if (lesson.number == number) return &lesson;
+    error = "there is no lesson " + std::to_string(number) + (catalogue_error.empty() ? "" : " (" + catalogue_error + ")") +
+            "; see 'fiberscope lessons'";
+    return nullptr;
+}
+
+// The parsers of cli/values.hpp with their bounds bound, in the shape
+// addParsedOption takes.
+std::function<bool(std::string_view, std::int64_t&, std::string&)> wholeNumber(std::int64_t min, std::int64_t max) {
+    return [min, max](std::string_view text, std::int64_t& value, std::string& error) {
+        return cli::parseWholeNumber(text, min, max, value, error);
+    };
+}
+
+std::function<bool(std::string_view, std::int64_t&, std::string&)> timeValue(cli::TimeSign sign) {
+    return [sign](std::string_view text, std::int64_t& ns, std::string& error) { return cli::parseTime(text, sign, ns, error); };
+}
+
+// One of a fixed set of words, as its index.
+std::function<bool(std::string_view, int&, std::string&)> oneOf(std::vector<std::string> words, std::string what) {
+    return [words = std::move(words), what = std::move(what)](std::string_view text, int& index, std::string& error) {
+        for (std::size_t i = 0; i < words.size(); ++i)
+            if (text == words[i]) {
+                index = static_cast<int>(i);
+                return true;
+            }
+        std::string list;
+        for (std::size_t i = 0; i < words.size(); ++i) list += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
+        error = "\"" + cli::printable(text) + "\" is not " + what + " (use " + list + ")";
+        return false;
+    };
+}
+
+// A subcommand's entry in the dispatch: how to run it once parsed, and what
+// it is doing, for the out-of-memory message ("exporting t.fstrace").
+struct Command {
+    CLI::App* app = nullptr;
+    std::function<int()> run;
+    std::function<std::string()> activity;
+    bool takes_top_leftovers = false; // record: after "--", its program lands there
+};
+
+// A subcommand with the settings every one shares: listed under
+// "commands:", unknown arguments collected (and reported in our words)
+// rather than thrown, and the help flag described the same way.
+CLI::App* addCommand(CLI::App& top, const std::string& name, const std::string& summary, const std::string& details) {
+    CLI::App* app = top.add_subcommand(name, summary);
+    app->group("commands");
+    app->allow_extras();
+    app->footer(details);
+    app->set_help_flag("-h,--help", "show this help");
+    return app;
+}
+
 // ---------------------------------------------------------------------------
 // fiberscope record
-
-const char kRecordHelp[] =
-    "usage: fiberscope record [-o FILE] [--] PROGRAM [ARGS...]\n"
-    "\n"
-    "Runs PROGRAM with FIBERSCOPE_TRACE=FILE, so a program built on the fiberscope\n"
-    "runtime records a trace of every scheduling decision into FILE, then prints a\n"
-    "one-line summary of the trace. Exits with the program's exit status.\n"
-    "\n"
-    "  -o, --output FILE   where to write the trace (default: fiberscope.fstrace)\n"
-    "  -h, --help          show this help\n";
 
 struct ChildResult {
     int exit_code = 0;
@@ -199,26 +227,24 @@ ChildResult runChild(const Args& program, const std::string& trace_path) {
     return result;
 }
 
-int runRecord(const Args& args) {
-    std::string output = "fiberscope.fstrace";
-    Args program;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        bool missing = false;
-        if (args[i] == "--") {
-            program.assign(args.begin() + static_cast<long>(i) + 1, args.end());
-            break;
-        }
-        if (isHelp(args[i])) return printHelp(kRecordHelp);
-        if (valueOption(args, i, "--output", "-o", output, missing)) {
-            if (missing) return usageError("record", "-o needs a file name");
-            continue;
-        }
-        if (args[i].size() > 1 && args[i][0] == '-') return usageError("record", "unknown option '" + args[i] + "'");
-        program.assign(args.begin() + static_cast<long>(i), args.end()); // the program and its own arguments
-        break;
+// Where execvp will find `name`: the name itself when it has a slash, else
+// the first executable of that name on PATH (empty when there is none).
+std::string programPath(const std::string& name) {
+    if (name.find('/') != std::string::npos) return name;
+    const char* search = std::getenv("PATH");
+    const std::string dirs = search ? search : "/usr/local/bin:/usr/bin:/bin";
+    std::size_t start = 0;
+    while (start <= dirs.size()) {
+        const std::size_t colon = std::min(dirs.find(':', start), dirs.size());
+        const std::string dir = dirs.substr(start, colon - start);
+        const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+        if (access(candidate.c_str(), X_OK) == 0) return candidate;
+        start = colon + 1;
     }
-    if (program.empty()) return usageError("record", "no program to run; usage: fiberscope record -o FILE -- PROGRAM [ARGS...]");
+    return {};
+}
 
+int record(const Args& program, const std::string& output) {
     // To tell a fresh trace from an old file of the same name.
     struct timespec started {};
     clock_gettime(CLOCK_REALTIME, &started);
@@ -245,461 +271,486 @@ int runRecord(const Args& args) {
     return child.exit_code;
 }
 
+Command addRecord(CLI::App& top, cli::HelpFormatter& help) {
+    struct Options {
+        std::string output = "fiberscope.fstrace";
+    };
+    auto options = std::make_shared<Options>();
+    CLI::App* app = addCommand(top, "record", "run a program and record its trace",
+                               "Runs PROGRAM with FIBERSCOPE_TRACE=FILE, so a program built on the fiberscope\n"
+                               "runtime records a trace of every scheduling decision into FILE, then prints a\n"
+                               "one-line summary of the trace. Exits with the program's exit status.");
+    help.setSynopsis(app, "[-o FILE] [--] PROGRAM [ARGS...]");
+    // The program's own arguments are not ours: parsing stops at its name.
+    app->prefix_command();
+    app->add_option("-o,--output", options->output, "where to write the trace (default: fiberscope.fstrace)")->type_name("FILE");
+    auto run = [app, &top, options]() -> int {
+        // CLI11 leaves the program and its arguments unparsed; after "--"
+        // they land in the top level's leftovers instead of the command's.
+        Args program = app->remaining();
+        const bool after_dashes = program.empty();
+        if (after_dashes) program = top.remaining();
+        if (program.empty()) return usageError("record", "no program to run; usage: fiberscope record -o FILE -- PROGRAM [ARGS...]");
+        if (!after_dashes && program[0].size() > 1 && program[0][0] == '-')
+            return usageError("record", "unknown option '" + cli::printable(program[0]) + "' (put '--' before a program whose name starts with '-')");
+        if (const std::string clash = outputClash("-o", options->output, programPath(program[0]), "the program to run");
+            !clash.empty())
+            return usageError("record", clash);
+        return record(program, options->output);
+    };
+    return {app, run, [options] { return "recording " + options->output; }, true};
+}
+
 // ---------------------------------------------------------------------------
 // fiberscope stats
 
-const char kStatsHelp[] =
-    "usage: fiberscope stats FILE [--top N]\n"
-    "\n"
-    "Summarises a trace: the recording, each thread's busy / idle / parked time,\n"
-    "switches, steals and wake-ups, the fibers that ran longest with their\n"
-    "schedule-to-run latency, and the latency over all fibers.\n"
-    "\n"
-    "  --top N      how many fibers to list (default: 20)\n"
-    "  -h, --help   show this help\n";
-
-int runStats(const Args& args) {
-    std::string path;
-    fiberscope::trace::StatsOptions options;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        std::string value;
-        bool missing = false;
-        if (isHelp(args[i])) return printHelp(kStatsHelp);
-        if (valueOption(args, i, "--top", nullptr, value, missing)) {
-            long top = 0;
-            if (missing || !parsePositive(value, top)) return usageError("stats", "--top needs a positive number");
-            options.top_fibers = static_cast<std::size_t>(top);
-        } else if (args[i].size() > 1 && args[i][0] == '-') {
-            return usageError("stats", "unknown option '" + args[i] + "'");
-        } else if (path.empty()) {
-            path = args[i];
-        } else {
-            return usageError("stats", "one trace file at a time ('" + args[i] + "' is extra)");
-        }
-    }
-    if (path.empty()) return usageError("stats", "no trace file given");
-    Trace trace;
-    if (!loadTrace(path, trace)) return kBadFile;
-    options.title = path;
-    fiberscope::trace::writeStats(trace, std::cout, options);
-    return kOk;
+Command addStats(CLI::App& top) {
+    struct Options {
+        std::string path;
+        std::int64_t top = 20;
+    };
+    auto options = std::make_shared<Options>();
+    CLI::App* app = addCommand(top, "stats", "summarise a trace: threads, fibers, latency",
+                               "Summarises a trace: the recording, each thread's busy / idle / parked time,\n"
+                               "switches, steals and wake-ups, the fibers that ran longest with their\n"
+                               "schedule-to-run latency, and the latency over all fibers.");
+    app->add_option("FILE", options->path, "the trace")->type_name("");
+    cli::addParsedOption<std::int64_t>(*app, "--top", options->top, wholeNumber(1, 1'000'000),
+                                       "how many fibers to list (default: 20)", "N");
+    auto run = [app, options]() -> int {
+        if (const std::string complaint = cli::leftoverComplaint(*app, "one trace file at a time"); !complaint.empty())
+            return usageError("stats", complaint);
+        if (options->path.empty()) return usageError("stats", "no trace file given");
+        Trace trace;
+        if (!loadTrace(options->path, trace)) return kBadFile;
+        fiberscope::trace::StatsOptions stats;
+        stats.top_fibers = static_cast<std::size_t>(options->top);
+        stats.title = options->path;
+        fiberscope::trace::writeStats(trace, std::cout, stats);
+        return kOk;
+    };
+    return {app, run, [options] { return "summarising " + options->path; }};
 }
 
 // ---------------------------------------------------------------------------
 // fiberscope export
 
-const char kExportHelp[] =
-    "usage: fiberscope export [--format chrome] FILE -o OUT.json\n"
-    "\n"
-    "Converts a trace to Chrome Trace Event JSON, which ui.perfetto.dev and\n"
-    "chrome://tracing open: one track per thread with the fiber runs, one track\n"
-    "per fiber (in the \"fibers\" process) with its runs and zones, and arrows for\n"
-    "wake-ups, steals and spawns.\n"
-    "\n"
-    "  --format chrome    the output format (chrome is the only one so far)\n"
-    "  -o, --output OUT   where to write; '-' for standard output\n"
-    "  -h, --help         show this help\n";
+Command addExport(CLI::App& top) {
+    struct Options {
+        std::string path, output;
+        int format = 0; // chrome, the only one so far
+    };
+    auto options = std::make_shared<Options>();
+    CLI::App* app = addCommand(top, "export", "convert a trace to Chrome/Perfetto JSON",
+                               "Converts a trace to Chrome Trace Event JSON, which ui.perfetto.dev and\n"
+                               "chrome://tracing open: one track per thread with the fiber runs, one track\n"
+                               "per fiber (in the \"fibers\" process) with its runs and zones, and arrows for\n"
+                               "wake-ups, steals and spawns.");
+    app->add_option("FILE", options->path, "the trace")->type_name("");
+    cli::addParsedOption<int>(
+        *app, "-f,--format", options->format,
+        [](std::string_view text, int& format, std::string& error) {
+            if (text == "chrome") return format = 0, true;
+            error = "unknown format '" + cli::printable(text) + "'; the only format is chrome";
+            return false;
+        },
+        "the output format (chrome is the only one so far)", "chrome");
+    app->add_option("-o,--output", options->output, "where to write; '-' for standard output")->type_name("OUT.json");
+    auto run = [app, options]() -> int {
+        if (const std::string complaint = cli::leftoverComplaint(*app, "one trace file at a time"); !complaint.empty())
+            return usageError("export", complaint);
+        if (options->path.empty()) return usageError("export", "no trace file given");
+        const std::string& output = options->output;
+        if (output.empty()) return usageError("export", "no output file given (-o OUT.json, or -o - for standard output)");
+        if (output != "-")
+            if (const std::string clash = outputClash("-o", output, options->path, "the input trace"); !clash.empty())
+                return usageError("export", clash);
+        Trace trace;
+        if (!loadTrace(options->path, trace)) return kBadFile;
 
-int runExport(const Args& args) {
-    std::string path, output, format = "chrome";
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        bool missing = false;
-        if (isHelp(args[i])) return printHelp(kExportHelp);
-        if (valueOption(args, i, "--format", "-f", format, missing)) {
-            if (missing) return usageError("export", "--format needs a format name (chrome)");
-        } else if (valueOption(args, i, "--output", "-o", output, missing)) {
-            if (missing) return usageError("export", "-o needs a file name");
-        } else if (args[i].size() > 1 && args[i][0] == '-') {
-            return usageError("export", "unknown option '" + args[i] + "'");
-        } else if (path.empty()) {
-            path = args[i];
-        } else {
-            return usageError("export", "one trace file at a time ('" + args[i] + "' is extra)");
+        std::string error;
+        if (output == "-") {
+            if (!fiberscope::trace::writeChromeJson(trace, std::cout, error)) {
+                std::fprintf(stderr, "fiberscope: cannot write to standard output: %s\n", error.c_str());
+                return kBadFile;
+            }
+            return kOk;
         }
-    }
-    if (format != "chrome") return usageError("export", "unknown format '" + format + "'; the only format is chrome");
-    if (path.empty()) return usageError("export", "no trace file given");
-    if (output.empty()) return usageError("export", "no output file given (-o OUT.json, or -o - for standard output)");
-    Trace trace;
-    if (!loadTrace(path, trace)) return kBadFile;
-
-    std::string error;
-    if (output == "-") {
-        if (!fiberscope::trace::writeChromeJson(trace, std::cout, error)) {
-            std::fprintf(stderr, "fiberscope: cannot write to standard output: %s\n", error.c_str());
+        std::ofstream file(output, std::ios::binary | std::ios::trunc);
+        if (!file) {
+            std::fprintf(stderr, "fiberscope: cannot write %s: %s\n", output.c_str(), std::strerror(errno));
             return kBadFile;
         }
+        bool written = fiberscope::trace::writeChromeJson(trace, file, error);
+        file.close();
+        written = written && !file.fail();
+        if (!written) {
+            std::fprintf(stderr, "fiberscope: cannot write %s: %s\n", output.c_str(),
+                         error.empty() ? "write failed" : error.c_str());
+            return kBadFile;
+        }
+        std::printf("Wrote %s (Chrome trace JSON); open it in https://ui.perfetto.dev or chrome://tracing\n", output.c_str());
         return kOk;
-    }
-    std::ofstream file(output, std::ios::binary | std::ios::trunc);
-    if (!file) {
-        std::fprintf(stderr, "fiberscope: cannot write %s: %s\n", output.c_str(), std::strerror(errno));
-        return kBadFile;
-    }
-    bool written = fiberscope::trace::writeChromeJson(trace, file, error);
-    file.close();
-    written = written && !file.fail();
-    if (!written) {
-        std::fprintf(stderr, "fiberscope: cannot write %s: %s\n", output.c_str(), error.empty() ? "write failed" : error.c_str());
-        return kBadFile;
-    }
-    std::printf("Wrote %s (Chrome trace JSON); open it in https://ui.perfetto.dev or chrome://tracing\n", output.c_str());
-    return kOk;
+    };
+    return {app, run, [options] { return "exporting " + options->path; }};
 }
 
 // ---------------------------------------------------------------------------
 // fiberscope timeline
 
-const char kTimelineHelp[] =
-    "usage: fiberscope timeline FILE [--rows N] [--bucket DURATION]\n"
-    "\n"
-    "Prints a map of which fiber ran on which thread over time: one column per\n"
-    "thread, one row per time bucket. A cell shows the fiber that ran longest in\n"
-    "the bucket (its id, + if others ran too), '.' idle, '_' parked (waiting in\n"
-    "the kernel). Marks label their row; named fibers are listed below.\n"
-    "\n"
-    "  --rows N            at most N rows (default: 60); the bucket is a round number\n"
-    "  --bucket DURATION   a fixed bucket instead, e.g. 500us, 2ms, 1s\n"
-    "  -h, --help          show this help\n";
-
-int runTimeline(const Args& args) {
-    std::string path;
-    fiberscope::trace::TimelineOptions options;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        std::string value;
-        bool missing = false;
-        if (isHelp(args[i])) return printHelp(kTimelineHelp);
-        if (valueOption(args, i, "--rows", nullptr, value, missing)) {
-            long rows = 0;
-            if (missing || !parsePositive(value, rows) || rows > 1000000)
-                return usageError("timeline", "--rows needs a positive number");
-            options.max_rows = static_cast<int>(rows);
-        } else if (valueOption(args, i, "--bucket", nullptr, value, missing)) {
-            if (missing || !parseDuration(value, options.bucket_ns))
-                return usageError("timeline", "--bucket needs a duration such as 500us, 2ms or 1s");
-        } else if (args[i].size() > 1 && args[i][0] == '-') {
-            return usageError("timeline", "unknown option '" + args[i] + "'");
-        } else if (path.empty()) {
-            path = args[i];
-        } else {
-            return usageError("timeline", "one trace file at a time ('" + args[i] + "' is extra)");
-        }
-    }
-    if (path.empty()) return usageError("timeline", "no trace file given");
-    Trace trace;
-    if (!loadTrace(path, trace)) return kBadFile;
-    fiberscope::trace::writeTextTimeline(trace, std::cout, options);
-    return kOk;
+Command addTimeline(CLI::App& top) {
+    struct Options {
+        std::string path;
+        std::int64_t rows = 60;
+        std::int64_t bucket_ns = 0;
+    };
+    auto options = std::make_shared<Options>();
+    CLI::App* app = addCommand(top, "timeline", "print a text map of which fiber ran where",
+                               "Prints a map of which fiber ran on which thread over time: one column per\n"
+                               "thread, one row per time bucket. A cell shows the fiber that ran longest in\n"
+                               "the bucket (its id, + if others ran too), '.' idle, '_' parked (waiting in\n"
+                               "the kernel). Marks label their row; named fibers are listed below.\n"
+                               "Times take a unit: ns, us, ms (a bare number) or s.");
+    app->add_option("FILE", options->path, "the trace")->type_name("");
+    cli::addParsedOption<std::int64_t>(*app, "--rows", options->rows, wholeNumber(1, 1'000'000),
+                                       "at most N rows (default: 60); the bucket is a round number", "N");
+    cli::addParsedOption<std::int64_t>(*app, "--bucket", options->bucket_ns, timeValue(cli::TimeSign::positive),
+                                       "a fixed bucket instead, e.g. 500us, 2ms, 1s", "DURATION");
+    auto run = [app, options]() -> int {
+        if (const std::string complaint = cli::leftoverComplaint(*app, "one trace file at a time"); !complaint.empty())
+            return usageError("timeline", complaint);
+        if (options->path.empty()) return usageError("timeline", "no trace file given");
+        Trace trace;
+        if (!loadTrace(options->path, trace)) return kBadFile;
+        fiberscope::trace::TimelineOptions timeline;
+        timeline.max_rows = static_cast<int>(options->rows);
+        timeline.bucket_ns = options->bucket_ns;
+        fiberscope::trace::writeTextTimeline(trace, std::cout, timeline);
+        return kOk;
+    };
+    return {app, run, [options] { return "drawing the timeline of " + options->path; }};
 }
 
 // ---------------------------------------------------------------------------
 // fiberscope view
 
-const char kViewHelp[] =
-    "usage: fiberscope view [FILE]\n"
-    "\n"
-    "Opens the Fiberscope viewer (on FILE if given): per-thread and per-fiber\n"
-    "timelines, flows between threads, the scheduler's state at any instant,\n"
-    "statistics of a range, and every event explained. Needs a display; without\n"
-    "one, use 'fiberscope screenshot'.\n";
-
-const char kScreenshotHelp[] =
-    "usage: fiberscope screenshot FILE -o OUT.png [--range START:END] [--size WxH]\n"
-    "                             [--cursor TIME] [--panel state|selection|events|legend|lesson]\n"
-    "                             [--lesson N] [--open-dialog]\n"
-    "\n"
-    "Renders the viewer's view of FILE to a PNG without a window. With no display\n"
-    "it starts Xvfb for the duration (apt-get install xvfb). Times take a unit:\n"
-    "ns, us, ms (the default) or s, e.g. --range 1.5ms:4ms --cursor 2ms.\n";
-
-int runView(const Args& args) {
-    std::string path;
-    for (const std::string& arg : args) {
-        if (isHelp(arg)) return printHelp(kViewHelp);
-        if (!arg.empty() && arg[0] == '-') return usageError("view", "unknown option '" + arg + "'");
-        if (!path.empty()) return usageError("view", "one trace at a time");
-        path = arg;
-    }
+int view(const std::string& path) {
+    if (!path.empty() && !checkTraceInput(path)) return kBadFile;
     return fiberscope::viewer::runViewer(path);
 }
 
-// "A:B" with units (ns, us, ms, s; default ms) -> nanoseconds.
-bool parseRange(const std::string& text, double& start, double& end) {
-    const auto colon = text.find(':');
-    if (colon == std::string::npos) return false;
-    auto parse = [](std::string part, double& out) {
-        double scale = 1e6;
-        for (auto [suffix, factor] : {std::pair{"ns", 1.0}, std::pair{"us", 1e3}, std::pair{"ms", 1e6}, std::pair{"s", 1e9}}) {
-            const std::string sfx = suffix;
-            if (part.size() > sfx.size() && part.compare(part.size() - sfx.size(), sfx.size(), sfx) == 0) {
-                scale = factor;
-                part.resize(part.size() - sfx.size());
-                break;
-            }
-        }
-        char* rest = nullptr;
-        const double value = std::strtod(part.c_str(), &rest);
-        if (part.empty() || *rest) return false;
-        out = value * scale;
-        return true;
+Command addView(CLI::App& top, cli::HelpFormatter& help) {
+    auto path = std::make_shared<std::string>();
+    CLI::App* app = addCommand(top, "view", "open a trace in the viewer",
+                               "Opens the Fiberscope viewer (on FILE if given): per-thread and per-fiber\n"
+                               "timelines, flows between threads, the scheduler's state at any instant,\n"
+                               "statistics of a range, and every event explained. Needs a display; without\n"
+                               "one, use 'fiberscope screenshot'. With no command at all, fiberscope opens it.");
+    help.markOptional(app->add_option("FILE", *path, "the trace (optional: File > Open, or drop a file)")->type_name(""));
+    auto run = [app, path]() -> int {
+        if (const std::string complaint = cli::leftoverComplaint(*app, "one trace at a time"); !complaint.empty())
+            return usageError("view", complaint);
+        return view(*path);
     };
-    return parse(text.substr(0, colon), start) && parse(text.substr(colon + 1), end) && end > start;
+    return {app, run, [path] { return "viewing " + *path; }};
 }
 
-int runScreenshot(const Args& args) {
-    fiberscope::viewer::ScreenshotOptions options;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& arg = args[i];
-        auto value = [&](const char* flag) -> const std::string* {
-            if (i + 1 >= args.size()) return nullptr;
-            (void)flag;
-            return &args[++i];
-        };
-        if (isHelp(arg)) return printHelp(kScreenshotHelp);
-        if (arg == "-o" || arg == "--output") {
-            const std::string* v = value("-o");
-            if (!v) return usageError("screenshot", "-o needs a PNG path");
-            options.output = *v;
-        } else if (arg == "--range") {
-            const std::string* v = value("--range");
-            if (!v || !parseRange(*v, options.range_start_ns, options.range_end_ns))
-                return usageError("screenshot", "--range takes START:END, e.g. 0:20ms or 1.5ms:2ms");
-            options.has_range = true;
-        } else if (arg == "--size") {
-            const std::string* v = value("--size");
-            int w = 0, h = 0;
-            if (!v || std::sscanf(v->c_str(), "%dx%d", &w, &h) != 2 || w < 320 || h < 240 || w > 8192 || h > 8192)
-                return usageError("screenshot", "--size takes WIDTHxHEIGHT, e.g. 1600x900 (320x240 to 8192x8192)");
-            options.width = w;
-            options.height = h;
-        } else if (arg == "--cursor") {
-            const std::string* v = value("--cursor");
-            double a = 0, b = 0;
-            if (!v || !parseRange(*v + ":" + *v + "1", a, b))
-                return usageError("screenshot", "--cursor takes a time, e.g. 3.2ms");
-            options.cursor_ns = static_cast<std::int64_t>(a);
-        } else if (arg == "--panel") {
-            const std::string* v = value("--panel");
-            const char* names[] = {"state", "selection", "events", "legend", "lesson"};
-            int found = -1;
-            for (int k = 0; k < 5; ++k)
-                if (v && *v == names[k]) found = k;
-            if (found < 0) return usageError("screenshot", "--panel takes state, selection, events, legend or lesson");
-            options.panel = found;
-        } else if (arg == "--open-dialog") {
-            options.open_dialog = true;
-        } else if (arg == "--lesson") {
-            const std::string* v = value("--lesson");
-            if (!v || std::atoi(v->c_str()) <= 0) return usageError("screenshot", "--lesson takes a lesson number");
-            options.lesson = std::atoi(v->c_str());
-            options.panel = 4;
-        } else if (!arg.empty() && arg[0] == '-') {
-            return usageError("screenshot", "unknown option '" + arg + "'");
-        } else if (options.trace.empty()) {
-            options.trace = arg;
-        } else {
-            return usageError("screenshot", "one trace at a time");
+// ---------------------------------------------------------------------------
+// fiberscope screenshot
+
+Command addScreenshot(CLI::App& top) {
+    struct Options {
+        fiberscope::viewer::ScreenshotOptions shot;
+        std::int64_t lesson = 0;
+        std::pair<std::int64_t, std::int64_t> range;
+    };
+    auto options = std::make_shared<Options>();
+    fiberscope::viewer::ScreenshotOptions& shot = options->shot;
+    CLI::App* app = addCommand(top, "screenshot", "render the viewer's view of a trace to a PNG (headless)",
+                               "Renders the viewer's view of FILE to a PNG without a window. With no display\n"
+                               "it starts Xvfb for the duration (apt-get install xvfb), which dies with it.\n"
+                               "Times take a unit: ns, us, ms (a bare number) or s, e.g. --range 1.5ms:4ms\n"
+                               "--cursor 2ms.");
+    app->add_option("FILE", shot.trace, "the trace")->type_name("");
+    app->add_option("-o,--output", shot.output, "the PNG to write")->type_name("OUT.png");
+    cli::addParsedOption<std::pair<std::int64_t, std::int64_t>>(
+        *app, "--range", options->range,
+        [&shot](std::string_view text, std::pair<std::int64_t, std::int64_t>& range, std::string& error) {
+            if (!cli::parseTimeRange(text, range.first, range.second, error)) return false;
+            shot.has_range = true;
+            return true;
+        },
+        "the time range to show, e.g. 2ms:5ms (default: all of it)", "START:END");
+    cli::addParsedOption<int>(
+        *app, "--size", shot.width,
+        [&shot](std::string_view text, int& width, std::string& error) {
+            return cli::parseSize(text, 320, 8192, width, shot.height, error);
+        },
+        "the picture's size, 320x240 to 8192x8192 (default: 1600x900)", "WxH");
+    cli::addParsedOption<std::int64_t>(*app, "--cursor", shot.cursor_ns, timeValue(cli::TimeSign::non_negative),
+                                       "pin the scheduler state at this time, e.g. 3ms (default: the view's middle)",
+                                       "TIME");
+    cli::addParsedOption<int>(*app, "--panel", shot.panel, oneOf({"state", "selection", "events", "legend", "lesson"}, "a panel"),
+                              "the side panel to show (default: state)", "PANEL");
+    cli::addParsedOption<std::int64_t>(*app, "--lesson", options->lesson, wholeNumber(1, std::numeric_limits<int>::max()),
+                                       "show lesson N's narrative in the lesson panel", "N");
+    app->add_flag("--open-dialog", shot.open_dialog, "show the Open dialog (for documentation)");
+    auto run = [app, options]() -> int {
+        fiberscope::viewer::ScreenshotOptions& shot = options->shot;
+        if (const std::string complaint = cli::leftoverComplaint(*app, "one trace at a time"); !complaint.empty())
+            return usageError("screenshot", complaint);
+        if (shot.trace.empty()) return usageError("screenshot", "which trace? fiberscope screenshot FILE -o out.png");
+        if (shot.output.empty()) return usageError("screenshot", "where to? add -o out.png");
+        if (const std::string clash = outputClash("-o", shot.output, shot.trace, "the input trace"); !clash.empty())
+            return usageError("screenshot", clash);
+        if (options->lesson > 0) {
+            std::string catalogue_error, error;
+            const auto lessons = fiberscope::viewer::loadLessons(catalogue_error);
+            if (!findLesson(lessons, options->lesson, catalogue_error, error)) {
+                std::fprintf(stderr, "fiberscope screenshot: --lesson: %s\n", error.c_str());
+                return kUsage;
+            }
+            shot.lesson = static_cast<int>(options->lesson);
+            shot.panel = 4;
         }
-    }
-    if (options.trace.empty()) return usageError("screenshot", "which trace? fiberscope screenshot FILE -o out.png");
-    if (options.output.empty()) return usageError("screenshot", "where to? add -o out.png");
-    const int status = fiberscope::viewer::runScreenshot(options);
-    if (status == 0) std::printf("wrote %s\n", options.output.c_str());
-    return status;
-}
-
-const char kLessonsHelp[] =
-    "usage: fiberscope lessons\n"
-    "\n"
-    "Lists the lessons of the course: a small program each, a narrative, and a\n"
-    "trace whose scheduling phenomenon the viewer shows and explains.\n";
-
-const char kLessonHelp[] =
-    "usage: fiberscope lesson N [--threads K] [--backend uring|epoll] [-o FILE] [--no-view]\n"
-    "\n"
-    "Runs lesson N's program with tracing on, records its trace (to FILE, else\n"
-    "a file in $TMPDIR or /tmp), prints a text timeline (one column per worker\n"
-    "thread), then opens the viewer on it. With no display (or --no-view) it\n"
-    "writes a PNG of the viewer's picture instead and says where.\n"
-    "\n"
-    "  --threads K         the program's worker threads (default: the lesson's)\n"
-    "  --backend B         its I/O backend, uring or epoll (default: automatic,\n"
-    "                      FIBERSCOPE_BACKEND if set, else io_uring, or epoll\n"
-    "                      where the kernel refuses io_uring); see lesson 13\n"
-    "  -o, --output FILE   where to write the trace\n"
-    "  --no-view           write the PNG even with a display\n";
-
-int runLessons(const Args& args) {
-    for (const std::string& arg : args) {
-        if (isHelp(arg)) return printHelp(kLessonsHelp);
-        return usageError("lessons", "takes no arguments, got '" + arg + "'");
-    }
-    std::string error;
-    const auto lessons = fiberscope::viewer::loadLessons(error);
-    if (lessons.empty()) {
-        std::fprintf(stderr, "fiberscope: %s\n", error.c_str());
-        return kBadFile;
-    }
-    std::printf("The Fiberscope course (run one with 'fiberscope lesson N'):\n\n");
-    for (const auto& lesson : lessons) std::printf("  %2d  %s\n", lesson.number, lesson.title.c_str());
-    return 0;
-}
-
-int runLesson(const Args& args) {
-    int number = -1, threads = 0;
-    std::string output, backend;
-    bool no_view = false;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& arg = args[i];
-        if (isHelp(arg)) return printHelp(kLessonHelp);
-        if (arg == "--threads") {
-            if (i + 1 >= args.size() || std::atoi(args[i + 1].c_str()) <= 0 || std::atoi(args[i + 1].c_str()) > 256)
-                return usageError("lesson", "--threads takes a number from 1 to 256");
-            threads = std::atoi(args[++i].c_str());
-        } else if (arg == "--backend") {
-            if (i + 1 >= args.size() || (args[i + 1] != "uring" && args[i + 1] != "io_uring" && args[i + 1] != "epoll"))
-                return usageError("lesson", "--backend takes uring or epoll");
-            backend = args[++i] == "epoll" ? "epoll" : "uring";
-        } else if (arg == "-o" || arg == "--output") {
-            if (i + 1 >= args.size()) return usageError("lesson", "-o needs a trace path");
-            output = args[++i];
-        } else if (arg == "--no-view") {
-            no_view = true;
-        } else if (!arg.empty() && arg[0] != '-' && number < 0) {
-            char* end = nullptr;
-            const long n = std::strtol(arg.c_str(), &end, 10);
-            if (*end || n <= 0) return usageError("lesson", "'" + arg + "' is not a lesson number; see 'fiberscope lessons'");
-            number = static_cast<int>(n);
-        } else {
-            return usageError("lesson", "unknown argument '" + arg + "'");
+        if (shot.has_range) {
+            shot.range_start_ns = static_cast<double>(options->range.first);
+            shot.range_end_ns = static_cast<double>(options->range.second);
         }
-    }
-    if (number < 0) return usageError("lesson", "which lesson? e.g. 'fiberscope lesson 1' (list: 'fiberscope lessons')");
-    std::string error;
-    const auto lessons = fiberscope::viewer::loadLessons(error);
-    const fiberscope::viewer::Lesson* lesson = nullptr;
-    for (const auto& l : lessons)
-        if (l.number == number) lesson = &l;
-    if (!lesson) {
-        std::fprintf(stderr, "fiberscope: there is no lesson %d%s%s; see 'fiberscope lessons'\n", number,
-                     error.empty() ? "" : ": ", error.c_str());
-        return kUsage;
-    }
-    if (output.empty()) {
-        const char* tmp = std::getenv("TMPDIR");
-        output = std::string(tmp && *tmp ? tmp : "/tmp") + "/fiberscope-lesson" + lesson->slug +
-                 (backend.empty() ? "" : "-" + backend) + ".fstrace";
-    }
-    std::printf("== Lesson %d: %s ==\n", lesson->number, lesson->title.c_str());
-    if (!lesson->summary.empty()) std::printf("%s\n", lesson->summary.c_str());
-    std::printf("\n-- the program says --\n");
-    std::fflush(stdout);
-    fiberscope::viewer::LessonRun run;
-    if (!fiberscope::viewer::runLesson(*lesson, threads, backend, output, true, run, error)) {
-        std::fprintf(stderr, "fiberscope: %s\n", error.c_str());
-        return kBadFile;
-    }
-    fiberscope::trace::Trace trace;
-    fiberscope::trace::ReadError read_error;
-    if (!fiberscope::trace::readTrace(output, trace, read_error)) {
-        std::fprintf(stderr, "fiberscope: %s\n", read_error.text().c_str());
-        return kBadFile;
-    }
-    std::printf("\n-- what the scheduler did (trace: %s) --\n", output.c_str());
-    std::fflush(stdout);
-    fiberscope::trace::writeTextTimeline(trace, std::cout);
-    std::cout.flush();
-    const char* display = std::getenv("DISPLAY");
-    if (!no_view && display && *display) return fiberscope::viewer::runViewer(output, lesson->number);
-    fiberscope::viewer::ScreenshotOptions shot;
-    shot.trace = output;
-    shot.lesson = lesson->number;
-    shot.panel = 4;
-    shot.output = output.substr(0, output.size() - (output.size() > 8 && output.ends_with(".fstrace") ? 8 : 0)) + ".png";
-    if (const int status = fiberscope::viewer::runScreenshot(shot); status != 0) return status;
-    std::printf("\nNo display%s: wrote the viewer's picture to %s\n", no_view ? " wanted (--no-view)" : "", shot.output.c_str());
-    std::printf("Open it interactively with: fiberscope view %s\n", output.c_str());
-    return 0;
+        if (!checkTraceInput(shot.trace)) return kBadFile;
+        const int status = fiberscope::viewer::runScreenshot(shot);
+        if (status == 0) std::printf("wrote %s\n", shot.output.c_str());
+        return status;
+    };
+    return {app, run, [options] { return "rendering " + options->shot.trace; }};
 }
 
-const char kBenchmarkHelp[] =
-    "usage: fiberscope benchmark [--events N]\n"
-    "\n"
-    "Measures the viewer at scale: writes a 10k-event and an N-event (default\n"
-    "10 million) synthetic trace, then reports the reader's time, the load time\n"
-    "(reader + model) and the frame time at three zoom levels for each, with the\n"
-    "ratios the viewer is held to (frame time at N events <= 2x at 10k; load <=\n"
-    "5x read). Starts Xvfb when there is no display.\n";
+// ---------------------------------------------------------------------------
+// fiberscope lessons, fiberscope lesson
 
-int runBenchmark(const Args& args) {
-    std::uint64_t events = 10'000'000;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        if (isHelp(args[i])) return printHelp(kBenchmarkHelp);
-        if (args[i] == "--events" && i + 1 < args.size()) {
-            events = std::strtoull(args[++i].c_str(), nullptr, 10);
-            if (events < 10'000 || events > 100'000'000) return usageError("benchmark", "--events takes 10000 to 100000000");
-        } else {
-            return usageError("benchmark", "unknown argument '" + args[i] + "'");
+Command addLessons(CLI::App& top) {
+    CLI::App* app = addCommand(top, "lessons", "list the lessons of the course",
+                               "Lists the lessons of the course: a small program each, a narrative, and a\n"
+                               "trace whose scheduling phenomenon the viewer shows and explains.");
+    auto run = [app]() -> int {
+        if (const std::string complaint = cli::leftoverComplaint(*app, "takes no arguments"); !complaint.empty())
+            return usageError("lessons", complaint);
+        std::string error;
+        const auto lessons = fiberscope::viewer::loadLessons(error);
+        if (lessons.empty()) {
+            std::fprintf(stderr, "fiberscope: %s\n", error.c_str());
+            return kBadFile;
         }
-    }
-    return fiberscope::viewer::runViewerBenchmark(events);
+        std::printf("The Fiberscope course (run one with 'fiberscope lesson N'):\n\n");
+        for (const auto& lesson : lessons) std::printf("  %2d  %s\n", lesson.number, lesson.title.c_str());
+        return kOk;
+    };
+    return {app, run, [] { return std::string("listing the lessons"); }};
+}
+
+Command addLesson(CLI::App& top) {
+    struct Options {
+        std::string number, output;
+        std::int64_t threads = 0;
+        int backend = 0; // index into kLessonBackends: automatic, uring, epoll
+        bool no_view = false;
+    };
+    auto options = std::make_shared<Options>();
+    CLI::App* app = addCommand(top, "lesson", "run a lesson (on io_uring or epoll), show its trace and explain it",
+                               "Runs lesson N's program with tracing on, records its trace (to FILE, else\n"
+                               "a file in $TMPDIR or /tmp), prints a text timeline (one column per worker\n"
+                               "thread), then opens the viewer on it. With no display (or --no-view) it\n"
+                               "writes a PNG of the viewer's picture instead and says where.");
+    app->add_option("N", options->number, "the lesson's number (see 'fiberscope lessons')")->type_name("");
+    cli::addParsedOption<std::int64_t>(*app, "--threads", options->threads, wholeNumber(1, 256),
+                                       "the program's worker threads, 1 to 256 (default: the lesson's)", "K");
+    cli::addParsedOption<int>(
+        *app, "--backend", options->backend,
+        [](std::string_view text, int& backend, std::string& error) {
+            if (text == "uring" || text == "io_uring") return backend = 1, true;
+            if (text == "epoll") return backend = 2, true;
+            error = "\"" + cli::printable(text) + "\" is not a backend (use uring or epoll)";
+            return false;
+        },
+        "its I/O backend, uring or epoll (default: automatic: FIBERSCOPE_BACKEND\n"
+        "if set, else io_uring, or epoll where the kernel refuses io_uring); see lesson 13",
+        "B");
+    app->add_option("-o,--output", options->output, "where to write the trace")->type_name("FILE");
+    app->add_flag("--no-view", options->no_view, "write the PNG even with a display");
+    auto run = [app, options]() -> int {
+        if (const std::string complaint = cli::leftoverComplaint(*app, "one lesson at a time"); !complaint.empty())
+            return usageError("lesson", complaint);
+        if (options->number.empty())
+            return usageError("lesson", "which lesson? e.g. 'fiberscope lesson 1' (list: 'fiberscope lessons')");
+        std::int64_t number = 0;
+        std::string error;
+        if (!cli::parseWholeNumber(options->number, 1, std::numeric_limits<std::int64_t>::max(), number, error)) {
+            std::fprintf(stderr, "fiberscope lesson: '%s' is not a lesson number; see 'fiberscope lessons'\n",
+                         cli::printable(options->number).c_str());
+            return kUsage;
+        }
+        std::string catalogue_error;
+        const auto lessons = fiberscope::viewer::loadLessons(catalogue_error);
+        const fiberscope::viewer::Lesson* lesson = findLesson(lessons, number, catalogue_error, error);
+        if (!lesson) {
+            std::fprintf(stderr, "fiberscope: %s\n", error.c_str());
+            return kUsage;
+        }
+        const std::string backend = fiberscope::viewer::kLessonBackends[options->backend];
+        std::string output = options->output;
+        if (output.empty()) {
+            const char* tmp = std::getenv("TMPDIR");
+            output = std::string(tmp && *tmp ? tmp : "/tmp") + "/fiberscope-lesson" + lesson->slug +
+                     (backend.empty() ? "" : "-" + backend) + ".fstrace";
+        }
+        if (const std::string clash = outputClash("-o", output, lesson->program, "the lesson's program"); !clash.empty())
+            return usageError("lesson", clash);
+        std::printf("== Lesson %d: %s ==\n", lesson->number, lesson->title.c_str());
+        if (!lesson->summary.empty()) std::printf("%s\n", lesson->summary.c_str());
+        std::printf("\n-- the program says --\n");
+        std::fflush(stdout);
+        fiberscope::viewer::LessonRun run;
+        if (!fiberscope::viewer::runLesson(*lesson, static_cast<int>(options->threads), backend, output, true, run, error)) {
+            std::fprintf(stderr, "fiberscope: %s\n", error.c_str());
+            return kBadFile;
+        }
+        Trace trace;
+        if (!loadTrace(output, trace)) return kBadFile;
+        std::printf("\n-- what the scheduler did (trace: %s) --\n", output.c_str());
+        std::fflush(stdout);
+        fiberscope::trace::writeTextTimeline(trace, std::cout);
+        std::cout.flush();
+        const char* display = std::getenv("DISPLAY");
+        if (!options->no_view && display && *display) return fiberscope::viewer::runViewer(output, lesson->number);
+        fiberscope::viewer::ScreenshotOptions shot;
+        shot.trace = output;
+        shot.lesson = lesson->number;
+        shot.panel = 4;
+        shot.output = output.substr(0, output.size() - (output.size() > 8 && output.ends_with(".fstrace") ? 8 : 0)) + ".png";
+        if (const int status = fiberscope::viewer::runScreenshot(shot); status != 0) return status;
+        std::printf("\nNo display%s: wrote the viewer's picture to %s\n", options->no_view ? " wanted (--no-view)" : "",
+                    shot.output.c_str());
+        std::printf("Open it interactively with: fiberscope view %s\n", output.c_str());
+        return kOk;
+    };
+    return {app, run, [options] { return "running lesson " + options->number; }};
+}
+
+// ---------------------------------------------------------------------------
+// fiberscope benchmark
+
+Command addBenchmark(CLI::App& top) {
+    auto events = std::make_shared<std::int64_t>(10'000'000);
+    CLI::App* app = addCommand(top, "benchmark", "measure the viewer's load and frame times at 10k and 10M events",
+                               "Measures the viewer at scale: writes a 10k-event and an N-event (default\n"
+                               "10 million) synthetic trace, then reports the reader's time, the load time\n"
+                               "(reader + model) and the frame time at three zoom levels for each, with the\n"
+                               "ratios the viewer is held to (frame time at N events <= 2x at 10k; load <=\n"
+                               "5x read). Starts Xvfb when there is no display.");
+    cli::addParsedOption<std::int64_t>(*app, "--events", *events, wholeNumber(10'000, 100'000'000),
+                                       "events in the large trace, 10000 to 100000000 (default: 10000000)", "N");
+    auto run = [app, events]() -> int {
+        if (const std::string complaint = cli::leftoverComplaint(*app, "takes no arguments"); !complaint.empty())
+            return usageError("benchmark", complaint);
+        return fiberscope::viewer::runViewerBenchmark(static_cast<std::uint64_t>(*events));
+    };
+    return {app, run, [] { return std::string("benchmarking the viewer"); }};
 }
 
 // ---------------------------------------------------------------------------
 // Dispatch
 
-const Command kCommands[] = {
-    {"record", "run a program and record its trace", kRecordHelp, runRecord},
-    {"stats", "summarise a trace: threads, fibers, latency", kStatsHelp, runStats},
-    {"timeline", "print a text map of which fiber ran where", kTimelineHelp, runTimeline},
-    {"export", "convert a trace to Chrome/Perfetto JSON", kExportHelp, runExport},
-    {"view", "open a trace in the viewer", kViewHelp, runView},
-    {"lessons", "list the lessons of the course", kLessonsHelp, runLessons},
-    {"lesson", "run a lesson (on io_uring or epoll), show its trace and explain it", kLessonHelp, runLesson},
-    {"benchmark", "measure the viewer's load and frame times at 10k and 10M events", kBenchmarkHelp, runBenchmark},
-    {"screenshot", "render the viewer's view of a trace to a PNG (headless)", kScreenshotHelp, runScreenshot},
-};
-const std::size_t kCommandCount = sizeof kCommands / sizeof kCommands[0];
+// Parses the command line and runs the command it names. `activity` is kept
+// up to date for main's out-of-memory message.
+int runCommandLine(int argc, char** argv, std::string& activity) {
+    activity = "reading the command line";
+    CLI::App top("Record fiber-scheduler traces and look at them: the trace tools, the viewer and the course.",
+                 "fiberscope");
+    auto help = std::make_shared<cli::HelpFormatter>();
+    help->label("Usage", "usage");
+    help->label("Positionals", "arguments");
+    help->label("OPTIONS", "options");
+    help->setSynopsis(&top, "[COMMAND] [ARGS...]");
+    top.formatter(help);
+    top.failure_message(cli::oneLineFailure);
+    top.footer("'fiberscope COMMAND --help' describes a command. With no command, the viewer opens.");
+    top.option_defaults()->group("options"); // lower case, like "usage:" and "commands:"
+    top.set_help_flag("-h,--help", "show this help");
+    top.set_version_flag("--version", std::string("fiberscope ") + FIBERSCOPE_VERSION, "print the version");
+    top.allow_extras();
+    top.require_subcommand(0, 1);
 
-void printUsage(std::FILE* to) {
-    std::fprintf(to, "usage: fiberscope COMMAND [ARGS...]\n\ncommands:\n");
-    for (std::size_t i = 0; i < kCommandCount; ++i) std::fprintf(to, "  %-9s %s\n", kCommands[i].name, kCommands[i].summary);
-    std::fprintf(to, "\n'fiberscope COMMAND --help' describes a command.\n");
-}
+    std::vector<Command> commands;
+    commands.push_back(addRecord(top, *help));
+    commands.push_back(addStats(top));
+    commands.push_back(addTimeline(top));
+    commands.push_back(addExport(top));
+    commands.push_back(addView(top, *help));
+    commands.push_back(addLessons(top));
+    commands.push_back(addLesson(top));
+    commands.push_back(addBenchmark(top));
+    commands.push_back(addScreenshot(top));
 
-const Command* findCommand(const std::string& name) {
-    for (std::size_t i = 0; i < kCommandCount; ++i)
-        if (name == kCommands[i].name) return &kCommands[i];
-    return nullptr;
+    // `fiberscope help [COMMAND]`, as well as --help.
+    auto help_topic = std::make_shared<std::string>();
+    CLI::App* help_command = addCommand(top, "help", "describe a command", "");
+    help->markOptional(help_command->add_option("COMMAND", *help_topic, "the command to describe")->type_name(""));
+    commands.push_back({help_command, [&top, help_command, help_topic]() -> int {
+                            if (const std::string complaint = cli::leftoverComplaint(*help_command, "one command at a time");
+                                !complaint.empty())
+                                return usageError("help", complaint);
+                            if (help_topic->empty()) {
+                                std::cout << top.help();
+                                return kOk;
+                            }
+                            for (const CLI::App* app : top.get_subcommands([](const CLI::App*) { return true; }))
+                                if (app->get_name() == *help_topic) {
+                                    std::cout << app->help("fiberscope");
+                                    return kOk;
+                                }
+                            return usageError("", "unknown command '" + cli::printable(*help_topic) + "'");
+                        },
+                        [] { return std::string("printing help"); }});
+
+    try {
+        top.parse(argc, argv);
+    } catch (const CLI::ParseError& error) {
+        // Help and --version are "errors" that succeed; the rest print one line.
+        return top.exit(error) == 0 ? kOk : kUsage;
+    }
+
+    const std::vector<CLI::App*> chosen = top.get_subcommands();
+    const Command* command = nullptr;
+    for (const Command& c : commands)
+        if (!chosen.empty() && c.app == chosen.front()) command = &c;
+    const std::vector<std::string> leftovers = top.remaining();
+    if (!leftovers.empty() && !(command && command->takes_top_leftovers)) {
+        const std::string& first = leftovers.front();
+        if (first.size() > 1 && first[0] == '-') return usageError("", "unknown option '" + cli::printable(first) + "'");
+        return usageError("", "unknown command '" + cli::printable(first) + "'");
+    }
+    if (!command) {
+        activity = "opening the viewer";
+        return view(""); // the viewer is the default
+    }
+    activity = cli::printable(command->activity(), 300);
+    return command->run();
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
-    const Args args(argv + 1, argv + argc);
-    if (args.empty()) return runView(args); // the viewer is the default
-    const std::string& name = args[0];
-    if (isHelp(name)) {
-        printUsage(stdout);
-        return kOk;
+    std::string activity;
+    try {
+        return runCommandLine(argc, argv, activity);
+    } catch (const std::bad_alloc&) {
+        // Without allocating: the message is built from what exists already.
+        std::fputs("fiberscope: out of memory while ", stderr);
+        std::fputs(activity.c_str(), stderr);
+        std::fputs(" (free some memory or raise 'ulimit -v')\n", stderr);
+        return kBadFile;
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "fiberscope: failed while %s: %s\n", activity.c_str(), fiberscope::cli::printable(error.what(), 300).c_str());
+        return kBadFile;
     }
-    if (name == "help") {
-        if (args.size() < 2) {
-            printUsage(stdout);
-            return kOk;
-        }
-        const Command* command = findCommand(args[1]);
-        if (!command) return usageError(nullptr, "unknown command '" + args[1] + "'");
-        return printHelp(command->help);
-    }
-    if (name == "--version") {
-        std::printf("fiberscope %s\n", FIBERSCOPE_VERSION);
-        return kOk;
-    }
-    const Command* command = findCommand(name);
-    if (!command) {
-        if (name.size() > 1 && name[0] == '-') return usageError(nullptr, "unknown option '" + name + "'");
-        return usageError(nullptr, "unknown command '" + name + "'");
-    }
-    return command->run(Args(args.begin() + 1, args.end()));
 }

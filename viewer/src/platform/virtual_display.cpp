@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,15 +20,26 @@ bool VirtualDisplay::ensure(std::string& error) {
         error = std::string("cannot start Xvfb: pipe: ") + std::strerror(errno);
         return false;
     }
+    // Everything the child needs is prepared before fork: between fork and
+    // exec only async-signal-safe calls are allowed.
+    const std::string fd_text = std::to_string(fds[1]);
+    const pid_t parent = getpid();
     pid_ = fork();
     if (pid_ < 0) {
         error = std::string("cannot start Xvfb: fork: ") + std::strerror(errno);
+        close(fds[0]);
+        close(fds[1]);
         return false;
     }
     if (pid_ == 0) {
-        // Xvfb writes the display number it picked to the given fd.
-        const int fd = dup(fds[1]); // a copy without O_CLOEXEC
-        const std::string fd_text = std::to_string(fd);
+        // Xvfb must not outlive us however we end (a crash, SIGKILL): the
+        // kernel sends it SIGKILL when this thread's process dies. If we died
+        // already, between fork and this call, the signal will never come, so
+        // give up now. (The death signal survives exec; Xvfb is not setuid.)
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(126);
+        // Xvfb writes the display number it picked to this fd: keep it open
+        // across exec.
+        fcntl(fds[1], F_SETFD, 0);
         const int devnull = open("/dev/null", O_WRONLY);
         if (devnull >= 0) {
             dup2(devnull, STDOUT_FILENO);
