@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "cli/values.hpp"
+#include "../support/trace_builder.hpp"
 
 extern char** environ;
 
@@ -56,7 +58,10 @@ struct Spawned {
     int out = -1, err = -1;
 };
 
-Spawned spawnTool(const std::vector<std::string>& args) {
+// `address_space`: an RLIMIT_AS for the child in bytes (0: none), as
+// `ulimit -v` would set it; then it is started with fork + exec, since
+// posix_spawn cannot set a limit.
+Spawned spawnTool(const std::vector<std::string>& args, rlim_t address_space = 0) {
     int out[2], err[2];
     REQUIRE(pipe2(out, O_CLOEXEC) == 0);
     REQUIRE(pipe2(err, O_CLOEXEC) == 0);
@@ -75,7 +80,22 @@ Spawned spawnTool(const std::vector<std::string>& args) {
     for (auto& s : env_strings) envp.push_back(s.data());
     envp.push_back(nullptr);
     Spawned spawned;
-    const int rc = posix_spawn(&spawned.pid, kTool.c_str(), &actions, nullptr, argv.data(), envp.data());
+    int rc = 0;
+    if (address_space == 0) {
+        rc = posix_spawn(&spawned.pid, kTool.c_str(), &actions, nullptr, argv.data(), envp.data());
+    } else {
+        spawned.pid = fork();
+        if (spawned.pid == 0) {
+            const rlimit limit{address_space, address_space};
+            dup2(out[1], STDOUT_FILENO);
+            dup2(err[1], STDERR_FILENO);
+            const int null = open("/dev/null", O_RDONLY);
+            dup2(null, STDIN_FILENO);
+            if (setrlimit(RLIMIT_AS, &limit) == 0) execve(kTool.c_str(), argv.data(), envp.data());
+            _exit(127);
+        }
+        rc = spawned.pid < 0 ? errno : 0;
+    }
     posix_spawn_file_actions_destroy(&actions);
     close(out[1]);
     close(err[1]);
@@ -86,8 +106,9 @@ Spawned spawnTool(const std::vector<std::string>& args) {
 }
 
 // Runs the tool to completion, killing it at the timeout.
-Outcome runTool(const std::vector<std::string>& args, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
-    const Spawned child = spawnTool(args);
+Outcome runTool(const std::vector<std::string>& args, std::chrono::milliseconds timeout = std::chrono::seconds(10),
+                rlim_t address_space = 0) {
+    const Spawned child = spawnTool(args, address_space);
     Outcome outcome;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     pollfd fds[2] = {{child.out, POLLIN, 0}, {child.err, POLLIN, 0}};
@@ -420,6 +441,37 @@ TEST_CASE("the documented forms parse", "[cli]") {
     CHECK(record.code == 3);
     const Outcome dashes = runTool({"record", "-o", s.dir + "/r.fstrace", "--", "/bin/sh", "-c", "exit 4", "--", "x"});
     CHECK(dashes.code == 4);
+}
+
+TEST_CASE("running out of memory is one line, not an abort", "[cli]") {
+    const Scratch s;
+    // Two million events: some 80 MB once loaded, from a 6 MB file.
+    using fiberscope::trace::EventKind;
+    fiberscope::testing::TraceBuilder builder;
+    builder.chunk(0).record(EventKind::ThreadStart, 1, {0, 0});
+    for (int chunk = 0; chunk < 20; ++chunk) {
+        builder.chunk(0, static_cast<std::uint64_t>(chunk) * 1'000'000);
+        for (int i = 0; i < 50'000; ++i) builder.record(EventKind::Park, 1).record(EventKind::Unpark, 1, {0});
+    }
+    const std::string big = s.dir + "/big.fstrace";
+    const std::vector<std::uint8_t> bytes = builder.bytes();
+    std::ofstream(big, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    // Unlimited, it loads.
+    const Outcome fine = runTool({"stats", big});
+    INFO(fine.err);
+    REQUIRE(fine.code == 0);
+    // With 64 MB of address space it starts, but cannot hold the events.
+    for (const char* command : {"stats", "timeline", "export"}) {
+        std::vector<std::string> args{command, big};
+        if (std::strcmp(command, "export") == 0) args.insert(args.end(), {"-o", s.dir + "/big.json"});
+        const Outcome o = runTool(args, std::chrono::seconds(10), rlim_t{64} << 20);
+        INFO(command << ": exit " << o.code << " signal " << o.signal << "\nstderr: " << o.err);
+        CHECK(o.exited);
+        CHECK(o.code == 1);
+        CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
+        CHECK(o.err.find("out of memory while") != std::string::npos);
+        CHECK(o.err.find(big) != std::string::npos);
+    }
 }
 
 TEST_CASE("the README's screenshot example works", "[cli][screenshot]") {
