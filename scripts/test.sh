@@ -29,12 +29,30 @@ cmake --build build-tsan -j "$jobs" --target test_runtime
 FIBERSCOPE_TEST_SCALE=50 TSAN_OPTIONS=halt_on_error=1:die_after_fork=0:report_signal_unsafe=0 \
   ctest --test-dir build-tsan --output-on-failure -j 1 -R '^runtime'
 
-echo "== trace reader fuzzing (clang libFuzzer, bounded) =="
+echo "== trace fuzzing: the reader and every consumer (clang libFuzzer, bounded) =="
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DFIBERSCOPE_FUZZ=ON >/dev/null
-cmake --build build-fuzz --target fuzz_trace_reader -j "$jobs"
+cmake --build build-fuzz --target fuzz_trace_reader fuzz_seed_corpus -j "$jobs"
+# Seeds: a trace recorded from every lesson (plain build), the crafted
+# hostile patterns, and the regression corpus of past findings.
 corpus=$(mktemp -d)
-cp assets/traces/*.fstrace "$corpus"/ 2>/dev/null || true
-build-fuzz/tests/fuzz_trace_reader -max_total_time="${FIBERSCOPE_FUZZ_SECONDS:-60}" -rss_limit_mb=4096 \
-  -print_final_stats=1 "$corpus" 2>&1 | tail -n 3
-rm -rf "$corpus"
-echo "fuzzing: no crash"
+trap 'rm -rf "$corpus"' EXIT
+for lesson in build/lessons/lesson[0-9][0-9]-*; do
+  [ -x "$lesson" ] || continue
+  FIBERSCOPE_TRACE="$corpus/$(basename "$lesson").fstrace" FIBERSCOPE_BACKEND=uring \
+    timeout 60 "$lesson" --threads 2 >/dev/null 2>&1 || echo "fuzz seeds: $(basename "$lesson") exited with $? (seed kept if written)"
+done
+build-fuzz/tests/fuzz_seed_corpus "$corpus"
+cp assets/traces/*.fstrace tests/fuzz/corpus/*.fstrace "$corpus"/
+echo "fuzz seeds: $(ls "$corpus" | wc -l) files"
+# A finding (crash, UB, leak, >4 GB, or an input slower than 30 s) exits
+# non-zero and fails the run; the input is left in fuzz-findings/ to commit
+# to tests/fuzz/corpus once fixed.
+mkdir -p fuzz-findings
+if ! build-fuzz/tests/fuzz_trace_reader -max_total_time="${FIBERSCOPE_FUZZ_SECONDS:-60}" -rss_limit_mb=4096 -timeout=30 \
+     -artifact_prefix=fuzz-findings/ -print_final_stats=1 "$corpus" >build-fuzz/fuzz.log 2>&1; then
+  tail -n 60 build-fuzz/fuzz.log
+  echo "fuzzing: a finding (the input is in fuzz-findings/); see the report above" >&2
+  exit 1
+fi
+tail -n 3 build-fuzz/fuzz.log
+echo "fuzzing: no finding"

@@ -41,10 +41,17 @@ TEST_CASE("every tool loads each hostile pattern in time linear in its size", "[
     const std::size_t n = 5000 / testScale();
     for (const auto& pattern : testing::hostilePatterns()) {
         const auto small = pattern.make(n), large = pattern.make(10 * n);
-        const double t1 = secondsToLoad(small), t10 = secondsToLoad(large);
+        // A shared machine can stall one measurement for a few hundred ms:
+        // up to three tries, each of both sizes. Quadratic work fails all three.
+        double t1 = 0, t10 = 0;
+        for (int attempt = 0; attempt < 3; ++attempt) {
+            t1 = secondsToLoad(small);
+            t10 = secondsToLoad(large);
+            // 1 ms of slack for patterns too cheap to time at the small size.
+            if (t10 < 30 * std::max(t1, 1e-3)) break;
+        }
         INFO(pattern.name << ": " << n << " -> " << t1 * 1e3 << " ms, " << 10 * n << " -> " << t10 * 1e3 << " ms ("
                           << t10 / std::max(t1, 1e-6) << "x)");
-        // 1 ms of slack for patterns too cheap to time at the small size.
         CHECK(t10 < 30 * std::max(t1, 1e-3));
     }
 }

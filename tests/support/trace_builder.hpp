@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "../../tracer/include/fiberscope/trace_events.hpp"
+
 #include "../../tracer/src/format.hpp"
 
 namespace fiberscope::testing {
