@@ -30,22 +30,31 @@ BlockingPool::~BlockingPool() {
 void BlockingPool::submit(const Operation& op, Fiber* fiber, Thread* owner) {
     std::unique_lock lock(mutex_);
     jobs_.push_back(Job{op, fiber, owner});
-    if (idle_ == 0 && threads_.size() < kMaxThreads) {
+    if (idle_ == 0 && threads_.size() < kMaxThreads && (retry_at_ == 0 || monotonicNanoseconds() >= retry_at_)) {
         try {
             threads_.emplace_back(&BlockingPool::run, this, static_cast<unsigned>(threads_.size()));
+            retry_at_ = 0;
         } catch (const std::exception& e) {
-            // The jobs still run, on the threads we have; with none at all,
-            // run this one here (blocking this worker, which is all we can do).
-            if (threads_.empty()) {
-                Job job = jobs_.back();
-                jobs_.pop_back();
-                lock.unlock();
-                std::fprintf(stderr, "fiberscope: cannot start a blocking-pool thread (%s); running a file operation inline\n", e.what());
-                job.fiber->completion = {performSyscall(job.op), 0};
-                job.owner->poller.postDone(job.fiber);
-                return;
+            // Said once, and not retried for a second: at the limit every
+            // file operation would otherwise fail a thread start and log.
+            retry_at_ = monotonicNanoseconds() + 1'000'000'000;
+            if (!told_) {
+                told_ = true;
+                std::fprintf(stderr, "fiberscope: cannot start a blocking-pool thread (%s); continuing with %zu "
+                                     "(with none, file operations run inline; said once per loop)\n",
+                             e.what(), threads_.size());
             }
         }
+    }
+    if (threads_.empty()) {
+        // The jobs still run, on the threads we have; with none at all, run
+        // this one here (blocking this worker, which is all we can do).
+        Job job = jobs_.back();
+        jobs_.pop_back();
+        lock.unlock();
+        job.fiber->completion = {performSyscall(job.op), 0};
+        job.owner->poller.postDone(job.fiber);
+        return;
     }
     lock.unlock();
     work_.notify_one();

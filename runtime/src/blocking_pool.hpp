@@ -10,6 +10,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -49,6 +50,10 @@ private:
     std::vector<std::thread> threads_;
     unsigned idle_ = 0;
     bool stopping_ = false;
+    // After a thread failed to start (ulimit -v, ulimit -u): no new one is
+    // tried before this CLOCK_MONOTONIC time, and the failure is said once.
+    std::int64_t retry_at_ = 0;
+    bool told_ = false;
 };
 
 } // namespace fiberscope::detail

@@ -37,13 +37,13 @@ const char* errcName(Errc code) noexcept {
 const char* errcMessage(Errc code) noexcept {
     switch (code) {
     case Errc::Canceled: return "the operation was canceled";
-    case Errc::OutOfMemory: return "out of memory for a fiber stack; lower EventLoopOptions::stack_size or the number of live fibers";
+    case Errc::OutOfMemory: return "no memory for a fiber stack or a kernel object: memory, the address-space limit (ulimit -v) or the kernel's limit on memory mappings (sysctl vm.max_map_count) ran out; the runtime's log line names which (README \"Limits\")";
     case Errc::IoUringUnavailable: return "the kernel refused io_uring (seccomp profile, kernel.io_uring_disabled, or a kernel without it); allow io_uring for this process";
     case Errc::InvalidArgument: return "invalid argument";
     case Errc::BadFileDescriptor: return "bad file descriptor (closed twice, or never opened)";
     case Errc::FileNotFound: return "no such file or directory";
-    case Errc::AccessDenied: return "access denied";
-    case Errc::PermissionDenied: return "operation not permitted";
+    case Errc::AccessDenied: return "access denied (file permissions or a security policy)";
+    case Errc::PermissionDenied: return "operation not permitted (a missing privilege, or a seccomp filter or security policy refused the system call)";
     case Errc::PathAlreadyExists: return "the path already exists";
     case Errc::IsDir: return "the path is a directory";
     case Errc::NotDir: return "a component of the path is not a directory";
@@ -183,6 +183,8 @@ Error writeError(int err) {
 }
 
 Error closeError(int err) { return common(err); }
+
+Error systemError(int err) { return common(err); }
 
 Error timerError(int err) { return common(err); }
 

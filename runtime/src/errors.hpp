@@ -13,6 +13,9 @@ Error closeError(int err);
 Error timerError(int err);
 // Sockets: every errno the socket calls document, named (see Errc).
 Error socketError(int err);
+// Creating a kernel object (an epoll instance, an eventfd, a ring): EMFILE,
+// ENOMEM, EPERM (seccomp), ... each named as what it is.
+Error systemError(int err);
 [[noreturn]] void fatal(const char* what, int err);
 
 } // namespace fiberscope::detail

@@ -25,7 +25,7 @@
 namespace fiberscope {
 namespace detail {
 
-Loop::Loop(const EventLoopOptions& opts) : options(opts), stacks(opts.stack_size) {
+Loop::Loop(const EventLoopOptions& opts) : options(opts), stacks(opts.stack_size, opts.guard_pages) {
     allocated = options.threads;
     threads = std::make_unique<Thread[]>(allocated);
 }
@@ -96,19 +96,25 @@ Result<std::unique_ptr<EventLoop>> EventLoop::create(EventLoopOptions options) {
     auto backend = chooseBackend(options.backend);
     if (!backend) return backend.error();
     if (*backend != IoBackend::epoll) {
-        if (auto opened = main_thread.ring.open(options.ring_entries, options.completion_entries, -1, false); opened) {
+        // Created disabled, like every worker's ring, so that the probe walks
+        // the workers' path too (enabling is an io_uring_register).
+        const char* refused = "io_uring_setup";
+        Status usable = main_thread.ring.open(options.ring_entries, options.completion_entries, -1, true);
+        if (usable) usable = main_thread.ring.probe(loop->ring_opcodes, refused);
+        if (usable) {
             loop->backend = IoBackend::io_uring;
             main_thread.ring.setReaper(reapCompletions, &main_thread);
-            main_thread.ring.registerWithOwner();
-            loop->ring_opcodes = main_thread.ring.supportedOpcodes();
-        } else if (*backend == IoBackend::io_uring || opened.error().code != Errc::IoUringUnavailable) {
-            return opened.error();
+        } else if (*backend == IoBackend::io_uring || usable.error().code != Errc::IoUringUnavailable) {
+            return usable.error();
         } else {
+            main_thread.ring.close();
             // The one line a user sees when their container refuses io_uring.
+            // relaxed: only one thread must win the exchange; nothing else
+            // is published through it.
             static std::atomic<bool> told{false};
             if (!told.exchange(true, std::memory_order_relaxed))
-                std::fprintf(stderr, "fiberscope: the kernel refused io_uring (%s); using the epoll backend instead\n",
-                             std::strerror(opened.error().sys_errno));
+                std::fprintf(stderr, "fiberscope: the kernel refused io_uring (%s: %s); using the epoll backend instead\n",
+                             refused, std::strerror(usable.error().sys_errno));
             loop->backend = IoBackend::epoll;
         }
     } else {

@@ -37,6 +37,13 @@ struct Loop {
     unsigned allocated = 0;
     std::atomic<unsigned> reserved{1};
     std::atomic<unsigned> active{1};
+    // After a worker failed to start (scheduler.cpp, growFailed): no worker
+    // is tried before `grow_retry_at` (CLOCK_MONOTONIC ns, 0: no back-off);
+    // the back-off doubles while failures repeat, and the failure is said
+    // once. Only the holder of the `reserved` slot writes the plain fields.
+    std::atomic<std::int64_t> grow_retry_at{0};
+    std::int64_t grow_backoff_ns = 0;
+    bool told_grow_failure = false;
 
     // The creating thread's own stack, running as a fiber.
     Fiber main_fiber;

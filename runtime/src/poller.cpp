@@ -32,13 +32,16 @@ static constexpr int kEventFdTag = -1;
 
 Status Poller::open() {
     close();
+    use_pwait2_ = true;
+    // Each failure keeps its errno's meaning: EMFILE is the descriptor limit,
+    // EPERM a seccomp filter, ENOMEM memory (never all "out of resources").
     epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
-    if (epoll_fd_ < 0) return errno == EMFILE ? Error{Errc::ProcessFdQuotaExceeded, errno} : Error{Errc::SystemResources, errno};
+    if (epoll_fd_ < 0) return systemError(errno);
     event_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (event_fd_ < 0) {
         const int err = errno;
         close();
-        return err == EMFILE ? Error{Errc::ProcessFdQuotaExceeded, err} : Error{Errc::SystemResources, err};
+        return systemError(err);
     }
     epoll_event event{};
     event.events = EPOLLIN;
@@ -46,7 +49,25 @@ Status Poller::open() {
     if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, event_fd_, &event) != 0) {
         const int err = errno;
         close();
-        return Error{Errc::SystemResources, err};
+        return systemError(err);
+    }
+    // Try the wait now, not first in the idle loop where a refusal could only
+    // abort: epoll_pwait2 is missing before Linux 5.11 and refused by some
+    // seccomp profiles that allow epoll_wait; then epoll_wait it is.
+    epoll_event none[1];
+    const timespec zero{};
+    if (epoll_pwait2(epoll_fd_, none, 1, &zero, nullptr) < 0) {
+        if (errno != ENOSYS && errno != EPERM && errno != EACCES) {
+            const int err = errno;
+            close();
+            return systemError(err);
+        }
+        use_pwait2_ = false;
+        if (epoll_wait(epoll_fd_, none, 1, 0) < 0) {
+            const int err = errno;
+            close();
+            return systemError(err);
+        }
     }
     return {};
 }
@@ -197,8 +218,8 @@ unsigned Poller::poll(bool block, Fiber*& next, FiberQueue& queue, bool& exit) {
         timeout_ms = static_cast<int>((wait + 999'999) / 1'000'000);
     }
     epoll_event events[64];
-    int n = epoll_pwait2(epoll_fd_, events, 64, timeout, nullptr);
-    if (n < 0 && errno == ENOSYS) n = epoll_wait(epoll_fd_, events, 64, timeout_ms); // before Linux 5.11
+    int n = use_pwait2_ ? epoll_pwait2(epoll_fd_, events, 64, timeout, nullptr)
+                        : epoll_wait(epoll_fd_, events, 64, timeout_ms); // millisecond deadlines, rounded up
     if (n < 0 && errno != EINTR) fatal("epoll_wait failed", errno);
     bool mailbox = false;
     for (int i = 0; i < n; ++i) {

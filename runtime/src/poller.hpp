@@ -98,6 +98,8 @@ private:
 
     int epoll_fd_ = -1;
     int event_fd_ = -1;
+    // false when open() found epoll_pwait2 missing or refused: epoll_wait.
+    bool use_pwait2_ = true;
     std::unordered_map<int, FdWaiters> fds_;
     std::unordered_map<Fiber*, Waiter*> parked_;
     std::multimap<std::int64_t, Waiter*> deadlines_;

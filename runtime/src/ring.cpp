@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "errors.hpp"
@@ -42,14 +43,56 @@ Status Ring::open(unsigned entries, unsigned completion_entries, int attach_to, 
     // Kernels before 5.12 charge a ring's memory to RLIMIT_MEMLOCK, often
     // 64 KiB: rather than fail there, take the kernel's smaller queue.
     if (result == -ENOMEM && completion_entries > 0) return open(entries, 0, attach_to, disabled);
-    if (result < 0) {
-        if (result == -ENOSYS || result == -EPERM || result == -EACCES) return Error{Errc::IoUringUnavailable, -result};
-        if (result == -ENOMEM) return Error{Errc::SystemResources, -result};
-        if (result == -EMFILE) return Error{Errc::ProcessFdQuotaExceeded, -result};
-        if (result == -ENFILE) return Error{Errc::SystemFdQuotaExceeded, -result};
-        return Error{Errc::Unexpected, -result};
-    }
+    if (result < 0) return refusal(-result);
     open_ = true;
+    return {};
+}
+
+Error Ring::refusal(int err) noexcept {
+    // The errnos of a seccomp filter (Docker's profile says EPERM), of
+    // kernel.io_uring_disabled (EPERM) and of a kernel without io_uring.
+    if (err == EPERM || err == EACCES || err == ENOSYS) return Error{Errc::IoUringUnavailable, err};
+    return systemError(err);
+}
+
+Status Ring::probe(std::uint64_t& opcodes, const char*& call) {
+    // A seccomp profile may allow io_uring_setup and refuse the rest; then
+    // the first submission, or a worker enabling its ring, could only abort.
+    // So walk the whole path once, on this ring, before the loop uses it.
+    call = "io_uring_register";
+    if (auto enabled = enable(); !enabled) return refusal(enabled.error().sys_errno);
+    // Best effort, as for every worker (registerWithOwner), but a refusal
+    // counts: EINVAL only means a kernel before 5.18.
+    if (int r = io_uring_register_ring_fd(&ring_); r < 0 && r != -EINVAL) return refusal(-r);
+    constexpr unsigned kProbeOps = 256;
+    const std::size_t probe_size = sizeof(io_uring_probe) + kProbeOps * sizeof(io_uring_probe_op);
+    auto* probe = static_cast<io_uring_probe*>(std::calloc(1, probe_size));
+    if (!probe) return Error{Errc::OutOfMemory, ENOMEM};
+    const int probed = io_uring_register_probe(&ring_, probe, kProbeOps);
+    opcodes = 0;
+    if (probed == 0)
+        for (int op = 0; op < 64; ++op)
+            if (io_uring_opcode_supported(probe, op)) opcodes |= std::uint64_t{1} << op;
+    std::free(probe);
+    if (probed < 0) return refusal(-probed);
+    // What the scheduler cannot do without: waking another thread's ring,
+    // timers, timeouts and cancellation (Linux 5.18 has them all; gVisor
+    // lacks MSG_RING).
+    call = "an opcode the scheduler needs (MSG_RING, TIMEOUT, LINK_TIMEOUT, ASYNC_CANCEL)";
+    for (int op : {IORING_OP_NOP, IORING_OP_MSG_RING, IORING_OP_TIMEOUT, IORING_OP_LINK_TIMEOUT, IORING_OP_ASYNC_CANCEL})
+        if (!(opcodes & (std::uint64_t{1} << op))) return Error{Errc::IoUringUnavailable, EOPNOTSUPP};
+    // One io_uring_enter, with a NOP to complete.
+    call = "io_uring_enter";
+    io_uring_sqe* nop = sqe();
+    io_uring_prep_nop(nop);
+    nop->user_data = static_cast<std::uint64_t>(RingTag::unused);
+    if (int r = io_uring_submit_and_wait(&ring_, 1); r < 0) return refusal(-r);
+    io_uring_cqe* cqe = nullptr;
+    if (int r = io_uring_peek_cqe(&ring_, &cqe); r < 0) return refusal(-r);
+    const int nop_result = cqe->res;
+    io_uring_cqe_seen(&ring_, cqe);
+    if (nop_result < 0) return refusal(-nop_result);
+    call = nullptr;
     return {};
 }
 
@@ -58,7 +101,7 @@ Status Ring::enable() {
     // The raw syscall: Debian 12's liburing 2.3 declares io_uring_enable_rings
     // but does not export it.
     if (syscall(__NR_io_uring_register, ring_.ring_fd, IORING_REGISTER_ENABLE_RINGS, nullptr, 0) < 0)
-        return Error{Errc::Unexpected, errno};
+        return systemError(errno);
     disabled_ = false;
     return {};
 }
@@ -116,16 +159,6 @@ unsigned Ring::drain(io_uring_cqe* out, unsigned max) noexcept {
     for (unsigned i = 0; i < count; ++i) out[i] = *ptrs[i];
     io_uring_cq_advance(&ring_, count);
     return count;
-}
-
-std::uint64_t Ring::supportedOpcodes() noexcept {
-    io_uring_probe* probe = io_uring_get_probe_ring(&ring_);
-    if (!probe) return 0;
-    std::uint64_t mask = 0;
-    for (int op = 0; op < 64; ++op)
-        if (io_uring_opcode_supported(probe, op)) mask |= std::uint64_t{1} << op;
-    io_uring_free_probe(probe);
-    return mask;
 }
 
 void Ring::message(int target_fd, std::uint64_t user_data, std::int32_t result) {

@@ -47,8 +47,17 @@ public:
     // `attach_to` >= 0 shares that ring's async worker pool
     // (IORING_SETUP_ATTACH_WQ); `disabled` creates it R_DISABLED, to be
     // enabled by the thread that will own it.
+    // IoUringUnavailable when the kernel refuses io_uring_setup.
     Status open(unsigned entries, unsigned completion_entries, int attach_to, bool disabled);
     Status enable();
+    // Walks everything the runtime will ask of io_uring, on this freshly
+    // opened ring (the creating thread's): enabling it if disabled,
+    // registering its fd, probing its opcodes (into `opcodes`, bit n for
+    // opcode n < 64) and one io_uring_enter that completes a NOP; and checks
+    // that the opcodes the scheduler relies on exist. IoUringUnavailable
+    // when the kernel or a seccomp filter refuses a step; `call` then names
+    // it (for the log line).
+    Status probe(std::uint64_t& opcodes, const char*& call);
     // Registers the ring's fd with the calling thread (the owner), so that
     // each io_uring_enter skips the fd lookup. Best effort.
     void registerWithOwner() noexcept;
@@ -86,14 +95,14 @@ public:
     // Copies up to `max` completions into `out` and marks them seen.
     unsigned drain(io_uring_cqe* out, unsigned max) noexcept;
 
-    // Bit n set: the kernel supports io_uring opcode n (n < 64).
-    std::uint64_t supportedOpcodes() noexcept;
-
     // Queues a MSG_RING posting a completion {user_data, result} to `target`.
     void message(int target_fd, std::uint64_t user_data, std::int32_t result);
 
 private:
     void makeRoom();
+    // An io_uring call's errno as an Error: EPERM, EACCES, ENOSYS are a
+    // refusal (IoUringUnavailable), anything else what its errno says.
+    static Error refusal(int err) noexcept;
 
     io_uring ring_{};
     void (*reaper_)(void*) = nullptr;

@@ -19,6 +19,7 @@
 //   thread's idle context, with a SwitchMessage for the receiver.
 #include "scheduler.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -31,6 +32,40 @@ namespace fiberscope::detail {
 Fiber* currentFiber() {
     Thread* thread = currentThread();
     return thread->currentFiber();
+}
+
+// Growth back-off after a failed worker start: the first retry waits this
+// long, each further failure doubles the wait, up to the cap.
+static constexpr std::int64_t kFirstGrowBackoffNs = 100'000'000;  // 100 ms
+static constexpr std::int64_t kMaxGrowBackoffNs = 10'000'000'000; // 10 s
+
+// Whether schedule() may try to start a worker now (not during a back-off).
+static bool mayGrow(const Loop& loop) {
+    // relaxed: a hint; a stale value costs at most one retry early or late.
+    const std::int64_t retry_at = loop.grow_retry_at.load(std::memory_order_relaxed);
+    return retry_at == 0 || monotonicNanoseconds() >= retry_at;
+}
+
+// A worker could not start (descriptors or memory ran out: ulimit -n,
+// ulimit -v). The loop keeps working on the threads it has; the failure is
+// said once per loop, and growth is retried only after a back-off, so a
+// busy loop at the limit neither floods stderr nor spends its time failing.
+static void growFailed(Loop& loop, unsigned index, const char* what, const char* why) {
+    // We hold the reservation: nobody else touches these two fields now.
+    loop.grow_backoff_ns = loop.grow_backoff_ns ? std::min(2 * loop.grow_backoff_ns, kMaxGrowBackoffNs)
+                                                : kFirstGrowBackoffNs;
+    // relaxed: read as a hint by mayGrow() (see there).
+    loop.grow_retry_at.store(monotonicNanoseconds() + loop.grow_backoff_ns, std::memory_order_relaxed);
+    if (!loop.told_grow_failure) {
+        loop.told_grow_failure = true;
+        std::fprintf(stderr,
+                     "fiberscope: cannot start worker %u: %s (%s); continuing with %u thread%s "
+                     "(retried now and then; said once per loop)\n",
+                     index, what, why, index, index == 1 ? "" : "s");
+    }
+    // release: our writes to the slot and to the back-off fields happen
+    // before the next reservation (which CASes with acquire).
+    loop.reserved.store(index, std::memory_order_release);
 }
 
 static void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spawned) {
@@ -47,10 +82,7 @@ static void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spaw
                                     : worker.poller.open();
     if (!opened) {
         worker.ready_queue.store(nullptr, std::memory_order_relaxed);
-        // release: our writes to the slot happen before a later reservation.
-        loop.reserved.store(index, std::memory_order_release);
-        std::fprintf(stderr, "fiberscope: cannot create worker %u: %s setup failed (%s); continuing with %u threads\n",
-                     index, loop.usesRing() ? "io_uring" : "epoll", opened.error().message(), index);
+        growFailed(loop, index, loop.usesRing() ? "io_uring setup failed" : "epoll setup failed", opened.error().message());
         return;
     }
     worker.ring.setReaper(reapCompletions, &worker);
@@ -60,12 +92,15 @@ static void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spaw
         worker.ring.close();
         worker.poller.close();
         worker.ready_queue.store(nullptr, std::memory_order_relaxed);
-        loop.reserved.store(index, std::memory_order_release);
-        std::fprintf(stderr, "fiberscope: cannot start worker %u (%s); continuing with %u threads\n", index, e.what(), index);
+        growFailed(loop, index, "no thread", e.what());
         return;
     }
+    // Started: a later failure backs off from the start again.
+    loop.grow_backoff_ns = 0;
+    loop.grow_retry_at.store(0, std::memory_order_relaxed);
     // release: the Thread's shared fields (ring fd, queue) are initialised
-    // before any thread that reads `active` with acquire can use the slot.
+    // before any thread that reads `active` with acquire can use the slot;
+    // so are the back-off fields, for the next reservation holder.
     loop.active.store(index + 1, std::memory_order_release);
     spawned = true;
 }
@@ -101,7 +136,7 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
         ++thread.idle_search_index;
         return;
     }
-    if (active < loop.allocated) {
+    if (active < loop.allocated && mayGrow(loop)) {
         unsigned expected = active;
         // acquire: a failed reservation's cleanup (release) happened before
         // we reuse the slot. relaxed on failure: someone else is spawning.

@@ -1,6 +1,10 @@
 #include "test_support.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdio>
 #include <deque>
 
 using namespace fiberscope;
@@ -103,4 +107,107 @@ TEST_CASE("producer/consumer on Condition loses no wakeup", "[stress][condition]
         REQUIRE(consumed == producers * per_producer);
         REQUIRE(consumed_sum == long(producers) * per_producer * (per_producer + 1) / 2);
     }
+}
+
+namespace {
+
+// Linux 6.13's guard markers (MADV_GUARD_INSTALL): guard pages that cost no
+// memory mapping. Without them a guard page costs two mappings, and
+// vm.max_map_count (65530 by default) caps guarded fibers at about 32k.
+bool kernelHasGuardMarkers() {
+    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    void* probe = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (probe == MAP_FAILED) return false;
+    const bool ok = madvise(probe, page, 102 /* MADV_GUARD_INSTALL */) == 0;
+    munmap(probe, 2 * page);
+    return ok;
+}
+
+// The process's memory mappings: what vm.max_map_count limits.
+long mappingCount() {
+    std::FILE* maps = std::fopen("/proc/self/maps", "r");
+    if (!maps) return -1;
+    long lines = 0;
+    for (int c; (c = std::fgetc(maps)) != EOF;)
+        if (c == '\n') ++lines;
+    std::fclose(maps);
+    return lines;
+}
+
+} // namespace
+
+TEST_CASE("1M live fibers parked on a Queue and then released all complete", "[stress][limits]") {
+    // 1M at once is 4x what vm.max_map_count allowed with a guard mapping per
+    // stack. 16 KiB stacks (the smallest) keep it to about 4 GiB of memory:
+    // a parked fiber touches only its top page. ThreadSanitizer allows about
+    // 8000 fibers at once.
+    long fibers = test::scaled(1'000'000);
+#if defined(__SANITIZE_THREAD__)
+    fibers = std::min(fibers, 4000L);
+#endif
+    const bool markers = kernelHasGuardMarkers();
+    if (!markers)
+        WARN("this kernel lacks guard markers (Linux 6.13+): a guard page would cost two mappings, so this "
+             "runs with guard_pages = false (the README's Limits section says so)");
+    auto made = EventLoop::create({.threads = 1, .stack_size = 16 * 1024, .guard_pages = markers});
+    if (!made) FAIL("EventLoop::create failed: " << made.error().message());
+    auto& loop = *made;
+
+    const auto start = std::chrono::steady_clock::now();
+    const long maps_before = mappingCount();
+    Queue<long> queue(static_cast<std::size_t>(fibers)); // room for every item: put() never waits
+    std::atomic<long> parked{0}, sum{0};
+    std::vector<Future<void>> all;
+    all.reserve(static_cast<std::size_t>(fibers));
+    for (long i = 0; i < fibers; ++i) {
+        auto started = loop->concurrent([&] {
+            // relaxed: the main fiber only counts; the Queue's mutex orders
+            // the items themselves.
+            parked.fetch_add(1, std::memory_order_relaxed);
+            if (auto item = queue.get()) sum.fetch_add(*item, std::memory_order_relaxed);
+        });
+        if (!started) FAIL("fiber " << i << " of " << fibers << " could not start: " << started.error().message());
+        all.push_back(std::move(*started));
+    }
+    // Every fiber runs up to its get() and parks there (the queue is empty).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (parked.load(std::memory_order_relaxed) < fibers) {
+        if (std::chrono::steady_clock::now() > deadline)
+            FAIL("only " << parked.load() << " of " << fibers << " fibers reached Queue::get within 60 s");
+        REQUIRE(loop->sleep(std::chrono::milliseconds(1)));
+    }
+    const long maps_parked = mappingCount();
+    const double parked_after = test::secondsSince(start);
+    for (long i = 0; i < fibers; ++i)
+        if (!queue.put(i)) FAIL("put " << i << " failed");
+    for (auto& f : all) f.await();
+    INFO(fibers << " fibers: parked after " << parked_after << " s, all done after " << test::secondsSince(start)
+                << " s; mappings " << maps_before << " -> " << maps_parked);
+    REQUIRE(sum.load() == fibers * (fibers - 1) / 2);
+    // The stacks did not cost a mapping each: slabs of ~16 MiB merge, and a
+    // guard marker splits nothing.
+    REQUIRE(maps_parked - maps_before < 64 + fibers / 256);
+}
+
+TEST_CASE("guard_pages = false: unguarded stacks cost one mapping per slab and run like any other", "[stress][limits]") {
+    const long fibers = std::max(1000L, test::scaled(20'000));
+    auto made = EventLoop::create({.threads = 2, .stack_size = 16 * 1024, .guard_pages = false});
+    if (!made) FAIL("EventLoop::create failed: " << made.error().message());
+    auto& loop = *made;
+    const long maps_before = mappingCount();
+    Queue<long> queue(static_cast<std::size_t>(fibers));
+    std::vector<Future<long>> all;
+    all.reserve(static_cast<std::size_t>(fibers));
+    for (long i = 0; i < fibers; ++i) {
+        auto started = loop->concurrent([&] { return queue.get().value(); });
+        if (!started) FAIL("fiber " << i << " could not start: " << started.error().message());
+        all.push_back(std::move(*started));
+    }
+    const long maps_spawned = mappingCount();
+    for (long i = 0; i < fibers; ++i) REQUIRE(queue.put(i));
+    long sum = 0;
+    for (auto& f : all) sum += f.await();
+    REQUIRE(sum == fibers * (fibers - 1) / 2);
+    INFO("mappings " << maps_before << " -> " << maps_spawned);
+    REQUIRE(maps_spawned - maps_before <= 8 + fibers / 256);
 }

@@ -64,11 +64,21 @@ struct EventLoopOptions {
     // operations a thread has in flight at once (for a server, about one per
     // connection it serves).
     unsigned completion_entries = 0;
-    // Usable stack per fiber, rounded up to whole pages; a guard page below
-    // it turns an overflow into a clear message naming the fiber.
+    // Usable stack per fiber, rounded up to whole pages (at least 16 KiB).
+    // Untouched pages cost address space only, not memory.
     std::size_t stack_size = 256 * 1024;
     // Which kernel interface to use (see IoBackend).
     IoBackend backend = IoBackend::automatic;
+    // true: every fiber stack has a guard page below it, which turns an
+    // overflow into a clear message naming the fiber; never silently
+    // dropped. On Linux 6.13+ a guard is a page-table marker and costs no
+    // memory mapping; on older kernels it costs two of the process's
+    // vm.max_map_count mappings (about 32k fibers at the default 65530),
+    // and past that concurrent() fails with OutOfMemory.
+    // false: no guard page, so an overflow silently corrupts the memory
+    // below the stack; on older kernels this is what allows more fibers
+    // than vm.max_map_count / 2 (see README "Limits").
+    bool guard_pages = true;
 };
 
 // Ring pressure counters, summed over the loop's threads (EventLoop::ioStats).
