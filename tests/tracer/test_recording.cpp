@@ -2,15 +2,30 @@
 // shows up, consistently.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <fiberscope/fiberscope.hpp>
 #include <fiberscope/trace.hpp>
 #include <fiberscope/trace_reader.hpp>
+
+extern char** environ;
 
 using namespace fiberscope;
 using namespace fiberscope::trace;
@@ -117,6 +132,42 @@ TEST_CASE("a recorded program's trace reads back with every kind of decision", "
     unlink(path.c_str());
 }
 
+TEST_CASE("a loop that outlives its recordings: each one has its parked workers' records", "[tracer]") {
+    // The workers park between the recordings and during each stop: their
+    // buffers are lent to the writer, which takes them when the recording
+    // stops; the next recording must start cleanly on the same threads.
+    auto loop = EventLoop::create({.threads = 2}).value();
+    for (int round = 0; round < 3; ++round) {
+        INFO("recording " << round);
+        const std::string path = tempTrace(("round-" + std::to_string(round)).c_str());
+        {
+            Recorder recorder(path);
+            REQUIRE(recorder.ok());
+            std::vector<Future<void>> sleepers;
+            for (int i = 0; i < 8; ++i) sleepers.push_back(loop->async([&] { (void)loop->sleep(1ms); }));
+            for (auto& s : sleepers) s.await();
+            (void)loop->sleep(5ms); // every worker parks
+            REQUIRE(recorder.stop());
+        }
+        Trace trace;
+        ReadError error;
+        const bool read = readTrace(path, trace, error, {.strict = true});
+        unlink(path.c_str());
+        INFO(error.text());
+        REQUIRE(read);
+        REQUIRE(trace.header.complete);
+        REQUIRE(trace.lost_events == 0);
+        // Both workers ran sleepers (new fibers are handed to the idle one);
+        // the one not stopping the recording was parked at the stop, with
+        // its park the last record. (By trace thread: a worker started
+        // before the recording has no thread-start record in it.)
+        std::map<std::uint32_t, EventKind> last;
+        for (const Event& e : trace.events) last[e.thread] = e.kind;
+        REQUIRE(last.size() == 2);
+        CHECK(std::count_if(last.begin(), last.end(), [](const auto& l) { return l.second == EventKind::Park; }) >= 1);
+    }
+}
+
 TEST_CASE("recording is off without a Recorder", "[tracer]") {
     REQUIRE_FALSE(recording());
     Recorder a("/tmp/fiberscope-no-such-dir/x.fstrace");
@@ -133,4 +184,162 @@ TEST_CASE("only one Recorder at a time", "[tracer]") {
     REQUIRE_FALSE(second.ok());
     REQUIRE(first.stop());
     unlink(path.c_str());
+}
+
+// ---------------------------------------------------------------------------
+// A crash loses at most ~100 ms: tests/limits/busy_traced runs traced, is
+// killed with SIGKILL (no exit handler, no final flush), and its trace must
+// reach to within 200 ms of the kill (100 ms of flush budget, the writer's
+// tick and the write itself, plus slack for a loaded machine).
+
+namespace {
+
+std::int64_t realtimeNs() {
+    timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::string fileText(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+struct KilledRun {
+    Trace trace;
+    std::int64_t kill_realtime_ns = 0;
+    std::string output;
+};
+
+// Starts `busy_traced <mode>` with FIBERSCOPE_TRACE set, lets it run for
+// `run_for` after it says "ready", kills it with SIGKILL and reads the trace
+// (not strictly: a kill may cut the last chunk). Never waits more than 30 s.
+KilledRun runAndKill(const char* mode, std::chrono::milliseconds run_for) {
+    const std::string base = "/tmp/fiberscope-killed-" + std::to_string(getpid()) + "-" + mode;
+    const std::string trace_path = base + ".fstrace", out_path = base + ".out";
+    std::vector<std::string> env_strings;
+    for (char** e = environ; *e; ++e)
+        if (std::strncmp(*e, "FIBERSCOPE_TRACE=", 17) != 0) env_strings.emplace_back(*e);
+    env_strings.push_back("FIBERSCOPE_TRACE=" + trace_path);
+    std::vector<char*> envp;
+    for (auto& e : env_strings) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::string exe = FIBERSCOPE_BUSY_TRACED, mode_arg = mode;
+    char* argv[] = {exe.data(), mode_arg.data(), nullptr};
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    pid_t pid = -1;
+    const int spawned = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv, envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    INFO("program: " << exe);
+    REQUIRE(spawned == 0);
+
+    KilledRun run;
+    // Wait for "ready" (or an early exit), then let it run.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    int status = 0;
+    bool exited = false;
+    while (fileText(out_path).find("ready") == std::string::npos) {
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            exited = true;
+            break;
+        }
+        if (std::chrono::steady_clock::now() > deadline) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (!exited) {
+        std::this_thread::sleep_for(run_for);
+        run.kill_realtime_ns = realtimeNs();
+        kill(pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+    }
+    run.output = fileText(out_path);
+    unlink(out_path.c_str());
+    INFO("output:\n" << run.output);
+    REQUIRE_FALSE(exited); // it never ends by itself: it failed to start
+    REQUIRE(WIFSIGNALED(status));
+    ReadError error;
+    const bool read = readTrace(trace_path, run.trace, error);
+    unlink(trace_path.c_str());
+    INFO(error.text());
+    REQUIRE(read);
+    REQUIRE_FALSE(run.trace.header.complete);
+    return run;
+}
+
+// How long before the kill each thread's newest record was, in ms (a thread
+// with no record at all is missing from the map).
+std::map<std::uint32_t, double> lagPerThread(const KilledRun& run) {
+    std::map<std::uint32_t, double> lag;
+    const auto start = static_cast<std::int64_t>(run.trace.header.start_realtime_ns);
+    for (const Event& e : run.trace.events) lag[e.thread] = static_cast<double>(run.kill_realtime_ns - start - e.time) / 1e6;
+    return lag;
+}
+
+} // namespace
+
+TEST_CASE("a program killed while busy loses at most ~100 ms of its trace", "[tracer][crash]") {
+    // Its threads never park and record slowly: only the flush budget on the
+    // record path gets their records out. On a loaded machine the program may
+    // not run at all for a while just before the kill, which makes its newest
+    // record old through no fault of the tracer: up to three runs.
+    std::string report;
+    bool ok = false;
+    for (int attempt = 1; attempt <= 3 && !ok; ++attempt) {
+        const KilledRun run = runAndKill("busy", std::chrono::milliseconds(1000));
+        const auto lag = lagPerThread(run);
+        // Both workers (trace threads 0 and 1 are the first two to record)
+        // must be recent, and so the newest record overall.
+        std::ostringstream line;
+        line << "run " << attempt << ": " << run.trace.events.size() << " events;";
+        bool recent = lag.size() >= 2;
+        for (const auto& [thread, ms] : lag) {
+            const std::int64_t worker = thread < run.trace.threads.size() ? run.trace.threads[thread].worker : -1;
+            line << " thread " << thread << " (worker " << worker << ") newest record " << ms << " ms before the kill;";
+            if (worker >= 0 && worker < 2) recent &= ms <= 200.0;
+        }
+        report += line.str() + "\n";
+        ok = recent;
+    }
+    INFO("a busy thread's records must reach the file within ~100 ms (no more than 200 ms before a kill -9):\n"
+         << report);
+    REQUIRE(ok);
+}
+
+TEST_CASE("a program killed while its threads are parked has every record up to the park", "[tracer][crash]") {
+    // Every thread records a little, then parks for good; the writer takes
+    // their lent buffers once stale. Without that the last records (the
+    // "burst done" mark among them) would stay in memory until the kill.
+    std::string report;
+    bool ok = false;
+    for (int attempt = 1; attempt <= 3 && !ok; ++attempt) {
+        const KilledRun run = runAndKill("park", std::chrono::milliseconds(600));
+        bool marked = false;
+        std::map<std::uint32_t, EventKind> last;
+        for (const Event& e : run.trace.events) {
+            marked |= e.kind == EventKind::Mark && run.trace.string(e.arg[0]) == "burst done";
+            last[e.thread] = e.kind;
+        }
+        std::ostringstream line;
+        line << "run " << attempt << ": " << run.trace.events.size() << " events, the mark "
+             << (marked ? "is" : "is not") << " there;";
+        bool parked = last.size() >= 2;
+        for (const auto& [thread, kind] : last) {
+            const std::int64_t worker = thread < run.trace.threads.size() ? run.trace.threads[thread].worker : -1;
+            line << " thread " << thread << " (worker " << worker << ") ends with kind " << static_cast<int>(kind)
+                 << ";";
+            if (worker >= 0 && worker < 2) parked &= kind == EventKind::Park;
+        }
+        report += line.str() + "\n";
+        ok = marked && parked;
+    }
+    INFO("a parked thread's records must reach the file although it never wakes (each worker's last record is its park, "
+         "kind 12):\n"
+         << report);
+    REQUIRE(ok);
 }

@@ -23,6 +23,22 @@ struct Slab {
     std::size_t capacity = 0;
 };
 
+// A thread's attachment to the recording (its thread_local, thread_buffer.cpp).
+// Only the thread touches `slab` and `generation`, except while the slab is
+// lent: between lendBuffer() (the thread parks) and its next record, the
+// writer may take `lend` from kLent to kTaken and, holding it, replace a
+// stale slab with a fresh one. The acquire/release pairs on `lend` order the
+// two sides' accesses to `slab` and the buffer.
+struct ThreadSlot {
+    enum : std::uint32_t { kOwned, kLent, kTaken };
+    Slab* slab = nullptr;
+    std::uint32_t generation = 0;      // the recording `slab` belongs to (0 while lent)
+    std::uint32_t lent_generation = 0; // while lent: what `generation` was
+    std::uint32_t registered = 0;      // the generation whose `threads` list holds this slot
+    std::atomic<std::uint32_t> lend{kOwned};
+    ~ThreadSlot();
+};
+
 struct Recording {
     RecorderOptions options;
     int fd = -1;
@@ -37,6 +53,8 @@ struct Recording {
     std::vector<std::unique_ptr<Slab>> all;
     bool stopping = false;
     std::string write_error;
+    std::vector<ThreadSlot*> threads;    // every thread attached (to take lent stale slabs)
+    std::uint64_t flush_ticks = 0;       // the flush budget in clock ticks (100 ms)
 
     std::atomic<std::uint32_t> next_thread{0};
     std::atomic<std::uint64_t> next_string{1};
@@ -44,6 +62,18 @@ struct Recording {
 
     Slab* takeFree(); // under mutex
 };
+
+// The flush budget: no record stays unwritten longer than about this (a
+// busy thread's buffer is handed over by the first record past it; a parked
+// thread's by the writer, which looks every kWriterTickMs).
+inline constexpr std::uint64_t kFlushBudgetMs = 100;
+inline constexpr std::uint64_t kWriterTickMs = 20;
+
+// Under r.mutex, by the writer: every lent slab with records at least
+// `min_age` ticks old (its first record before `now - min_age`) goes to
+// `full`, and its thread gets a fresh one (none when `stopping`). Returns
+// how many were taken.
+std::size_t takeLentSlabs(Recording& r, std::uint64_t now, std::uint64_t min_age, bool stopping);
 
 extern Recording* g_recording; // valid while g_enabled
 extern std::mutex g_lifecycle;

@@ -1,8 +1,12 @@
-// Per-thread buffers: attach, rotate when full or stale, intern strings.
+// Per-thread buffers: attach, rotate when full or stale, intern strings,
+// lend a parked thread's buffer to the writer.
 //
 // A thread fills one Slab at a time with no synchronisation at all. The
 // recording's mutex is taken only at chunk boundaries (every ~256 KiB of
-// records), to hand the full slab to the writer and take an empty one.
+// records, or every flush budget), to hand the slab to the writer and take
+// an empty one.
+#include <sched.h>
+
 #include <algorithm>
 
 #include "recording.hpp"
@@ -33,23 +37,7 @@ Slab* Recording::takeFree() {
 
 namespace {
 
-struct ThreadState {
-    Slab* slab = nullptr;
-    std::uint32_t generation = 0;
-    ~ThreadState() {
-        // A thread that exits hands its last records to the writer.
-        std::lock_guard lock(g_lifecycle);
-        Recording* r = g_recording;
-        if (!r || !slab || generation != r->generation) return;
-        std::lock_guard guard(r->mutex);
-        if (slab->buffer.records) r->full.push_back(slab);
-        else r->free.push_back(slab);
-        slab = nullptr;
-        r->work.notify_one();
-    }
-};
-
-thread_local ThreadState t_state;
+thread_local ThreadSlot t_state;
 
 void startChunk(Slab* slab, const Buffer& from) {
     Buffer& b = slab->buffer;
@@ -60,12 +48,83 @@ void startChunk(Slab* slab, const Buffer& from) {
     b.records = 0;
     b.thread = from.thread;
     b.lost = from.lost;
+    b.flush_at = ~std::uint64_t{0}; // set by the chunk's first record
+    b.flush_budget = from.flush_budget;
     b.generation = from.generation;
     std::copy(std::begin(from.string_keys), std::end(from.string_keys), std::begin(b.string_keys));
     std::copy(std::begin(from.string_ids), std::end(from.string_ids), std::begin(b.string_ids));
 }
 
+// Takes a lent slab back (the thread is about to record again). If the
+// writer holds it at this instant, waits: it only swaps a slab, under a
+// microsecond, but it may have been preempted, so after a short spin this
+// yields the CPU instead of burning it.
+void reclaim(ThreadSlot& t) noexcept {
+    for (int spins = 0;; ++spins) {
+        std::uint32_t expected = ThreadSlot::kLent;
+        if (t.lend.compare_exchange_weak(expected, ThreadSlot::kOwned, std::memory_order_acquire,
+                                         std::memory_order_relaxed))
+            break;
+        if (spins < 64) {
+#if defined(__x86_64__)
+            __builtin_ia32_pause();
+#endif
+        } else {
+            sched_yield();
+        }
+    }
+    t.generation = t.lent_generation;
+    t.lent_generation = 0;
+}
+
 } // namespace
+
+ThreadSlot::~ThreadSlot() {
+    if (lent_generation) reclaim(*this);
+    // A thread that exits hands its last records to the writer.
+    std::lock_guard lock(g_lifecycle);
+    Recording* r = g_recording;
+    if (!r || registered != r->generation) return;
+    std::lock_guard guard(r->mutex);
+    std::erase(r->threads, this);
+    if (!slab || generation != r->generation) return;
+    if (slab->buffer.records) r->full.push_back(slab);
+    else r->free.push_back(slab);
+    slab = nullptr;
+    r->work.notify_one();
+}
+
+std::size_t takeLentSlabs(Recording& r, std::uint64_t now, std::uint64_t min_age, bool stopping) {
+    std::size_t taken = 0;
+    for (ThreadSlot* t : r.threads) {
+        if (t->lend.load(std::memory_order_relaxed) != ThreadSlot::kLent) continue;
+        std::uint32_t expected = ThreadSlot::kLent;
+        if (!t->lend.compare_exchange_strong(expected, ThreadSlot::kTaken, std::memory_order_acquire,
+                                             std::memory_order_relaxed))
+            continue; // it just woke up and took it back
+        // The thread lent it under this recording (lendBuffer checks), so
+        // the slab is ours to swap until `lend` is released below. (None if
+        // taken by an earlier call while stopping.)
+        Buffer* b = t->slab ? &t->slab->buffer : nullptr;
+        const std::uint64_t first = b ? b->flush_at - b->flush_budget : 0; // valid when records > 0
+        if (b && b->records && now >= first && now - first >= min_age) {
+            if (stopping) {
+                // The recording ends: no fresh slab is needed. The thread
+                // finds none when it wakes, and attaches anew if recording.
+                r.full.push_back(t->slab);
+                t->slab = nullptr;
+                ++taken;
+            } else if (Slab* next = r.takeFree()) {
+                startChunk(next, *b);
+                r.full.push_back(t->slab);
+                t->slab = next;
+                ++taken;
+            }
+        }
+        t->lend.store(ThreadSlot::kLent, std::memory_order_release);
+    }
+    return taken;
+}
 
 } // namespace detail
 
@@ -74,8 +133,14 @@ using namespace detail;
 __attribute__((noinline)) Buffer* threadBuffer() noexcept {
     Recording* r = g_recording;
     if (!r) return nullptr;
-    ThreadState& t = t_state;
-    if (t.slab && t.generation == r->generation) return &t.slab->buffer;
+    ThreadSlot& t = t_state;
+    // `generation` first: while the slab is lent it is 0, and `slab` is not
+    // the thread's to read until reclaimed.
+    if (t.generation == r->generation && t.slab) return &t.slab->buffer;
+    if (t.lent_generation) {
+        reclaim(t);
+        if (t.generation == r->generation && t.slab) return &t.slab->buffer;
+    }
     std::lock_guard lock(r->mutex);
     Slab* slab = r->takeFree();
     if (!slab) return nullptr;
@@ -83,20 +148,40 @@ __attribute__((noinline)) Buffer* threadBuffer() noexcept {
     seed.last_time = r->header.start_ticks;
     seed.thread = r->next_thread.fetch_add(1, std::memory_order_relaxed);
     seed.generation = r->generation;
+    seed.flush_budget = r->flush_ticks;
     startChunk(slab, seed);
     t.slab = slab;
     t.generation = r->generation;
+    if (t.registered != r->generation) {
+        r->threads.push_back(&t);
+        t.registered = r->generation;
+    }
     return &slab->buffer;
 }
 
-Buffer* rotate(Buffer* full) noexcept {
+void lendBuffer() noexcept {
     Recording* r = g_recording;
-    ThreadState& t = t_state;
+    ThreadSlot& t = t_state;
+    if (!r || !t.slab || t.generation != r->generation || t.registered != r->generation) return;
+    t.lent_generation = t.generation;
+    t.generation = 0; // threadBuffer's fast path now misses, and reclaims
+    t.lend.store(ThreadSlot::kLent, std::memory_order_release);
+}
+
+Buffer* rotate(Buffer* full, bool stale_only) noexcept {
+    Recording* r = g_recording;
+    ThreadSlot& t = t_state;
     if (!r || !t.slab || &t.slab->buffer != full || full->generation != r->generation) return nullptr;
     Slab* next;
     {
         std::lock_guard lock(r->mutex);
         next = r->takeFree();
+        if (!next && stale_only) {
+            // Nothing is lost by keeping this buffer a while longer: retry
+            // the hand-over after an eighth of the budget.
+            full->flush_at = full->last_time + full->flush_budget / 8;
+            return full;
+        }
         if (!next) {
             // The writer is behind and the memory cap is reached: drop this
             // record, count it, and report the count once space returns.
@@ -155,11 +240,11 @@ std::uint64_t internCopy(Buffer* b, std::string_view text) noexcept { return b ?
 
 void flushIfStale(std::uint64_t time) noexcept {
     if (!enabled()) return;
-    Recording* r = g_recording;
     Buffer* b = threadBuffer();
-    if (!r || !b || b->records == 0) return;
-    // 50 ms worth of ticks.
-    if (time - b->fill_started > r->header.ticks_per_second / 20) rotate(b);
+    if (!b || b->records == 0) return;
+    // Older than half the budget: hand it over now rather than leave it to
+    // the writer's next look at lent buffers.
+    if (time + b->flush_budget / 2 >= b->flush_at) rotate(b, true);
 }
 
 } // namespace fiberscope::trace

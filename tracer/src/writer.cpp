@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -52,13 +53,33 @@ void appendString(std::string& out, const std::string& text) {
     out += text;
 }
 
+// Appends full slabs as chunks. It also wakes every kWriterTickMs to take
+// the stale buffers of parked threads (lent, see lendBuffer): a thread that
+// records a little and then waits in the kernel for a long time would
+// otherwise keep its last records out of the file until it woke. When
+// stopping it takes every lent buffer that holds records.
 void writerMain(Recording* r) {
+    using Clock = std::chrono::steady_clock;
+    const auto tick = std::chrono::milliseconds(kWriterTickMs);
+    // A lent buffer is taken once its first record is this old: with the
+    // tick, no parked thread's record waits much longer than the budget.
+    const std::uint64_t min_age = r->flush_ticks - r->flush_ticks * kWriterTickMs / kFlushBudgetMs;
+    auto next_look = Clock::now() + tick;
     for (;;) {
         Slab* slab;
         {
             std::unique_lock lock(r->mutex);
-            r->work.wait(lock, [&] { return !r->full.empty() || r->stopping; });
-            if (r->full.empty()) return;
+            r->work.wait_until(lock, next_look, [&] { return !r->full.empty() || r->stopping; });
+            if (r->stopping) {
+                takeLentSlabs(*r, now(), 0, true);
+            } else if (Clock::now() >= next_look) {
+                takeLentSlabs(*r, now(), min_age, false);
+                next_look = Clock::now() + tick;
+            }
+            if (r->full.empty()) {
+                if (r->stopping) return;
+                continue;
+            }
             slab = r->full.front();
             r->full.pop_front();
         }
@@ -101,6 +122,7 @@ Recorder::Recorder(const std::string& path, RecorderOptions options) {
     r->fd = fd;
     r->generation = ++g_generation;
     calibrateClock(r->header);
+    r->flush_ticks = r->header.ticks_per_second * kFlushBudgetMs / 1000;
     r->header.cpu_count = std::thread::hardware_concurrency();
     r->header.pid = static_cast<std::uint32_t>(getpid());
 

@@ -8,6 +8,14 @@
 // no allocation: when a buffer fills, it is handed to the writer thread and
 // a fresh one taken from a pool (the only slow path). Build with
 // -DFIBERSCOPE_TRACING=0 to compile every record away.
+//
+// How much a crash can lose: a buffer is also handed over when a record
+// arrives more than the flush budget (100 ms) after the buffer's first
+// record, so a busy thread never holds more than ~100 ms of records
+// unwritten; a thread parked in the kernel lends its buffer to the writer
+// (lendBuffer), which writes it once it is about that old. A thread blocked
+// anywhere else keeps its last (at most 100 ms of) records until it records
+// again: nothing else may touch its buffer. (FORMAT.md, "How recent".)
 #pragma once
 
 #include <atomic>
@@ -41,7 +49,12 @@ struct Buffer {
     std::uint32_t records = 0;
     std::uint32_t thread = 0;      // trace thread number
     std::uint64_t lost = 0;        // records dropped, not yet reported
-    std::uint64_t fill_started = 0; // time the chunk got its first record
+    // A record at a time past flush_at hands this chunk to the writer first.
+    // It is set by the chunk's first record (its time + flush_budget), and is
+    // the largest value while the chunk is empty, so the check on the record
+    // path is one compare with no special case.
+    std::uint64_t flush_at = ~std::uint64_t{0};
+    std::uint64_t flush_budget = 0; // ticks: the recording's flush budget
     std::uint32_t generation = 0;
     // Direct-mapped cache of interned stable strings: pointer -> id.
     const char* string_keys[64] = {};
@@ -89,7 +102,9 @@ inline std::uint64_t now() noexcept {
 Buffer* threadBuffer() noexcept;
 // Hands a full (or stale) buffer to the writer; returns the thread's fresh
 // buffer, or nullptr if none could be had (records are then counted lost).
-Buffer* rotate(Buffer* full) noexcept;
+// With `stale_only` (the buffer still has room, it is only old), a missing
+// fresh buffer loses nothing: the same buffer is returned, to retry later.
+Buffer* rotate(Buffer* full, bool stale_only = false) noexcept;
 // Interns a string whose bytes never change at this address (a literal).
 std::uint64_t internStable(Buffer* buffer, const char* text) noexcept;
 // Defines a new string id for `text` (copied into the trace).
@@ -97,6 +112,12 @@ std::uint64_t internCopy(Buffer* buffer, std::string_view text) noexcept;
 // A park point: flushes this thread's buffer if it has held records for a
 // while, so a live or crashing program's trace stays recent.
 void flushIfStale(std::uint64_t time) noexcept;
+// The calling thread is about to block (parked in the kernel) and records
+// nothing until it returns: the writer may take its buffer meanwhile, once
+// the buffer is stale, so a thread that parks for a long time does not keep
+// its last records from the file. Its next record takes the buffer back
+// (threadBuffer does, waiting out the writer if it is writing it just then).
+void lendBuffer() noexcept;
 
 // Encodes one record. Usage: `if (Record r{kind, time}) { r.fiber(f); r.u(x); }`
 class Record {
@@ -105,8 +126,12 @@ public:
         if (!enabled()) return;
         Buffer* b = threadBuffer();
         if (!b) return;
-        if (static_cast<std::size_t>(b->end - b->pos) < kMaxRecordBytes || b->lost) {
-            b = rotate(b);
+        // One unlikely branch covers the three slow cases: no room, records
+        // lost (to be reported), or the chunk is older than the flush budget
+        // (handed to the writer so that a crash loses at most that much).
+        const bool room = static_cast<std::size_t>(b->end - b->pos) >= kMaxRecordBytes;
+        if (!room || b->lost || time > b->flush_at) [[unlikely]] {
+            b = rotate(b, room && !b->lost);
             if (!b) return;
         }
         buffer_ = b;
@@ -114,7 +139,7 @@ public:
         *p_++ = static_cast<std::uint8_t>(kind);
         // Clocks can step back across CPUs by a few ticks: clamp to 0.
         const std::uint64_t delta = time > b->last_time ? time - b->last_time : 0;
-        if (b->records == 0) b->fill_started = time;
+        if (b->records == 0) b->flush_at = time + b->flush_budget;
         b->last_time = time > b->last_time ? time : b->last_time;
         varint(delta);
     }
@@ -201,7 +226,10 @@ inline void wakeupSent(std::uint64_t t, std::uint64_t target) noexcept {
 inline void wakeupReceived(std::uint64_t t, std::uint64_t sender) noexcept {
     if (Record r{EventKind::WakeupReceived, t}) r.u(sender);
 }
-inline void park(std::uint64_t t) noexcept { Record r{EventKind::Park, t}; }
+inline void park(std::uint64_t t) noexcept {
+    { Record r{EventKind::Park, t}; }
+    lendBuffer(); // the thread now waits in the kernel and records nothing until it returns
+}
 inline void unpark(std::uint64_t t, std::uint64_t completions) noexcept {
     if (Record r{EventKind::Unpark, t}) r.u(completions);
 }
