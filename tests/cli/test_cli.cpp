@@ -287,6 +287,7 @@ TEST_CASE("bad command lines get one line naming the problem and a nonzero exit"
         {{"--frobnicate"}, {"unknown option '--frobnicate'"}},
         {{"help", "frobnicate"}, {"unknown command 'frobnicate'"}},
         {{"--frobnicate", "stats", t}, {"unknown option '--frobnicate'"}},
+        {{"frobnicate", "record", "--", s.program}, {"unknown command 'frobnicate'"}},
         // Files.
         {{"stats", s.missing}, {s.missing}, 1},
         {{"stats", s.dir}, {s.dir, "directory"}, 1},
@@ -443,6 +444,8 @@ TEST_CASE("the documented forms parse", "[cli]") {
     CHECK(equals.code == 0);
     const Outcome stats = runTool({"stats", "--top", "3", s.trace});
     CHECK(stats.code == 0);
+    const Outcome dashed = runTool({"stats", "--", s.trace});
+    CHECK(dashed.code == 0);
     // A file named like a command is still a file.
     copyFile(s.trace, s.dir + "/lessons");
     const Outcome named = runTool({"stats", s.dir + "/lessons"});

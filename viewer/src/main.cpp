@@ -100,7 +100,8 @@ bool loadTrace(const std::string& path, Trace& trace) {
         std::fprintf(stderr, "fiberscope: %s\n", error.text().c_str());
         return false;
     }
-    for (const std::string& warning : trace.warnings) std::fprintf(stderr, "warning: %s: %s\n", path.c_str(), warning.c_str());
+    for (const std::string& warning : trace.warnings)
+        std::fprintf(stderr, "warning: %s: %s\n", cli::printable(path, 4096).c_str(), warning.c_str());
     return true;
 }
 
@@ -723,8 +724,12 @@ int runCommandLine(int argc, char** argv, std::string& activity) {
     const Command* command = nullptr;
     for (const Command& c : commands)
         if (!chosen.empty() && c.app == chosen.front()) command = &c;
-    const std::vector<std::string> leftovers = top.remaining();
-    if (!leftovers.empty() && !(command && command->takes_top_leftovers)) {
+    // The top level has no options that take a value, so whatever it did not
+    // know came before the command (argv[1] is then not the command's name)
+    // or, after record's "--", is the program to run.
+    std::vector<std::string> leftovers = top.remaining();
+    if (command && command->takes_top_leftovers && argc > 1 && command->app->get_name() == argv[1]) leftovers.clear();
+    if (!leftovers.empty()) {
         const std::string& first = leftovers.front();
         if (first.size() > 1 && first[0] == '-') return usageError("", "unknown option '" + cli::printable(first) + "'");
         return usageError("", "unknown command '" + cli::printable(first) + "'");

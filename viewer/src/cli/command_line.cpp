@@ -63,7 +63,10 @@ std::string displayName(const std::string& names) {
 }
 
 std::string leftoverComplaint(const CLI::App& app, const std::string& extra_positional) {
-    const std::vector<std::string> rest = app.remaining();
+    std::vector<std::string> rest = app.remaining();
+    // CLI11 keeps the "--" that ends the options among the leftovers even
+    // when what follows it went to the positionals: it is no complaint.
+    std::erase(rest, "--");
     if (rest.empty()) return {};
     const std::string& first = rest.front();
     if (first.size() > 1 && first[0] == '-') return "unknown option '" + printable(first) + "'";
