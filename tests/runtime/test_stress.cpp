@@ -111,6 +111,13 @@ TEST_CASE("producer/consumer on Condition loses no wakeup", "[stress][condition]
 
 namespace {
 
+// ThreadSanitizer maps state of its own for every fiber it tracks.
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kSanitizerMapsPerFiber = true;
+#else
+constexpr bool kSanitizerMapsPerFiber = false;
+#endif
+
 // Linux 6.13's guard markers (MADV_GUARD_INSTALL): guard pages that cost no
 // memory mapping. Without them a guard page costs two mappings, and
 // vm.max_map_count (65530 by default) caps guarded fibers at about 32k.
@@ -186,7 +193,7 @@ TEST_CASE("1M live fibers parked on a Queue and then released all complete", "[s
     REQUIRE(sum.load() == fibers * (fibers - 1) / 2);
     // The stacks did not cost a mapping each: slabs of ~16 MiB merge, and a
     // guard marker splits nothing.
-    REQUIRE(maps_parked - maps_before < 64 + fibers / 256);
+    if (!kSanitizerMapsPerFiber) REQUIRE(maps_parked - maps_before < 64 + fibers / 256);
 }
 
 TEST_CASE("guard_pages = false: unguarded stacks cost one mapping per slab and run like any other", "[stress][limits]") {
@@ -209,5 +216,5 @@ TEST_CASE("guard_pages = false: unguarded stacks cost one mapping per slab and r
     for (auto& f : all) sum += f.await();
     REQUIRE(sum == fibers * (fibers - 1) / 2);
     INFO("mappings " << maps_before << " -> " << maps_spawned);
-    REQUIRE(maps_spawned - maps_before <= 8 + fibers / 256);
+    if (!kSanitizerMapsPerFiber) REQUIRE(maps_spawned - maps_before <= 8 + fibers / 256);
 }
