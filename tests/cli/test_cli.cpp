@@ -293,6 +293,8 @@ TEST_CASE("bad command lines get one line naming the problem and a nonzero exit"
         {{"stats", s.dir}, {s.dir, "directory"}, 1},
         {{"stats", "/dev/null"}, {"/dev/null", "not a regular file"}, 1},
         {{"stats", s.junk}, {"junk.fstrace"}, 1},
+        {{"stats", s.dir + "/a\nb"}, {"a\\x0ab", "cannot open"}, 1},
+        {{"view", s.dir + "/a\x1b[2Jb"}, {"a\\x1b[2Jb"}, 1},
         {{"timeline", s.missing}, {s.missing}, 1},
         {{"timeline", s.dir}, {"directory"}, 1},
         {{"export", s.missing, "-o", s.dir + "/x.json"}, {s.missing}, 1},

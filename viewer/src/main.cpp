@@ -66,12 +66,16 @@ int usageError(const std::string& command, const std::string& message) {
     return kUsage;
 }
 
-// A trace the command is to read must be a regular file: the reader says so
-// too, but the viewer's quick check would block on a FIFO and call a
-// directory "bad magic". A missing file is left to the reader's message.
+// A trace the command is to read must exist and be a regular file. The
+// reader checks too, but the viewer's quick check would block on a FIFO and
+// call a directory "bad magic", and neither escapes the path it prints.
 bool checkTraceInput(const std::string& path) {
     struct stat st {};
-    if (stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return true;
+    if (stat(path.c_str(), &st) != 0) {
+        std::fprintf(stderr, "fiberscope: %s: cannot open: %s\n", cli::printable(path, 4096).c_str(), std::strerror(errno));
+        return false;
+    }
+    if (S_ISREG(st.st_mode)) return true;
     std::fprintf(stderr, "fiberscope: %s: is %s, not a trace file\n", cli::printable(path, 4096).c_str(),
                  S_ISDIR(st.st_mode) ? "a directory" : "not a regular file (a device, FIFO or socket)");
     return false;
@@ -97,7 +101,7 @@ bool loadTrace(const std::string& path, Trace& trace) {
     if (!checkTraceInput(path)) return false;
     ReadError error;
     if (!fiberscope::trace::readTrace(path, trace, error)) {
-        std::fprintf(stderr, "fiberscope: %s\n", error.text().c_str());
+        std::fprintf(stderr, "fiberscope: %s\n", cli::printable(error.text(), 4096).c_str());
         return false;
     }
     for (const std::string& warning : trace.warnings)
