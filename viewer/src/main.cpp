@@ -295,9 +295,11 @@ Command addRecord(CLI::App& top, cli::HelpFormatter& help) {
         Args program = app->remaining();
         const bool after_dashes = program.empty();
         if (after_dashes) program = top.remaining();
-        if (program.empty()) return usageError("record", "no program to run; usage: fiberscope record -o FILE -- PROGRAM [ARGS...]");
+        if (program.empty())
+            return usageError("record", "no program to run; usage: fiberscope record -o FILE -- PROGRAM [ARGS...]");
         if (!after_dashes && program[0].size() > 1 && program[0][0] == '-')
-            return usageError("record", "unknown option '" + cli::printable(program[0]) + "' (put '--' before a program whose name starts with '-')");
+            return usageError("record", "unknown option '" + cli::printable(program[0]) +
+                                            "' (put '--' before a program whose name starts with '-')");
         if (const std::string clash = outputClash("-o", options->output, programPath(program[0]), "the program to run");
             !clash.empty())
             return usageError("record", clash);
@@ -759,7 +761,8 @@ int main(int argc, char** argv) {
         std::fputs(" (free some memory or raise 'ulimit -v')\n", stderr);
         return kBadFile;
     } catch (const std::exception& error) {
-        std::fprintf(stderr, "fiberscope: failed while %s: %s\n", activity.c_str(), fiberscope::cli::printable(error.what(), 300).c_str());
+        std::fprintf(stderr, "fiberscope: failed while %s: %s\n", activity.c_str(),
+                     fiberscope::cli::printable(error.what(), 300).c_str());
         return kBadFile;
     }
 }
