@@ -106,9 +106,9 @@ void StackPool::reportFailure(const char* call, int err) {
                       "raise it (sysctl -w vm.max_map_count=%lld)%s",
                       maps, max_maps, max_maps * 4,
                       guard_ == Guard::mapping
-                          ? ". This kernel (before Linux 6.13) makes each guard page two mappings, so a smaller "
-                            "stack_size does not help; EventLoopOptions::guard_pages = false removes that cost "
-                            "and the overflow check with it"
+                          ? ". Without guard markers (Linux 6.13+) each guard page is two mappings, so a "
+                            "smaller stack_size does not help; EventLoopOptions::guard_pages = false removes "
+                            "that cost and the overflow check with it"
                           : "");
     } else if (err == ENOMEM && as_limited && vm_pages >= 0 &&
                static_cast<unsigned long long>(vm_pages) * pageSize() + slab > address_space.rlim_cur) {

@@ -518,3 +518,48 @@ TEST_CASE("fiber stacks refused at vm.max_map_count: OutOfMemory, and the log li
     REQUIRE(countOf(child.err, "cannot allocate fiber stack") == 1);
     REQUIRE(child.err.find("vm.max_map_count") != std::string::npos);
 }
+
+TEST_CASE("guard pages as mappings (no guard markers): the limit is met with OutOfMemory naming vm.max_map_count, never unguarded stacks", "[failures][limits]") {
+#if defined(__SANITIZE_ADDRESS__)
+    WARN("skipped under AddressSanitizer (it needs mappings of its own to report anything)");
+    return;
+#endif
+    if (kForkUnsupported) {
+        WARN("skipped under ThreadSanitizer (it allows about 8000 fibers at once)");
+        return;
+    }
+    // madvise refused: the runtime takes the path of kernels before 6.13,
+    // a PROT_NONE mapping per guard page.
+    auto child = runChild([] {
+        if (!refuseSyscalls({__NR_madvise})) return 10;
+        auto loop = EventLoop::create({.threads = 1, .stack_size = 16 * 1024}).value();
+        Queue<int> queue(1);
+        std::vector<Future<void>> parked;
+        parked.reserve(100'000);
+        for (;;) {
+            auto started = loop->concurrent([&] { (void)queue.get(); });
+            if (!started) {
+                if (started.error() != Errc::OutOfMemory) return 11;
+                break;
+            }
+            parked.push_back(std::move(*started));
+            if (parked.size() == 100'000) return 12; // vm.max_map_count is large here
+        }
+        std::fprintf(stderr, "started %zu\n", parked.size());
+        queue.close();
+        for (auto& f : parked) f.await();
+        // The slots are free again, and each still has its guard page.
+        auto f = loop->async([] { return recurse(0, 1 << 30); });
+        return f.await();
+    });
+    INFO("child stderr: " << child.err);
+    if (WIFEXITED(child.status) && WEXITSTATUS(child.status) == 12) {
+        WARN("vm.max_map_count is above 200000 here: the limit was not reached");
+        return;
+    }
+    REQUIRE(WIFSIGNALED(child.status));
+    REQUIRE(countOf(child.err, "cannot allocate fiber stack") == 1);
+    REQUIRE(child.err.find("vm.max_map_count") != std::string::npos);
+    REQUIRE(child.err.find("guard_pages = false") != std::string::npos);
+    REQUIRE(child.err.find("stack overflow in fiber #") != std::string::npos);
+}
