@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <new>
+#include <stdexcept>
 
 #include "model/describe.hpp"
 #include "ui/colors.hpp"
@@ -53,16 +55,29 @@ void loadTraceAsync(App& app, const std::string& path) {
     if (stat(path.c_str(), &st) == 0) job->total_bytes = static_cast<std::uint64_t>(st.st_size);
     LoadJob* raw = job.get();
     job->thread = std::thread([raw] {
-        auto trace = std::make_unique<trace::Trace>();
-        trace::ReadError error;
-        trace::ReadOptions options;
-        options.progress = &raw->bytes;
-        if (!trace::readTrace(raw->path, *trace, error, options)) {
-            raw->error = error.text();
-        } else {
-            raw->phase.store(1);
-            raw->timeline = std::make_unique<Timeline>(buildTimeline(*trace));
-            raw->trace = std::move(trace);
+        // An exception must not leave this thread (std::terminate): running
+        // out of memory on a large trace becomes the window's error line, and
+        // the viewer stays open with what it had.
+        try {
+            auto trace = std::make_unique<trace::Trace>();
+            trace::ReadError error;
+            trace::ReadOptions options;
+            options.progress = &raw->bytes;
+            if (!trace::readTrace(raw->path, *trace, error, options)) {
+                raw->error = error.text();
+            } else {
+                raw->phase.store(1);
+                raw->timeline = std::make_unique<Timeline>(buildTimeline(*trace));
+                raw->trace = std::move(trace);
+            }
+        } catch (const std::bad_alloc&) {
+            raw->timeline.reset();
+            raw->trace.reset();
+            raw->error = "out of memory while loading " + raw->path + " (free some memory or raise 'ulimit -v')";
+        } catch (const std::exception& e) {
+            raw->timeline.reset();
+            raw->trace.reset();
+            raw->error = "cannot load " + raw->path + ": " + e.what();
         }
         raw->phase.store(2, std::memory_order_release);
     });
