@@ -114,8 +114,9 @@ void StackPool::reportFailure(const char* call, int err) {
                static_cast<unsigned long long>(vm_pages) * pageSize() + slab > address_space.rlim_cur) {
         std::snprintf(why, sizeof why,
                       "the address-space limit (ulimit -v, RLIMIT_AS) of %llu MiB is reached; each fiber reserves "
-                      "%zu KiB of it (stack_size plus a guard page and a header page), untouched pages cost no memory",
-                      static_cast<unsigned long long>(address_space.rlim_cur >> 20), slot_size_ / 1024);
+                      "%zu KiB of it (stack_size plus a guard page and a header page), %zu KiB at a time; untouched "
+                      "pages cost no memory",
+                      static_cast<unsigned long long>(address_space.rlim_cur >> 20), slot_size_ / 1024, slab / 1024);
     } else {
         std::snprintf(why, sizeof why, "%s failed (%s)", call, std::strerror(err));
     }
