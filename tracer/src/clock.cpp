@@ -11,7 +11,7 @@
 #include "recording.hpp"
 
 namespace fiberscope::trace {
-bool g_use_tsc = false;
+std::atomic<bool> g_use_tsc{false};
 }
 
 namespace fiberscope::trace::detail {
@@ -46,12 +46,13 @@ static bool counterUsable() {
 }
 
 void calibrateClock(format::HeaderFixed& header) {
-    if (const char* force = std::getenv("FIBERSCOPE_TRACE_CLOCK"); force && std::strcmp(force, "monotonic") == 0)
-        g_use_tsc = false;
-    else
-        g_use_tsc = counterUsable();
+    const char* force = std::getenv("FIBERSCOPE_TRACE_CLOCK");
+    const bool use_tsc = !(force && std::strcmp(force, "monotonic") == 0) && counterUsable();
+    // Relaxed: a thread may read it just before it sees the new recording,
+    // but it changes only between recordings, and only when the variable does.
+    g_use_tsc.store(use_tsc, std::memory_order_relaxed);
     header.flags &= ~format::kFlagTscClock;
-    if (!g_use_tsc) {
+    if (!use_tsc) {
         header.ticks_per_second = 1'000'000'000u;
         header.start_monotonic_ns = monotonicNs();
         header.start_ticks = header.start_monotonic_ns;
@@ -76,7 +77,7 @@ void calibrateClock(format::HeaderFixed& header) {
 void finishClock(format::HeaderFixed& header) {
     header.end_ticks = now();
     header.end_monotonic_ns = monotonicNs();
-    if (!g_use_tsc) return;
+    if (!g_use_tsc.load(std::memory_order_relaxed)) return;
     const std::uint64_t elapsed_ns = header.end_monotonic_ns - header.start_monotonic_ns;
     if (elapsed_ns > 50'000'000) // long enough to beat the start calibration
         header.ticks_per_second = static_cast<std::uint64_t>(

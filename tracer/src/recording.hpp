@@ -75,7 +75,11 @@ inline constexpr std::uint64_t kWriterTickMs = 20;
 // how many were taken.
 std::size_t takeLentSlabs(Recording& r, std::uint64_t now, std::uint64_t min_age, bool stopping);
 
-extern Recording* g_recording; // valid while g_enabled
+// The active recording. Atomic because threads that already run when a
+// Recorder starts read it: its release store (and these acquire loads)
+// publish the Recording's contents to them.
+extern std::atomic<Recording*> g_recording;
+inline Recording* activeRecording() noexcept { return g_recording.load(std::memory_order_acquire); }
 extern std::mutex g_lifecycle;
 
 // Calibrates the trace clock; fills the clock fields of `header`.

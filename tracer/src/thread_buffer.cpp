@@ -17,7 +17,7 @@ std::atomic<bool> g_enabled{false};
 
 namespace detail {
 
-Recording* g_recording = nullptr;
+std::atomic<Recording*> g_recording{nullptr};
 std::mutex g_lifecycle;
 
 Slab* Recording::takeFree() {
@@ -83,7 +83,7 @@ ThreadSlot::~ThreadSlot() {
     if (lent_generation) reclaim(*this);
     // A thread that exits hands its last records to the writer.
     std::lock_guard lock(g_lifecycle);
-    Recording* r = g_recording;
+    Recording* r = activeRecording();
     if (!r || registered != r->generation) return;
     std::lock_guard guard(r->mutex);
     std::erase(r->threads, this);
@@ -131,7 +131,7 @@ std::size_t takeLentSlabs(Recording& r, std::uint64_t now, std::uint64_t min_age
 using namespace detail;
 
 __attribute__((noinline)) Buffer* threadBuffer() noexcept {
-    Recording* r = g_recording;
+    Recording* r = activeRecording();
     if (!r) return nullptr;
     ThreadSlot& t = t_state;
     // `generation` first: while the slab is lent it is 0, and `slab` is not
@@ -160,7 +160,7 @@ __attribute__((noinline)) Buffer* threadBuffer() noexcept {
 }
 
 void lendBuffer() noexcept {
-    Recording* r = g_recording;
+    Recording* r = activeRecording();
     ThreadSlot& t = t_state;
     if (!r || !t.slab || t.generation != r->generation || t.registered != r->generation) return;
     t.lent_generation = t.generation;
@@ -169,7 +169,7 @@ void lendBuffer() noexcept {
 }
 
 Buffer* rotate(Buffer* full, bool stale_only) noexcept {
-    Recording* r = g_recording;
+    Recording* r = activeRecording();
     ThreadSlot& t = t_state;
     if (!r || !t.slab || &t.slab->buffer != full || full->generation != r->generation) return nullptr;
     Slab* next;
@@ -188,6 +188,10 @@ Buffer* rotate(Buffer* full, bool stale_only) noexcept {
             ++full->lost;
             return nullptr;
         }
+        // The new chunk continues from the old one, which must be read
+        // before it is given away: once pushed, the writer may write it and
+        // another thread take it for its next chunk.
+        startChunk(next, *full);
         if (full->records) {
             r->full.push_back(t.slab);
             r->work.notify_one();
@@ -195,7 +199,6 @@ Buffer* rotate(Buffer* full, bool stale_only) noexcept {
             r->free.push_back(t.slab);
         }
     }
-    startChunk(next, *full);
     t.slab = next;
     Buffer* b = &next->buffer;
     if (b->lost) {
@@ -207,7 +210,7 @@ Buffer* rotate(Buffer* full, bool stale_only) noexcept {
 }
 
 static std::uint64_t defineString(Buffer* b, std::string_view text) noexcept {
-    Recording* r = g_recording;
+    Recording* r = activeRecording();
     if (!r) return 0;
     if (text.size() > format::kMaxStringBytes) text = text.substr(0, format::kMaxStringBytes);
     if (static_cast<std::size_t>(b->end - b->pos) < text.size() + 32) {

@@ -104,7 +104,7 @@ void writerMain(Recording* r) {
 
 Recorder::Recorder(const std::string& path, RecorderOptions options) {
     std::lock_guard lock(g_lifecycle);
-    if (g_recording) {
+    if (activeRecording()) {
         error_ = "a trace is already being recorded in this process; stop that Recorder first";
         return;
     }
@@ -151,7 +151,7 @@ Recorder::Recorder(const std::string& path, RecorderOptions options) {
             if (Slab* slab = r->takeFree()) r->free.push_back(slab);
     }
     r->writer = std::thread(writerMain, r.get());
-    g_recording = r.release();
+    g_recording.store(r.release(), std::memory_order_release);
     // release: the recording is fully set up before any thread sees it enabled.
     g_enabled.store(true, std::memory_order_release);
     active_ = true;
@@ -165,7 +165,7 @@ bool Recorder::stop() {
     Recording* r;
     {
         std::lock_guard lock(g_lifecycle);
-        r = g_recording;
+        r = activeRecording();
         g_enabled.store(false, std::memory_order_release);
     }
     // The calling thread's records go out with the rest.
@@ -193,7 +193,7 @@ bool Recorder::stop() {
         r->write_error = std::string("closing the trace failed: ") + std::strerror(errno);
     if (!r->write_error.empty()) error_ = r->write_error;
     std::lock_guard lock(g_lifecycle);
-    g_recording = nullptr;
+    g_recording.store(nullptr, std::memory_order_release);
     g_retired.emplace_back(r);
     return error_.empty();
 }

@@ -67,7 +67,9 @@ inline constexpr std::size_t kMaxRecordBytes = 64;
 // Set while a Recorder is active (and the trace clock's kind). They exist
 // even when tracing is compiled out; enabled() then ignores them.
 extern std::atomic<bool> g_enabled;
-extern bool g_use_tsc;
+// (g_use_tsc is atomic only so that a thread already running when a
+// Recorder starts reads it without a race; relaxed, a plain load.)
+extern std::atomic<bool> g_use_tsc;
 
 inline bool enabled() noexcept {
 #if FIBERSCOPE_TRACING
@@ -82,9 +84,9 @@ inline bool enabled() noexcept {
 inline std::uint64_t now() noexcept {
 #if FIBERSCOPE_TRACING
 #if defined(__x86_64__)
-    if (g_use_tsc) return __rdtsc();
+    if (g_use_tsc.load(std::memory_order_relaxed)) return __rdtsc();
 #elif defined(__aarch64__)
-    if (g_use_tsc) {
+    if (g_use_tsc.load(std::memory_order_relaxed)) {
         std::uint64_t value;
         asm volatile("mrs %0, cntvct_el0" : "=r"(value));
         return value;
