@@ -1,8 +1,10 @@
 // The course's lessons, run as their readers would run them:
 // `FIBERSCOPE_TRACE=out.fstrace ./lessonNN-name`. Each test runs one lesson
-// as a child process (default arguments), checks that it exits with 0, reads
-// its trace strictly, and asserts on the trace the phenomenon the lesson's
-// lesson.md teaches. A lesson whose phenomenon does not show fails here.
+// as a child process (default arguments, but --backend for a lesson that
+// teaches one backend; never the user's FIBERSCOPE_BACKEND), checks that it
+// exits with 0, reads its trace strictly, and asserts on the trace the
+// phenomenon the lesson's lesson.md teaches. A lesson whose phenomenon does
+// not show fails here.
 //
 // Every lesson also keeps its narrative and its program in step: each
 // `checkpoint: <name>` that lesson.md refers to is marked in the trace, and
