@@ -39,7 +39,8 @@ int main(int argc, char** argv) {
         tellers.push_back(loop.async([&, t] {
             fiberscope::setFiberName("teller " + std::to_string(t));
             for (int d = 0; d < kDeposits; ++d) {
-                std::lock_guard lock(mutex); // may suspend: the mutex is a fiber mutex
+                if (!mutex.lock()) return; // may suspend (a fiber mutex); Canceled only if canceled meanwhile
+                std::lock_guard lock(mutex, std::adopt_lock);
                 const long seen = balance;
                 loop.yield(); // the critical section takes a while: others run and find the mutex locked
                 balance = seen + 1;

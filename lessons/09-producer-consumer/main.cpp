@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
         consumers.push_back(loop.async([&, c] {
             fiberscope::setFiberName("consumer " + std::to_string(c));
             {
-                std::unique_lock lock(gate_mutex);
+                if (!gate_mutex.lock()) return 0; // a cancel point while it waits
+                std::unique_lock lock(gate_mutex, std::adopt_lock);
                 ++at_gate;
                 // wait() releases the mutex while suspended and relocks it;
                 // always re-check the predicate.
@@ -71,7 +72,8 @@ int main(int argc, char** argv) {
     // Open the gate once both consumers wait at it. (Holding gate_mutex and
     // seeing at_gate == kConsumers means both are queued on the condition.)
     for (;;) {
-        std::unique_lock lock(gate_mutex);
+        gate_mutex.lockUncancelable(); // nobody cancels the main fiber
+        std::unique_lock lock(gate_mutex, std::adopt_lock);
         if (at_gate == kConsumers) {
             open = true;
             fiberscope::trace::mark("checkpoint: gate opens");

@@ -5,9 +5,10 @@
 // then awaits them, and the destructor cancels whatever is left, so no
 // member outlives the group. Here three "sleeper" fibers (one of which
 // starts a "late sleeper" into the group) sleep for ten seconds through the
-// loop, and a "waiter" waits on a Condition. A "canceler" fiber cancels the
-// group: every sleep is interrupted at once, but the waiter is not (a
-// Condition wait is not a cancel point while suspended) until it is signaled.
+// loop, and a "waiter" waits on a Condition nobody signals. A "canceler"
+// fiber cancels the group: every sleep is interrupted at once through its
+// ring, and the waiter is taken off the condition's list at once (every wait
+// is a cancel point), so cancel() returns in a few milliseconds.
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -52,7 +53,7 @@ int main(int argc, char** argv) {
     std::atomic<int> started{0}; // members that reached their wait
     fiberscope::Mutex mutex;
     fiberscope::Condition condition;
-    bool signaled = false; // guarded by `mutex`
+    bool signaled = false; // guarded by `mutex`; nobody sets it: only the cancel ends that wait
 
     fiberscope::Group group(loop);
     for (int i = 0; i < kSleepers; ++i)
@@ -70,10 +71,12 @@ int main(int argc, char** argv) {
         });
     group.async([&] {
         fiberscope::setFiberName("waiter");
-        std::unique_lock lock(mutex);
+        // Mutex::lock() is a cancel point too: lock, then adopt the lock.
+        if (auto locked = mutex.lock(); !locked) return finish("waiter", locked);
+        std::unique_lock lock(mutex, std::adopt_lock);
         ++started;
         fiberscope::Status status;
-        while (!signaled && status) status = condition.wait(lock); // Canceled only on entry or on wake-up
+        while (!signaled && status) status = condition.wait(lock); // a cancel takes it off the condition
         return finish("waiter", status);
     });
 
@@ -88,13 +91,6 @@ int main(int argc, char** argv) {
         fiberscope::setFiberName("canceler");
         return group.cancel(); // asks every member to stop, then waits for them all
     });
-    (void)loop.sleep(50ms); // the sleepers are canceled meanwhile; the waiter is not
-    fiberscope::trace::mark("checkpoint: signal the waiter");
-    {
-        std::lock_guard lock(mutex);
-        signaled = true;
-    }
-    condition.signal();
     const fiberscope::Status result = canceler.await();
     fiberscope::trace::mark("checkpoint: group done");
 

@@ -9,11 +9,19 @@
 // wait() switches away first; the handler (conditionEnqueue) appends the
 // fiber and only then unlocks the mutex, so a signal sent after the waiter
 // checked its predicate under the mutex always finds it queued.
+//
+// Cancel (cancel.hpp has the protocol): the handler tags the fiber in the
+// same spin-locked section that appends it; a canceler unlinks it under the
+// same lock, so signal/broadcast and a cancel each see the fiber either
+// linked or not, and exactly one of them takes it out. A signal that finds
+// the canceled fiber gone pops the next waiter: no signal is absorbed by a
+// canceled fiber. Past the wake-up, wait() relocks uncancelably: it must
+// return holding the mutex.
 #include <cstdio>
 #include <cstdlib>
 
 #include "condition_impl.hpp"
-#include "cpu_relax.hpp"
+#include "cancel.hpp"
 #include "loop.hpp"
 #include "mutex_impl.hpp"
 #include "scheduler.hpp"
@@ -23,35 +31,39 @@ namespace fiberscope {
 
 using detail::Fiber;
 
-namespace {
-struct SpinGuard {
-    std::atomic<bool>& lock;
-    explicit SpinGuard(std::atomic<bool>& l) : lock(l) {
-        // acquire: the list as the previous holder left it.
-        while (lock.exchange(true, std::memory_order_acquire))
-            while (lock.load(std::memory_order_relaxed)) detail::cpuRelax();
-    }
-    // release: our list edits are visible to the next holder.
-    ~SpinGuard() { lock.store(false, std::memory_order_release); }
-};
-} // namespace
+using detail::SpinGuard;
 
-Status Condition::wait(Mutex& mutex) {
+Status Condition::wait(Mutex& mutex) { return waitImpl(mutex, true); }
+
+void Condition::waitUncancelable(Mutex& mutex) { (void)waitImpl(mutex, false); }
+
+Status Condition::waitImpl(Mutex& mutex, bool cancelable) {
     detail::Thread* thread = detail::currentThread();
     if (!thread) {
         std::fprintf(stderr, "fiberscope: Condition::wait outside an EventLoop; wait from a fiber\n");
         std::abort();
     }
     Fiber* self = thread->currentFiber();
-    if (self->cancel_thread.load(std::memory_order_acquire) == detail::kCanceling) return Errc::Canceled;
+    // acquire: pairs with requestCancel's release of kCanceling. A cancel
+    // pending already returns at once (the handler would see it too).
+    if (cancelable && self->cancel_thread.load(std::memory_order_acquire) == detail::kCanceling)
+        return Errc::Canceled;
+    // Only we write our result while we run; a canceler writes it only after
+    // unlinking us, that is while we are parked.
+    self->completion = {};
     detail::SwitchMessage message;
     message.task = detail::PendingTask::condition_wait;
     message.reason = trace::SwitchReason::Condition;
     FIBERSCOPE_TRACE_EVENT(emit::conditionWait(now, self->id, this));
-    message.args.condition_wait = {this, &mutex};
+    message.args.condition_wait = {this, &mutex, cancelable};
     detail::yield(nullptr, message);
-    mutex.lock();
-    if (self->cancel_thread.load(std::memory_order_acquire) == detail::kCanceling) return Errc::Canceled;
+    bool canceled = false;
+    if (cancelable) {
+        detail::exitSyncWait(self);
+        canceled = self->completion.result == detail::kSyncCanceled;
+    }
+    mutex.lockUncancelable();
+    if (canceled) return Errc::Canceled;
     return {};
 }
 
@@ -88,20 +100,47 @@ void Condition::broadcast() {
 
 namespace detail {
 
-void conditionEnqueue(Loop& loop, Thread& thread, Condition& condition, Mutex& mutex, Fiber* fiber) {
+void conditionEnqueue(Loop& loop, Thread& thread, Condition& condition, Mutex& mutex, Fiber* fiber, bool cancelable) {
     fiber->queue_next = nullptr;
+    bool canceled = false;
     {
         SpinGuard guard(condition.lock_);
-        if (condition.tail_) static_cast<Fiber*>(condition.tail_)->queue_next = fiber;
-        else condition.head_ = fiber;
-        condition.tail_ = fiber;
+        // Tag and link in one critical section (see cancel.hpp).
+        if (cancelable && !enterSyncWait(fiber, syncWaitTag(&condition, SyncKind::condition))) {
+            canceled = true;
+        } else {
+            if (condition.tail_) static_cast<Fiber*>(condition.tail_)->queue_next = fiber;
+            else condition.head_ = fiber;
+            condition.tail_ = fiber;
+        }
     }
     std::uintptr_t observed = Mutex::kLockedOnce;
+    Fiber* owner = nullptr;
     // release: the waiter's critical section is published to the next owner.
-    if (mutex.state_.compare_exchange_strong(observed, Mutex::kUnlocked, std::memory_order_release,
-                                             std::memory_order_acquire))
-        return;
-    if (Fiber* owner = mutexRelease(mutex, observed)) schedule(loop, thread, FiberQueue::one(owner));
+    if (!mutex.state_.compare_exchange_strong(observed, Mutex::kUnlocked, std::memory_order_release,
+                                              std::memory_order_acquire))
+        owner = mutexRelease(mutex, observed);
+    if (owner) schedule(loop, thread, FiberQueue::one(owner));
+    if (canceled) {
+        // Canceled between the check in wait() and here: it did not park,
+        // and relocks (uncancelably) once it runs.
+        fiber->completion = {kSyncCanceled, 0};
+        schedule(loop, thread, FiberQueue::one(fiber));
+    }
+}
+
+bool conditionCancelWaiter(Condition& condition, Fiber* fiber) {
+    SpinGuard guard(condition.lock_);
+    Fiber* prev = nullptr;
+    for (auto* at = static_cast<Fiber*>(condition.head_); at; prev = at, at = at->queue_next) {
+        if (at != fiber) continue;
+        if (prev) prev->queue_next = fiber->queue_next;
+        else condition.head_ = fiber->queue_next;
+        if (condition.tail_ == fiber) condition.tail_ = prev;
+        fiber->queue_next = nullptr;
+        return true;
+    }
+    return false;
 }
 
 } // namespace detail

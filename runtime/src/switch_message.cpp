@@ -99,11 +99,11 @@ void handleSwitchMessage(const ContextPair* received) {
     }
     case PendingTask::mutex_lock:
         mutexEnqueue(loop, thread, *message.args.mutex_lock.mutex, message.args.mutex_lock.prev_state,
-                     senderFiber(message));
+                     senderFiber(message), message.args.mutex_lock.cancelable);
         return;
     case PendingTask::condition_wait:
         conditionEnqueue(loop, thread, *message.args.condition_wait.condition, *message.args.condition_wait.mutex,
-                         senderFiber(message));
+                         senderFiber(message), message.args.condition_wait.cancelable);
         return;
     case PendingTask::exit: {
         // acquire: see every started worker's ring.

@@ -50,10 +50,12 @@ struct SwitchMessage {
         struct {
             std::uintptr_t prev_state;
             Mutex* mutex;
+            bool cancelable;
         } mutex_lock;
         struct {
             Condition* condition;
             Mutex* mutex;
+            bool cancelable;
         } condition_wait;
     } args{};
 

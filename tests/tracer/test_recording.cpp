@@ -73,7 +73,7 @@ TEST_CASE("a recorded program's trace reads back with every kind of decision", "
         // The main fiber holds the mutex while the lockers arrive: every one
         // of them contends, and each unlock hands the mutex over.
         Mutex mutex;
-        mutex.lock();
+        mutex.lockUncancelable();
         std::vector<Future<void>> lockers;
         for (int i = 0; i < 8; ++i)
             lockers.push_back(loop->async([&] {

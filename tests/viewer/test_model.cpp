@@ -465,7 +465,7 @@ Trace recordRealTrace() {
         Condition condition;
         int stage = 0;
         std::vector<Future<void>> lockers;
-        mutex.lock(); // held while the lockers start: they must contend, and unlock hands it over
+        mutex.lockUncancelable(); // held while the lockers start: they must contend, and unlock hands it over
         for (int i = 0; i < 6; ++i)
             lockers.push_back(loop->async([&] {
                 for (int r = 0; r < 10; ++r) {
@@ -729,6 +729,35 @@ TEST_CASE("a schedule record written after the new worker already ran the fiber"
     REQUIRE(trace.events[7].kind == EventKind::Schedule);
     CHECK(x.text.find("started worker 1 (spawnWorker())") != std::string::npos);
     CHECK(x.text.find("just created") != std::string::npos);
+}
+
+TEST_CASE("a cancel delivered to a fiber waiting on a condition or a mutex is explained as the unlinking",
+          "[viewer]") {
+    for (const bool mutex : {false, true}) {
+        INFO((mutex ? "mutex" : "condition"));
+        const Trace trace = makeTrace(2, {
+                                             ev(0, 0, EventKind::ThreadStart, 0, 0),
+                                             ev(1, 1, EventKind::ThreadStart, 1, 0),
+                                             ev(10, 0, EventKind::FiberCreate, 2, 1, 0),
+                                             ev(10, 0, EventKind::Schedule, 2, 1, 0, how(ScheduleHow::OwnQueue)),
+                                             ev(20, 0, EventKind::Switch, 1, 2, 0, sw(SwitchReason::Await)),
+                                             mutex ? ev(25, 0, EventKind::MutexContended, 2, 0x1000)
+                                                   : ev(25, 0, EventKind::ConditionWait, 2, 0x1000),
+                                             ev(25, 0, EventKind::Switch, 2, 0, 0,
+                                                sw(mutex ? SwitchReason::Mutex : SwitchReason::Condition)),
+                                             ev(40, 1, EventKind::CancelRequest, 2, 0),
+                                             ev(40, 1, EventKind::CancelDelivered, 2),
+                                             ev(40, 1, EventKind::Schedule, 2, 1, 0, how(ScheduleHow::IdleHandoff)),
+                                             ev(50, 0, EventKind::Switch, 0, 2, 0, sw(SwitchReason::Idle)),
+                                         });
+        const Timeline tl = buildTimeline(trace);
+        REQUIRE(trace.events[8].kind == EventKind::CancelDelivered);
+        const Explanation x = explain(tl, trace, 8);
+        CHECK(x.function == "requestCancel()");
+        CHECK(x.text.find(mutex ? "off the mutex's wait list" : "off the condition's wait list") != std::string::npos);
+        CHECK(x.text.find(mutex ? "Mutex::lock() returns Canceled" : "Condition::wait() returns Canceled") !=
+              std::string::npos);
+    }
 }
 
 TEST_CASE("explanations follow the backend the trace was recorded on", "[viewer]") {

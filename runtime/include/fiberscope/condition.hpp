@@ -1,13 +1,18 @@
 // Condition: a condition variable for fibers, used with fiberscope::Mutex.
 //
-//     std::unique_lock lock(mutex);
-//     while (!ready) if (!cond.wait(mutex)) return Errc::Canceled;
+//     if (auto s = mutex.lock(); !s) return s;
+//     std::unique_lock lock(mutex, std::adopt_lock);
+//     while (!ready) if (auto s = cond.wait(lock); !s) return s;
 //
 // wait() atomically releases the mutex and suspends; it reacquires the mutex
 // before returning. Like every condition variable it may wake spuriously:
-// always re-check the predicate. wait() is a cancel point on entry and on
-// wake-up; a fiber already suspended in wait() is not interrupted by cancel
-// (signal it, or close the Queue it waits on).
+// always re-check the predicate. wait() is a cancel point: a fiber canceled
+// before it or while it waits is taken off the waiters and wait() returns
+// Canceled (with the mutex reacquired, uncancelably). A signal and a cancel
+// that race resolve to one outcome: either the signal took the fiber off the
+// list first (wait() returns success, the cancel stays pending for the next
+// cancel point, so the signal is never lost), or the cancel did, and the
+// signal goes to the next waiter. waitUncancelable() is never interrupted.
 #pragma once
 
 #include <atomic>
@@ -28,6 +33,9 @@ public:
     // locked) if the calling fiber has been canceled.
     Status wait(Mutex& mutex);
     Status wait(std::unique_lock<Mutex>& lock) { return wait(*lock.mutex()); }
+    // Waits for a signal whatever happens; a cancel stays pending.
+    void waitUncancelable(Mutex& mutex);
+    void waitUncancelable(std::unique_lock<Mutex>& lock) { waitUncancelable(*lock.mutex()); }
     // Wakes one waiting fiber, if any.
     void signal();
     // Wakes every waiting fiber.
@@ -39,6 +47,9 @@ public:
     std::atomic<bool> lock_{false};
     void* head_ = nullptr;
     void* tail_ = nullptr;
+
+private:
+    Status waitImpl(Mutex& mutex, bool cancelable);
 };
 
 } // namespace fiberscope

@@ -1,6 +1,7 @@
 // Everything of Fiberscope's runtime in one include.
 #pragma once
 
+#include "fiberscope/cancel_protection.hpp"
 #include "fiberscope/clock.hpp"
 #include "fiberscope/condition.hpp"
 #include "fiberscope/event_loop.hpp"

@@ -2,6 +2,13 @@
 // built on Mutex and Condition. put() suspends while the queue is full,
 // get() while it is empty. close() wakes everybody: later put()s fail with
 // Closed, get()s drain what is left and then fail with Closed.
+//
+// get() and put() are cancel points whenever they wait (for the queue's
+// mutex or for room or an item): a cancel makes them return Canceled, having
+// taken or stored nothing. An item is never lost: a get() that was woken for
+// it takes it even if a cancel came meanwhile (the cancel stays pending),
+// and a canceled get() leaves the item to the next one (Condition passes the
+// signal on). getUncancelable() / putUncancelable() wait whatever happens.
 #pragma once
 
 #include <cstddef>
@@ -26,11 +33,43 @@ class Queue {
 public:
     explicit Queue(std::size_t capacity) : slots_(capacity ? capacity : 1) {}
 
-    Status put(T value) {
-        std::unique_lock lock(mutex_);
+    Status put(T value) { return putImpl<true>(std::move(value)); }
+    Status putUncancelable(T value) { return putImpl<false>(std::move(value)); }
+    Result<T> get() { return getImpl<true>(); }
+    Result<T> getUncancelable() { return getImpl<false>(); }
+
+    void close() {
+        mutex_.lockUncancelable();
+        closed_ = true;
+        mutex_.unlock();
+        detail::traceQueueOp(4, this);
+        not_empty_.broadcast();
+        not_full_.broadcast();
+    }
+
+    std::size_t capacity() const noexcept { return slots_.size(); }
+
+private:
+    template <bool Cancelable>
+    Status lockMutex() {
+        if constexpr (Cancelable) return mutex_.lock();
+        mutex_.lockUncancelable();
+        return {};
+    }
+    template <bool Cancelable>
+    Status waitOn(Condition& condition) {
+        if constexpr (Cancelable) return condition.wait(mutex_);
+        condition.waitUncancelable(mutex_);
+        return {};
+    }
+
+    template <bool Cancelable>
+    Status putImpl(T value) {
+        if (auto s = lockMutex<Cancelable>(); !s) return s;
+        std::unique_lock lock(mutex_, std::adopt_lock);
         if (count_ == slots_.size() && !closed_) detail::traceQueueOp(2, this);
         while (count_ == slots_.size() && !closed_)
-            if (auto s = not_full_.wait(mutex_); !s) return s;
+            if (auto s = waitOn<Cancelable>(not_full_); !s) return s;
         if (closed_) return Errc::Closed;
         slots_[(head_ + count_) % slots_.size()].emplace(std::move(value));
         ++count_;
@@ -40,11 +79,13 @@ public:
         return {};
     }
 
-    Result<T> get() {
-        std::unique_lock lock(mutex_);
+    template <bool Cancelable>
+    Result<T> getImpl() {
+        if (auto s = lockMutex<Cancelable>(); !s) return s.error();
+        std::unique_lock lock(mutex_, std::adopt_lock);
         if (count_ == 0 && !closed_) detail::traceQueueOp(3, this);
         while (count_ == 0 && !closed_)
-            if (auto s = not_empty_.wait(mutex_); !s) return s.error();
+            if (auto s = waitOn<Cancelable>(not_empty_); !s) return s.error();
         if (count_ == 0) return Errc::Closed;
         T value = std::move(*slots_[head_]);
         slots_[head_].reset();
@@ -56,19 +97,6 @@ public:
         return value;
     }
 
-    void close() {
-        {
-            std::lock_guard lock(mutex_);
-            closed_ = true;
-        }
-        detail::traceQueueOp(4, this);
-        not_empty_.broadcast();
-        not_full_.broadcast();
-    }
-
-    std::size_t capacity() const noexcept { return slots_.size(); }
-
-private:
     Mutex mutex_;
     Condition not_empty_, not_full_;
     std::vector<std::optional<T>> slots_;

@@ -533,7 +533,26 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
         return make("cancellation of " + c.fiber(e.arg[0]) +
                         " was requested (requestCancel()); nothing of it is in flight, so it gets Canceled at its next cancellation point",
                     "requestCancel()", kCancel, i);
-    case EventKind::CancelDelivered:
+    case EventKind::CancelDelivered: {
+        // A fiber waiting on a Mutex or a Condition has nothing in a ring:
+        // the canceler itself unlinked it (requestCancel(), cancel.cpp).
+        if (const FiberLane* fl = findFiber(c.tl, e.arg[0])) {
+            const auto& iv = fl->lane.intervals;
+            std::size_t k = intervalAt(fl->lane, e.time);
+            // The record and the ready interval it starts share a time: look
+            // at the wait just before it.
+            for (int steps = 0; k != kNone && steps < 3 && iv[k].state != State::Waiting && iv[k].start >= e.time; ++steps)
+                k = k > 0 ? k - 1 : kNone;
+            if (k != kNone && iv[k].state == State::Waiting &&
+                (iv[k].reason == WaitReason::Mutex || iv[k].reason == WaitReason::Condition)) {
+                const bool mutex = iv[k].reason == WaitReason::Mutex;
+                return make(thread + " took " + c.fiber(e.arg[0]) + " off the " + (mutex ? "mutex's" : "condition's") +
+                                " wait list under its spin lock and made it ready: " +
+                                (mutex ? "Mutex::lock()" : "Condition::wait()") +
+                                " returns Canceled (requestCancel(); a wake-up that took it first would have won, leaving the cancel pending)",
+                            "requestCancel()", kCancel, i);
+            }
+        }
         if (c.epoll())
             return make(worker + " found the request to cancel " + c.fiber(e.arg[0]) +
                             " in its mailbox and unparked it with -ECANCELED (Poller::poll())",
@@ -541,6 +560,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
         return make(worker + " received the request to cancel " + c.fiber(e.arg[0]) +
                         " and submitted IORING_OP_ASYNC_CANCEL for its in-flight operation (completionsToReady())",
                     "completionsToReady()", kThread, i);
+    }
     case EventKind::MutexContended:
         return make(c.fiber(e.arg[0]) + " found mutex " + objectLabel(e.arg[1]) +
                         " locked and switches away to wait (Mutex::lockSlow()); the unlocking fiber will hand the mutex to it directly",
