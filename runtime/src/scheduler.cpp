@@ -115,6 +115,12 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
     // The decision's timestamp is taken before it is published: another
     // thread may run the fibers before our records are written.
     const std::uint64_t decided = !trace::enabled() ? 0 : thread.trace_time ? thread.trace_time : trace::now();
+    // What the record says about the fibers is read now, while they are
+    // still ours: once a hand-off's CAS succeeds the idle thread may relink
+    // queue_next or run (and recycle) the head before we write the record.
+    const bool traced = trace::enabled();
+    [[maybe_unused]] const std::uint64_t traced_head = traced ? queue.head->id : 0;
+    [[maybe_unused]] const std::uint64_t traced_count = traced ? queueLength(queue) : 0;
     // acquire: pairs with the release in spawnWorker, so every slot below
     // `active` is fully initialised.
     const unsigned active = loop.active.load(std::memory_order_acquire);
@@ -130,7 +136,7 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
         if (!candidate.ready_queue.compare_exchange_weak(expected, queue.head, std::memory_order_release,
                                                          std::memory_order_relaxed))
             continue;
-        FIBERSCOPE_TRACE_EVENT(emit::schedule(decided, queue.head->id, queueLength(queue), candidate.index, ScheduleHow::IdleHandoff);
+        FIBERSCOPE_TRACE_EVENT(emit::schedule(decided, traced_head, traced_count, candidate.index, ScheduleHow::IdleHandoff);
                                emit::wakeupSent(now, candidate.index));
         wakeThread(thread, candidate);
         ++thread.idle_search_index;
@@ -142,17 +148,15 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
         // we reuse the slot. relaxed on failure: someone else is spawning.
         if (loop.reserved.compare_exchange_weak(expected, active + 1, std::memory_order_acquire,
                                                 std::memory_order_relaxed)) {
-            const std::uint64_t head = queue.head->id;
-            const std::uint64_t count = trace::enabled() ? queueLength(queue) : 0;
             bool spawned = false;
             spawnWorker(loop, active, queue, spawned);
             if (spawned) {
-                FIBERSCOPE_TRACE_EVENT(emit::schedule(decided, head, count, active, ScheduleHow::NewWorker));
+                FIBERSCOPE_TRACE_EVENT(emit::schedule(decided, traced_head, traced_count, active, ScheduleHow::NewWorker));
                 return;
             }
         }
     }
-    FIBERSCOPE_TRACE_EVENT(emit::schedule(decided, queue.head->id, queueLength(queue), thread.index, ScheduleHow::OwnQueue));
+    FIBERSCOPE_TRACE_EVENT(emit::schedule(decided, traced_head, traced_count, thread.index, ScheduleHow::OwnQueue));
     // Nobody wanted it, so queue it on ourselves. acq_rel: release publishes
     // the fibers to thieves; acquire reads the current head to link behind.
     Fiber* head = thread.ready_queue.load(std::memory_order_acquire);
