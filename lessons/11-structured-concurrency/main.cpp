@@ -95,6 +95,8 @@ int main(int argc, char** argv) {
     fiberscope::trace::mark("checkpoint: group done");
 
     for (const auto& line : report) std::printf("  %s\n", line.c_str());
-    std::printf("Group::cancel() returned: %s (the first member error).\n", result ? "success" : result.error().name());
-    return !result && result.error() == fiberscope::Errc::Canceled && report.size() == kMembers ? 0 : 1;
+    // The members' Canceled is what the cancel asked for, not an error.
+    std::printf("Group::cancel() returned: %s (the members' Canceled is not an error).\n",
+                result ? "success" : result.error().name());
+    return result && report.size() == kMembers ? 0 : 1;
 }

@@ -28,6 +28,7 @@ const char* errcName(Errc code) noexcept {
         FIBERSCOPE_ERRC(AddressFamilyNotSupported) FIBERSCOPE_ERRC(ProtocolNotSupported) FIBERSCOPE_ERRC(NotSocket)
         FIBERSCOPE_ERRC(SocketNotConnected) FIBERSCOPE_ERRC(AlreadyConnected) FIBERSCOPE_ERRC(ConnectionPending)
         FIBERSCOPE_ERRC(OperationNotSupported) FIBERSCOPE_ERRC(MessageTooBig) FIBERSCOPE_ERRC(UnsupportedBackend)
+        FIBERSCOPE_ERRC(NotOnLoopThread)
         FIBERSCOPE_ERRC(Unexpected)
 #undef FIBERSCOPE_ERRC
     }
@@ -84,6 +85,7 @@ const char* errcMessage(Errc code) noexcept {
     case Errc::OperationNotSupported: return "the operation is not supported on this socket";
     case Errc::MessageTooBig: return "the message is too big to send in one piece";
     case Errc::UnsupportedBackend: return "the requested I/O backend is not available; use FIBERSCOPE_BACKEND=uring or epoll";
+    case Errc::NotOnLoopThread: return "this call suspends, and the calling thread is not one of the loop's (a plain std::thread has no fiber to suspend); call it from a fiber (loop->async) or from the thread that created the loop";
     case Errc::Unexpected: return "unexpected error from the kernel";
     }
     return "unknown error";

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -192,15 +193,23 @@ EventLoop::~EventLoop() {
 }
 
 void EventLoop::yield() {
+    Thread* current = currentThread();
+    if (!current) {
+        // A plain std::thread: no fiber to put back, so yield the OS thread.
+        std::this_thread::yield();
+        return;
+    }
     // A fiber that yields in a loop keeps its thread from ever going idle,
     // where the ring is normally serviced: service it here now and then.
-    Thread& thread = *currentThread();
+    Thread& thread = *current;
     const bool ring_work = thread.loop->usesRing() && (thread.ring.pendingSubmissions() || thread.ring.pendingCompletions());
     if (ring_work || ++thread.yields_since_poll >= 1024) pollRing(thread);
     detail::yield(nullptr, PendingTask::reschedule, trace::SwitchReason::Yield);
 }
 
 bool EventLoop::cancelRequested() {
+    // A plain std::thread runs no fiber, and nothing can cancel it.
+    if (!currentThread()) return false;
     return currentFiber()->cancel_thread.load(std::memory_order_acquire) == kCanceling;
 }
 
@@ -234,7 +243,24 @@ std::uint64_t currentFiberId() noexcept {
 }
 
 void setFiberName(std::string_view name) noexcept {
+    Thread* thread = currentThread();
+    if (thread && thread->runningFiber()) {
+        // Kept in the header for messages about this fiber (a stack overflow,
+        // an exception in a detached fiber), truncated to fit.
+        Fiber* fiber = thread->currentFiber();
+        const std::size_t length = std::min(name.size(), Fiber::kNameSize - 1);
+        std::memcpy(fiber->name, name.data(), length);
+        fiber->name[length] = '\0';
+    }
     FIBERSCOPE_TRACE_EVENT(emit::fiberName(now, currentFiberId(), name));
+}
+
+void detail::inlineTaskOutOfMemory(std::size_t bytes) noexcept {
+    std::fprintf(stderr,
+                 "fiberscope: out of memory: EventLoop::async() got no fiber stack and then not even %zu bytes to run "
+                 "its function inline; aborting (concurrent() returns OutOfMemory instead)\n",
+                 bytes);
+    std::abort();
 }
 
 namespace detail {

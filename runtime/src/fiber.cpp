@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <new>
 
+#include "fiberscope/trace.hpp"
+
 #include "cpu_relax.hpp"
 #include "fiber_stack.hpp"
 #include "loop.hpp"
@@ -24,6 +26,15 @@ static Thread& requireThread(const char* what) {
 }
 
 TaskBase* fiberTask(Fiber* fiber) { return fiber->task; }
+
+void misuse(const char* what) noexcept {
+    std::fprintf(stderr, "fiberscope: misuse: %s\n", what);
+    std::abort();
+}
+
+void requireLoopThread(const char* what) noexcept {
+    if (!currentThread()) misuse(what);
+}
 
 Result<Fiber*> spawnFiber(Loop* loop, const TaskLayout& layout, bool detached) {
     Thread& thread = requireThread("EventLoop::async");
@@ -60,6 +71,7 @@ Result<Fiber*> spawnFiber(Loop* loop, const TaskLayout& layout, bool detached) {
     fiber->wake_claims.store(0, std::memory_order_relaxed);
     fiber->completion = {};
     fiber->condition = {};
+    fiber->name[0] = '\0';
     fiber->loop = loop;
     // relaxed: ids only need to be unique.
     fiber->id = loop->next_fiber_id.fetch_add(1, std::memory_order_relaxed);
@@ -88,7 +100,34 @@ Result<Fiber*> spawnFiber(Loop* loop, const TaskLayout& layout, bool detached) {
     return fiber;
 }
 
+void reportDetachedException(const Fiber* fiber, const std::exception_ptr& exception) noexcept {
+    // Nobody awaits a detached fiber, so nobody else would ever see this.
+    // No suspension happens inside the catch blocks (see README caveats).
+    const char* what = "an exception not derived from std::exception";
+    try {
+        std::rethrow_exception(exception);
+    } catch (const std::exception& e) {
+        what = e.what();
+    } catch (...) {
+    }
+    char label[512];
+    if (fiber) {
+        std::snprintf(label, sizeof label, "detached fiber #%llu%s%s%s ended with an exception: %s",
+                      static_cast<unsigned long long>(fiber->id), *fiber->name ? " \"" : "", fiber->name,
+                      *fiber->name ? "\"" : "", what);
+    } else {
+        std::snprintf(label, sizeof label,
+                      "asyncDetached's function (run inline on fiber #%llu: no fiber stack was free) ended with "
+                      "an exception: %s",
+                      static_cast<unsigned long long>(currentFiberId()), what);
+    }
+    std::fprintf(stderr, "fiberscope: %s\n", label);
+    trace::markCopy(label);
+}
+
 [[noreturn]] static void finishFiber(Fiber* fiber) {
+    if (fiber->detached && fiber->task && fiber->task->exception)
+        reportDetachedException(fiber, fiber->task->exception);
     // A detached fiber's closure dies with it; an awaited one's result (and
     // closure) are destroyed by the awaiter after it took the result.
     if (fiber->detached && fiber->task) {

@@ -63,6 +63,12 @@ struct Fiber {
     TaskBase* task = nullptr;
     Loop* loop = nullptr;
     std::uint64_t id = 0;
+    // The name given with setFiberName (truncated, NUL-terminated; empty if
+    // none), kept here so the stack-overflow handler can print it: a signal
+    // handler may not allocate or look anything up. Written only by the
+    // fiber itself, read on its own thread.
+    static constexpr std::size_t kNameSize = 48;
+    char name[kNameSize] = {};
     bool detached = false;
     // Set under the loop's detached mutex when deinit takes over a detached
     // fiber: it must then not recycle itself.

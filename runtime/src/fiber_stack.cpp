@@ -241,6 +241,13 @@ static void onSegv(int signo, siginfo_t* info, void* ucontext) {
             formatUnsigned(kib, stackSize(fiber) / 1024);
             writeAll("fiberscope: stack overflow in fiber #");
             writeAll(id);
+            // The name was copied into the header by setFiberName: reading
+            // it here is async-signal-safe (no allocation, no lookup).
+            if (fiber->name[0]) {
+                writeAll(" \"");
+                writeAll(fiber->name);
+                writeAll("\"");
+            }
             writeAll(" (its stack is ");
             writeAll(kib);
             writeAll(" KiB): it hit the guard page below its stack; raise EventLoopOptions::stack_size or "

@@ -1,7 +1,9 @@
 // Group: await-all and cancel-all over a set of member fibers.
 #include "fiberscope/group.hpp"
 
+#include <exception>
 #include <mutex>
+#include <utility>
 
 #include "scheduler.hpp"
 #include "tracing.hpp"
@@ -28,36 +30,55 @@ void Group::add(Future<Status> future) {
 }
 
 Status Group::wait() {
+    // A plain std::thread has no fiber to suspend while members finish.
+    if (!EventLoop::current()) return Errc::NotOnLoopThread;
     FIBERSCOPE_TRACE_EVENT(emit::groupOp(now, GroupOp::Wait, this, currentFiberId()));
-    Hold serial(wait_mutex_);
-    for (;;) {
-        detail::Fiber* front;
-        {
-            Hold lock(mutex_);
-            if (members_.empty()) break;
-            front = members_.front().fiber();
-        }
-        // Await without holding mutex_: cancel() can still reach this member.
-        if (front) detail::awaitFiber(front);
-        Status status;
-        {
-            Hold lock(mutex_);
-            // Finished: await() returns at once, takes the result, recycles.
-            status = members_.front().await();
-            members_.pop_front();
-        }
-        if (!status && first_error_) first_error_ = status;
-    }
-    Status result = first_error_;
-    first_error_ = {};
+    std::exception_ptr exception;
+    Status result;
     {
-        Hold lock(mutex_);
-        canceled_ = false;
+        Hold serial(wait_mutex_);
+        for (;;) {
+            detail::Fiber* front;
+            {
+                Hold lock(mutex_);
+                if (members_.empty()) break;
+                front = members_.front().fiber();
+            }
+            // Await without holding mutex_: cancel() can still reach this member.
+            if (front) detail::awaitFiber(front);
+            Status status;
+            bool absorb_canceled;
+            {
+                Hold lock(mutex_);
+                // Finished: await() returns at once, takes the result, recycles.
+                // The member leaves the list whatever it returned or threw, so
+                // nothing (a later wait, the destructor) reads its result again.
+                Future<Status> member = std::move(members_.front());
+                members_.pop_front();
+                try {
+                    status = member.await();
+                } catch (...) {
+                    // Only noted here (nothing suspends in a catch block);
+                    // rethrown once every member is done.
+                    if (!first_exception_) first_exception_ = std::current_exception();
+                }
+                absorb_canceled = canceled_;
+            }
+            // Canceled because the group itself was canceled is what cancel()
+            // asked for, not a member's failure (as in Zig's Io.Group).
+            if (!status && !(absorb_canceled && status.error() == Errc::Canceled) && first_error_) first_error_ = status;
+        }
+        result = first_error_;
+        first_error_ = {};
+        exception = std::exchange(first_exception_, nullptr);
     }
+    if (exception) std::rethrow_exception(exception);
     return result;
 }
 
 Status Group::cancel() {
+    // Checked before any cancel request: sending one needs a loop thread.
+    if (!EventLoop::current()) return Errc::NotOnLoopThread;
     FIBERSCOPE_TRACE_EVENT(emit::groupOp(now, GroupOp::Cancel, this, currentFiberId()));
     {
         Hold lock(mutex_);
@@ -66,6 +87,25 @@ Status Group::cancel() {
             if (member.fiber()) detail::requestCancel(member.fiber());
     }
     return wait();
+}
+
+} // namespace fiberscope
+
+namespace fiberscope {
+
+void Group::destroy() noexcept {
+    if (!EventLoop::current()) {
+        // No other thread can touch a group being destroyed: no lock needed.
+        if (!members_.empty())
+            detail::misuse("a Group destroyed on a thread that is not one of the loop's, with members to cancel and join");
+        return;
+    }
+    try {
+        (void)cancel();
+    } catch (...) {
+        // A member's exception that no wait() collected: dropped with the
+        // group, as an unawaited Future's is (group.hpp).
+    }
 }
 
 } // namespace fiberscope

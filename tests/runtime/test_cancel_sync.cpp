@@ -202,7 +202,9 @@ TEST_CASE("Group::cancel ends a member blocked in Queue::get", "[cancel_sync][gr
     const auto start = std::chrono::steady_clock::now();
     Status status = group.cancel();
     CHECK(test::secondsSince(start) < promptLimit());
-    REQUIRE(status.error() == Errc::Canceled);
+    // Every member ended with Canceled, which a canceled group does not
+    // report as an error (group.hpp).
+    REQUIRE(status);
     mutex.unlock();
 }
 

@@ -94,6 +94,10 @@ struct IoStats {
 namespace detail {
 struct Loop;
 Result<Fiber*> spawnFiber(Loop* loop, const TaskLayout& layout, bool detached);
+// Says on stderr (one line) and in the trace (a mark) that a detached
+// fiber's function threw, naming the fiber (nullptr: the function ran inline
+// on the calling fiber) and what().
+void reportDetachedException(const Fiber* fiber, const std::exception_ptr& exception) noexcept;
 } // namespace detail
 
 // The trace number of the calling fiber (1 for the main fiber, 0 outside
@@ -117,7 +121,10 @@ public:
     EventLoop& operator=(const EventLoop&) = delete;
 
     // Starts `f` on a new fiber. If no fiber can be allocated, runs `f` right
-    // here instead and returns a finished Future (as Zig's Io.async does).
+    // here instead and returns a finished Future (as Zig's Io.async does);
+    // its result then waits on the heap, and if even that allocation fails
+    // the process aborts with one line saying so: async never throws (use
+    // concurrent() to get OutOfMemory instead).
     template <class F, class R = std::invoke_result_t<std::decay_t<F>&>>
     Future<R> async(F&& f) {
         auto started = concurrent(std::forward<F>(f));
@@ -136,15 +143,21 @@ public:
     }
 
     // Starts `f` on a fiber nobody awaits. It is canceled and joined when the
-    // loop is destroyed, if still running. Runs inline if no fiber is available.
+    // loop is destroyed, if still running. Runs inline if no fiber is
+    // available (allocating nothing). An exception `f` throws is reported on
+    // stderr (one line naming the fiber's number, its name and what()) and
+    // as a mark in the trace, then dropped.
     template <class F>
     void asyncDetached(F&& f) {
         using Fn = std::decay_t<F>;
         using R = std::invoke_result_t<Fn&>;
         auto layout = detail::taskLayout<Fn, R>(f);
         if (!detail::spawnFiber(impl_, layout, true)) {
-            auto* task = detail::runInline<Fn, R>(std::forward<F>(f));
-            task->destroy(task);
+            // Nobody takes a detached result, so the task can live right
+            // here on the caller's stack: nothing to allocate, nothing thrown.
+            detail::Task<Fn, R> task(std::forward<F>(f));
+            task.run(&task);
+            if (task.exception) detail::reportDetachedException(nullptr, task.exception);
         }
     }
 

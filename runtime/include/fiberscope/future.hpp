@@ -6,6 +6,15 @@
 // A Future that is destroyed without being awaited cancels and awaits its
 // fiber, so no fiber outlives the scope that started it (detached fibers
 // excepted). Futures may be awaited from any fiber, on any thread, once.
+//
+// Misuse is an abort with one line on stderr naming it, never undefined
+// behaviour: await(), cancel() or select() on a Future that was already
+// awaited, canceled or moved from (valid() is false) prints
+// "fiberscope: misuse: Future::await() on a Future that was already awaited
+// or moved from" (or cancel()/select()) and aborts. So does await() or
+// cancel() on a thread that is not one of the loop's (a plain std::thread:
+// there is no fiber to suspend), and select() over no futures at all (it
+// would wait forever; with no arguments it does not compile).
 #pragma once
 
 #include <array>
@@ -29,6 +38,11 @@ void requestCancel(Fiber* fiber);
 // Index of the first of `fibers` to finish (nullptr entries count as finished).
 std::size_t selectFibers(Fiber* const* fibers, std::size_t count);
 TaskBase* fiberTask(Fiber* fiber);
+// Prints "fiberscope: misuse: <what>" on stderr and aborts.
+[[noreturn]] void misuse(const char* what) noexcept;
+// misuse(what) unless the caller runs on one of a loop's threads (a fiber or
+// the thread that created the loop), where it can suspend.
+void requireLoopThread(const char* what) noexcept;
 } // namespace detail
 
 template <class T>
@@ -52,16 +66,24 @@ public:
     // True until awaited or canceled.
     bool valid() const noexcept { return task_ != nullptr; }
 
-    // Waits for the fiber and returns its result.
+    // Waits for the fiber and returns its result. Once only (see the top).
     T await() {
-        if (fiber_) detail::awaitFiber(fiber_);
+        if (!task_) detail::misuse("Future::await() on a Future that was already awaited or moved from");
+        if (fiber_) {
+            detail::requireLoopThread("Future::await() on a thread that is not one of the loop's (await from a fiber or the thread that created the loop)");
+            detail::awaitFiber(fiber_);
+        }
         return release();
     }
 
     // Requests cancellation, then waits for the fiber and returns its result
     // (typically a Result holding Errc::Canceled, if the closure returns one).
     T cancel() {
-        if (fiber_) detail::requestCancel(fiber_);
+        if (!task_) detail::misuse("Future::cancel() on a Future that was already awaited or moved from");
+        if (fiber_) {
+            detail::requireLoopThread("Future::cancel() on a thread that is not one of the loop's (cancel from a fiber or the thread that created the loop)");
+            detail::requestCancel(fiber_);
+        }
         return await();
     }
 
@@ -91,6 +113,7 @@ private:
     void discard() noexcept {
         if (!task_) return;
         if (fiber_) {
+            detail::requireLoopThread("a Future destroyed unawaited on a thread that is not one of the loop's (it must cancel and join its fiber there)");
             detail::requestCancel(fiber_);
             detail::awaitFiber(fiber_);
             detail::recycleFiber(fiber_);
@@ -105,24 +128,38 @@ private:
     detail::TaskResult<T>* task_ = nullptr;
 };
 
+namespace detail {
+template <class T>
+Fiber* selectable(const Future<T>& future) {
+    if (!future.valid()) misuse("select() over a Future that was already awaited or moved from");
+    return future.fiber();
+}
+} // namespace detail
+
 // Suspends until one of the futures has finished and returns its index.
-// The others keep running; await or cancel them as you see fit.
+// The others keep running; await or cancel them as you see fit. Every future
+// must be valid(); a select over none would wait forever, so it does not
+// compile (no arguments) or aborts (an empty span) with a line saying so.
 template <class... T>
 std::size_t select(Future<T>&... futures) {
-    std::array<detail::Fiber*, sizeof...(T)> fibers{futures.fiber()...};
+    static_assert(sizeof...(T) > 0, "fiberscope::select() needs at least one future: over none it would wait forever");
+    std::array<detail::Fiber*, sizeof...(T)> fibers{detail::selectable(futures)...};
+    detail::requireLoopThread("select() on a thread that is not one of the loop's (select from a fiber or the thread that created the loop)");
     return detail::selectFibers(fibers.data(), fibers.size());
 }
 
 template <class T>
 std::size_t select(std::span<Future<T>> futures) {
+    if (futures.empty()) detail::misuse("select() over an empty span of futures would wait forever");
+    detail::requireLoopThread("select() on a thread that is not one of the loop's (select from a fiber or the thread that created the loop)");
     constexpr std::size_t kStack = 16;
     if (futures.size() <= kStack) {
         std::array<detail::Fiber*, kStack> fibers{};
-        for (std::size_t i = 0; i < futures.size(); ++i) fibers[i] = futures[i].fiber();
+        for (std::size_t i = 0; i < futures.size(); ++i) fibers[i] = detail::selectable(futures[i]);
         return detail::selectFibers(fibers.data(), futures.size());
     }
     std::unique_ptr<detail::Fiber*[]> fibers(new detail::Fiber*[futures.size()]);
-    for (std::size_t i = 0; i < futures.size(); ++i) fibers[i] = futures[i].fiber();
+    for (std::size_t i = 0; i < futures.size(); ++i) fibers[i] = detail::selectable(futures[i]);
     return detail::selectFibers(fibers.get(), futures.size());
 }
 

@@ -65,6 +65,7 @@ enum class Errc : int {
     OperationNotSupported, // EOPNOTSUPP
     MessageTooBig,         // EMSGSIZE
     UnsupportedBackend,    // an I/O backend this build or kernel cannot provide
+    NotOnLoopThread,       // a call that suspends, made on a thread that is not one of the loop's
     Unexpected,            // an errno the runtime does not name (kept in Error::sys_errno)
 };
 

@@ -19,11 +19,14 @@ struct TaskBase {
     void (*run)(TaskBase*) noexcept;
     void (*destroy)(TaskBase*) noexcept;
     bool heap_allocated = false;
+    // What the closure threw, if it did: here rather than in TaskResult<R>
+    // so the runtime can report a detached fiber's exception without
+    // knowing R.
+    std::exception_ptr exception;
 };
 
 template <class R>
 struct TaskResult : TaskBase {
-    std::exception_ptr exception;
     bool has_value = false;
     alignas(R) unsigned char storage[sizeof(R)];
 
@@ -34,11 +37,11 @@ struct TaskResult : TaskBase {
             ::new (static_cast<void*>(storage)) R(fn());
             has_value = true;
         } catch (...) {
-            exception = std::current_exception();
+            this->exception = std::current_exception();
         }
     }
     R take() {
-        if (exception) std::rethrow_exception(exception);
+        if (this->exception) std::rethrow_exception(this->exception);
         return std::move(value());
     }
     ~TaskResult() {
@@ -48,17 +51,16 @@ struct TaskResult : TaskBase {
 
 template <>
 struct TaskResult<void> : TaskBase {
-    std::exception_ptr exception;
     template <class F>
     void runInto(F& fn) noexcept {
         try {
             fn();
         } catch (...) {
-            exception = std::current_exception();
+            this->exception = std::current_exception();
         }
     }
     void take() {
-        if (exception) std::rethrow_exception(exception);
+        if (this->exception) std::rethrow_exception(this->exception);
     }
 };
 
@@ -99,11 +101,19 @@ TaskLayout taskLayout(G& closure) {
                       static_cast<void*>(&closure)};
 }
 
+// Prints one line naming an allocation of `bytes` that async() could not
+// make, and aborts (event_loop.cpp).
+[[noreturn]] void inlineTaskOutOfMemory(std::size_t bytes) noexcept;
+
 // Runs a closure on the calling stack, for async() when no fiber can be had.
+// The finished task (its result) lives on the heap until the Future takes it;
+// that allocation does not throw: if even it fails the process aborts with
+// one line saying so (concurrent() is the call that reports OutOfMemory).
 template <class F, class R, class G>
 TaskResult<R>* runInline(G&& closure) {
     using T = Task<F, R>;
-    void* memory = ::operator new(sizeof(T), std::align_val_t{alignof(T)});
+    void* memory = ::operator new(sizeof(T), std::align_val_t{alignof(T)}, std::nothrow);
+    if (!memory) inlineTaskOutOfMemory(sizeof(T));
     auto* task = ::new (memory) T(std::forward<G>(closure));
     task->heap_allocated = true;
     task->run(task);
