@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -54,16 +55,32 @@ bool VirtualDisplay::ensure(std::string& error) {
     pollfd p{fds[0], POLLIN, 0};
     char c;
     // Up to 10 s for Xvfb to come up and report its display.
-    while (poll(&p, 1, 10'000) > 0 && read(fds[0], &c, 1) == 1 && c != '\n') number += c;
+    bool timed_out = false;
+    for (;;) {
+        const int ready = poll(&p, 1, 10'000);
+        if (ready == 0) timed_out = true;
+        if (ready <= 0 || read(fds[0], &c, 1) != 1 || c == '\n') break;
+        number += c;
+    }
     close(fds[0]);
     if (number.empty()) {
         kill(pid_, SIGTERM);
         int status = 0;
         waitpid(pid_, &status, 0);
         pid_ = -1;
-        error = WIFEXITED(status) && WEXITSTATUS(status) == 127
-                    ? "no display and Xvfb is not installed (apt-get install xvfb), so nothing can be drawn"
-                    : "no display, and Xvfb did not start";
+        if (!timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+            error = "no display and Xvfb is not installed (apt-get install xvfb), so nothing can be drawn";
+            return false;
+        }
+        // Say why, as far as we can tell: Xvfb's own messages went to
+        // /dev/null, and the usual cause under a tight limit is descriptors.
+        error = "no display, and Xvfb did not start";
+        if (timed_out) error += " (it reported no display within 10 s)";
+        else if (WIFEXITED(status)) error += " (it exited with status " + std::to_string(WEXITSTATUS(status)) + ")";
+        else if (WIFSIGNALED(status)) error += " (it was killed by signal " + std::to_string(WTERMSIG(status)) + ")";
+        rlimit files{};
+        if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < 64)
+            error += "; 'ulimit -n' is " + std::to_string(files.rlim_cur) + ", fewer descriptors than Xvfb needs: raise it";
         return false;
     }
     setenv("DISPLAY", (":" + number).c_str(), 1);
