@@ -257,6 +257,9 @@ unsigned Poller::poll(bool block, Fiber*& next, FiberQueue& queue, bool& exit) {
             // sees the cancel when it next enters a cancel region.
             auto it = parked_.find(fiber);
             if (it == parked_.end()) continue;
+            // A late request must not interrupt a wait entered inside a
+            // CancelProtection scope (see thread.cpp): it stays pending.
+            if (isProtected(fiber->cancel_thread.load(std::memory_order_acquire))) continue;
             FIBERSCOPE_TRACE_EVENT(emit::cancelDelivered(now, fiber->id));
             ready(*it->second, -ECANCELED, next, queue, count);
         }

@@ -8,6 +8,7 @@
 
 #include "errors.hpp"
 #include "fiber_stack.hpp"
+#include "cancel.hpp"
 #include "loop.hpp"
 #include "sanitizer.hpp"
 #include "scheduler.hpp"
@@ -70,8 +71,17 @@ static unsigned completionsToReady(Thread& thread, Fiber*& next, FiberQueue& que
             }
             if (cqe.user_data & kCancelTag) {
                 // Another thread canceled a fiber whose operation is in our
-                // ring: cancel that operation (see cancel.hpp).
-                FIBERSCOPE_TRACE_EVENT(emit::cancelDelivered(now, reinterpret_cast<Fiber*>(cqe.user_data & ~kCancelTag)->id));
+                // ring: cancel that operation (see cancel.hpp). The message
+                // can arrive late, after that operation completed on its own
+                // and the fiber entered a CancelProtection scope: its
+                // operation in flight now is uncancelable, and the cancel
+                // stays pending for the end of the scope. acquire: pairs
+                // with the scope's entry (acq_rel CAS); the fiber is not
+                // running here (our idle loop is), so it cannot enter one
+                // with an operation on this ring before the cancel SQE goes out.
+                auto* target = reinterpret_cast<Fiber*>(cqe.user_data & ~kCancelTag);
+                if (isProtected(target->cancel_thread.load(std::memory_order_acquire))) continue;
+                FIBERSCOPE_TRACE_EVENT(emit::cancelDelivered(now, target->id));
                 io_uring_sqe* sqe = thread.ring.sqe();
                 io_uring_prep_cancel64(sqe, cqe.user_data & ~kCancelTag, 0);
                 sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
