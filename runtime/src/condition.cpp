@@ -17,6 +17,15 @@
 // the canceled fiber gone pops the next waiter: no signal is absorbed by a
 // canceled fiber. Past the wake-up, wait() relocks uncancelably: it must
 // return holding the mutex.
+//
+// Timeouts (sync_timers.hpp): a limited wait also puts a deadline on its
+// thread's list; when it passes, that thread's idle loop unlinks the fiber
+// under the same spin lock, a third contender with the same one-outcome rule.
+//
+// From a thread that is not one of the loop's there is no fiber to park:
+// wait() returns NotOnLoopThread, and waitUncancelable() (which cannot say
+// so), or a signal()/broadcast() that finds waiters to schedule, aborts
+// with one line naming the misuse.
 #include <cstdio>
 #include <cstdlib>
 
@@ -33,15 +42,17 @@ using detail::Fiber;
 
 using detail::SpinGuard;
 
-Status Condition::wait(Mutex& mutex) { return waitImpl(mutex, true); }
+Status Condition::wait(Mutex& mutex, Timeout timeout) { return waitImpl(mutex, true, timeout); }
 
-void Condition::waitUncancelable(Mutex& mutex) { (void)waitImpl(mutex, false); }
+void Condition::waitUncancelable(Mutex& mutex) { (void)waitImpl(mutex, false, {}); }
 
-Status Condition::waitImpl(Mutex& mutex, bool cancelable) {
+Status Condition::waitUncancelable(Mutex& mutex, Timeout timeout) { return waitImpl(mutex, false, timeout); }
+
+Status Condition::waitImpl(Mutex& mutex, bool cancelable, Timeout timeout) {
     detail::Thread* thread = detail::currentThread();
     if (!thread) {
-        std::fprintf(stderr, "fiberscope: Condition::wait outside an EventLoop; wait from a fiber\n");
-        std::abort();
+        if (cancelable) return Errc::NotOnLoopThread;
+        detail::misuse("Condition::waitUncancelable() on a thread that is not one of the loop's (wait from a fiber)");
     }
     Fiber* self = thread->currentFiber();
     // acquire: pairs with requestCancel's release of kCanceling. A cancel
@@ -56,15 +67,33 @@ Status Condition::waitImpl(Mutex& mutex, bool cancelable) {
     message.reason = trace::SwitchReason::Condition;
     FIBERSCOPE_TRACE_EVENT(emit::conditionWait(now, self->id, this));
     message.args.condition_wait = {this, &mutex, cancelable};
-    detail::yield(nullptr, message);
-    bool canceled = false;
-    if (cancelable) {
-        detail::exitSyncWait(self);
-        canceled = self->completion.result == detail::kSyncCanceled;
+    // A limited wait links its deadline into this thread's list before it
+    // switches away: the handler that parks it runs on this thread before
+    // the thread's idle loop can next fire deadlines (sync_timers.hpp).
+    detail::SyncTimer timer;
+    if (timeout.limited()) {
+        timer.deadline_ns = detail::monotonicNanoseconds() + timeout.duration.count();
+        timer.fiber = self;
+        timer.condition = this;
+        thread->sync_timers.insert(timer);
     }
+    detail::yield(nullptr, message);
+    // Withdraw the deadline before anything else: if it fired, remove()
+    // waits for the firing to be over (it may still be using `this`).
+    if (timeout.limited()) thread->sync_timers.remove(timer);
+    if (cancelable) detail::exitSyncWait(self);
+    const std::int32_t outcome = self->completion.result;
     mutex.lockUncancelable();
-    if (canceled) return Errc::Canceled;
+    if (outcome == detail::kSyncCanceled) return Errc::Canceled;
+    if (outcome == detail::kSyncTimedOut) return Error{Errc::TimedOut, ETIMEDOUT};
     return {};
+}
+
+// Waking needs a thread's ready queue to put the woken fiber on.
+static detail::Thread& wakingThread(const char* what) {
+    detail::Thread* thread = detail::currentThread();
+    if (!thread) detail::misuse(what);
+    return *thread;
 }
 
 void Condition::signal() {
@@ -77,8 +106,9 @@ void Condition::signal() {
         if (!head_) tail_ = nullptr;
     }
     woken->queue_next = nullptr;
-    FIBERSCOPE_TRACE_EVENT(emit::conditionWake(now, woken->id, this, false));
-    detail::Thread& thread = *detail::currentThread();
+    detail::Thread& thread = wakingThread(
+        "Condition::signal() with fibers waiting, on a thread that is not one of the loop's (signal from a fiber)");
+    FIBERSCOPE_TRACE_EVENT(emit::conditionWake(now, woken->id, this, trace::ConditionWakeHow::Signal));
     detail::schedule(*thread.loop, thread, detail::FiberQueue::one(woken));
 }
 
@@ -93,8 +123,9 @@ void Condition::broadcast() {
     }
     if (!head) return;
     tail->queue_next = nullptr;
-    FIBERSCOPE_TRACE_EVENT(emit::conditionWake(now, head->id, this, true));
-    detail::Thread& thread = *detail::currentThread();
+    detail::Thread& thread = wakingThread(
+        "Condition::broadcast() with fibers waiting, on a thread that is not one of the loop's (broadcast from a fiber)");
+    FIBERSCOPE_TRACE_EVENT(emit::conditionWake(now, head->id, this, trace::ConditionWakeHow::Broadcast));
     detail::schedule(*thread.loop, thread, detail::FiberQueue{head, tail});
 }
 

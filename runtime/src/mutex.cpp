@@ -21,6 +21,7 @@
 #include <cstdlib>
 
 #include "mutex_impl.hpp"
+#include "fiberscope/future.hpp"
 
 #include "cancel.hpp"
 #include "cpu_relax.hpp"
@@ -33,9 +34,10 @@ namespace fiberscope {
 using detail::Fiber;
 
 Status Mutex::lockSlow(std::uintptr_t observed, bool cancelable) {
+    // A plain std::thread has no fiber to park (README "Threads").
     if (!detail::currentThread()) {
-        std::fprintf(stderr, "fiberscope: Mutex::lock would block outside an EventLoop; lock it from a fiber\n");
-        std::abort();
+        if (cancelable) return Errc::NotOnLoopThread;
+        detail::misuse("Mutex::lockUncancelable() would wait, on a thread that is not one of the loop's (lock it from a fiber)");
     }
     Fiber* self = detail::currentFiber();
     // Only we write our result while we run; a canceler writes it only
@@ -56,6 +58,9 @@ Status Mutex::lockSlow(std::uintptr_t observed, bool cancelable) {
 }
 
 void Mutex::unlockSlow(std::uintptr_t observed) {
+    // The hand-off switches to the waiter: only a fiber can do that.
+    if (!detail::currentThread())
+        detail::misuse("Mutex::unlock() with fibers waiting, on a thread that is not one of the loop's (unlock from a fiber)");
     if (Fiber* next = detail::mutexRelease(*this, observed)) {
         FIBERSCOPE_TRACE_EVENT(emit::mutexHandoff(now, detail::currentFiber()->id, next->id, this));
         detail::yield(next, detail::PendingTask::reschedule, trace::SwitchReason::Handoff);

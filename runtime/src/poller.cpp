@@ -204,13 +204,15 @@ void Poller::forget(int fd) noexcept {
     // that closes an fd another fiber waits on has a bug of its own.)
 }
 
-unsigned Poller::poll(bool block, Fiber*& next, FiberQueue& queue, bool& exit) {
+unsigned Poller::poll(bool block, Fiber*& next, FiberQueue& queue, bool& exit, std::int64_t extra_deadline_ns) {
     unsigned count = 0;
     int timeout_ms = block ? -1 : 0;
     timespec timeout_ts{};
     const timespec* timeout = block ? nullptr : &timeout_ts;
-    if (block && !deadlines_.empty()) {
-        std::int64_t wait = deadlines_.begin()->first - monotonicNanoseconds();
+    std::int64_t nearest = deadlines_.empty() ? -1 : deadlines_.begin()->first;
+    if (extra_deadline_ns >= 0 && (nearest < 0 || extra_deadline_ns < nearest)) nearest = extra_deadline_ns;
+    if (block && nearest >= 0) {
+        std::int64_t wait = nearest - monotonicNanoseconds();
         if (wait < 0) wait = 0;
         timeout_ts.tv_sec = wait / 1'000'000'000;
         timeout_ts.tv_nsec = wait % 1'000'000'000;

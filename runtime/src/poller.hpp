@@ -76,7 +76,9 @@ public:
     // with `block` false), and turn them into ready fibers: the first into
     // `next`, the rest onto `queue`. Sets `exit` on an exit request. Returns
     // how many fibers it readied.
-    unsigned poll(bool block, Fiber*& next, FiberQueue& queue, bool& exit);
+    // `extra_deadline_ns` (CLOCK_MONOTONIC, < 0: none) also bounds the wait
+    // (the thread's sync-wait deadlines).
+    unsigned poll(bool block, Fiber*& next, FiberQueue& queue, bool& exit, std::int64_t extra_deadline_ns = -1);
 
     // Owner only: forget `fd` (it is being closed). Fibers still parked on it
     // are woken with an error event so that they retry and see EBADF.

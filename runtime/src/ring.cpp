@@ -148,6 +148,14 @@ int Ring::submit() noexcept {
 
 int Ring::submitAndWait(unsigned wait) noexcept { return io_uring_submit_and_wait(&ring_, wait); }
 
+int Ring::submitAndWaitFor(unsigned wait, std::int64_t timeout_ns) noexcept {
+    __kernel_timespec limit{};
+    limit.tv_sec = timeout_ns / 1'000'000'000;
+    limit.tv_nsec = timeout_ns % 1'000'000'000;
+    io_uring_cqe* cqe = nullptr;
+    return io_uring_submit_and_wait_timeout(&ring_, &cqe, wait, &limit, nullptr);
+}
+
 unsigned Ring::drain(io_uring_cqe* out, unsigned max) noexcept {
     io_uring_cqe* ptrs[256];
     if (max > 256) max = 256;

@@ -92,6 +92,10 @@ public:
     unsigned pendingCompletions() const noexcept { return io_uring_cq_ready(&ring_); }
     // Submits and waits for at least `wait` completions.
     int submitAndWait(unsigned wait) noexcept;
+    // The same, but returns -ETIME after `timeout_ns` without one. (Where the
+    // kernel lacks IORING_FEAT_EXT_ARG, liburing queues a timeout entry
+    // tagged LIBURING_UDATA_TIMEOUT, which the reaper skips.)
+    int submitAndWaitFor(unsigned wait, std::int64_t timeout_ns) noexcept;
     // Copies up to `max` completions into `out` and marks them seen.
     unsigned drain(io_uring_cqe* out, unsigned max) noexcept;
 

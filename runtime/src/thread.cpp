@@ -14,6 +14,7 @@
 #include "scheduler.hpp"
 #include "tracing.hpp"
 
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -54,6 +55,7 @@ static unsigned completionsToReady(Thread& thread, Fiber*& next, FiberQueue& que
         total += count;
         for (unsigned i = 0; i < count; ++i) {
             const io_uring_cqe& cqe = cqes[i];
+            if (cqe.user_data == LIBURING_UDATA_TIMEOUT) continue; // submitAndWaitFor's own timer
             switch (static_cast<RingTag>(cqe.user_data)) {
             case RingTag::unused:
                 continue;
@@ -97,6 +99,12 @@ static unsigned completionsToReady(Thread& thread, Fiber*& next, FiberQueue& que
     }
 }
 
+// Fires the thread's passed sync-wait deadlines (sync_timers.hpp).
+static unsigned expireSyncTimers(Thread& thread, Fiber*& next, FiberQueue& queue) {
+    if (thread.sync_timers.nearest() == SyncTimers::kNone) return 0;
+    return thread.sync_timers.expire(monotonicNanoseconds(), next, queue);
+}
+
 // Reaps without waiting (completions, or on epoll ready events) and
 // schedules what became ready.
 static void scheduleCompletions(Thread& thread) {
@@ -105,6 +113,7 @@ static void scheduleCompletions(Thread& thread) {
     bool exit = false;
     if (thread.loop->usesRing()) completionsToReady(thread, next, queue, exit);
     else thread.poller.poll(false, next, queue, exit);
+    expireSyncTimers(thread, next, queue);
     if (exit) thread.exit_seen = true;
     if (FiberQueue all = queue.withFirst(next); all.head) schedule(*thread.loop, thread, all);
 }
@@ -156,14 +165,19 @@ void idle(Thread& thread) {
         FiberQueue queue{nullptr, nullptr};
         bool exit = false;
         unsigned readied;
+        // A timed sync wait parked here bounds the wait (sync_timers.hpp).
+        const std::int64_t deadline = thread.sync_timers.nearest();
         if (loop.usesRing()) {
-            int result = thread.ring.submitAndWait(1);
+            int result;
+            if (deadline == SyncTimers::kNone) result = thread.ring.submitAndWait(1);
+            else result = thread.ring.submitAndWaitFor(1, std::max<std::int64_t>(deadline - monotonicNanoseconds(), 0));
             if (result < 0 && result != -EINTR && result != -EBUSY && result != -EAGAIN && result != -ETIME)
                 fatal("io_uring_enter (waiting for completions) failed", -result);
             readied = completionsToReady(thread, next, queue, exit);
         } else {
-            readied = thread.poller.poll(true, next, queue, exit);
+            readied = thread.poller.poll(true, next, queue, exit, deadline == SyncTimers::kNone ? -1 : deadline);
         }
+        readied += expireSyncTimers(thread, next, queue);
         FIBERSCOPE_TRACE_EVENT(emit::unpark(now, readied));
         if (queue.head) schedule(loop, thread, queue);
         if ((exit || thread.exit_seen) && !next) return;

@@ -19,6 +19,7 @@
 #include "fiber.hpp"
 #include "poller.hpp"
 #include "ring.hpp"
+#include "sync_timers.hpp"
 
 namespace fiberscope::detail {
 
@@ -52,6 +53,9 @@ struct Thread {
     unsigned idle_search_index = 0;
     unsigned steal_ready_search_index = 0;
     unsigned steal_free_search_index = 0;
+
+    // Deadlines of timed sync waits parked from this thread (sync_timers.hpp).
+    SyncTimers sync_timers;
 
     std::thread os_thread;
     // While tracing: the timestamp of the decision under way on this thread

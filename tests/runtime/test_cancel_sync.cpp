@@ -15,34 +15,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// A hang is a failure with a message, never a stuck test run.
-class Watchdog {
-public:
-    Watchdog(const char* what, std::chrono::seconds limit)
-        : thread_([this, what, limit] {
-              std::unique_lock lock(mutex_);
-              if (!cv_.wait_for(lock, limit, [this] { return done_; })) {
-                  std::fprintf(stderr, "test_cancel_sync: '%s' did not end within %lld s (a wait ignored its cancel)\n",
-                               what, static_cast<long long>(limit.count()));
-                  std::_Exit(3);
-              }
-          }) {}
-    ~Watchdog() {
-        {
-            std::lock_guard lock(mutex_);
-            done_ = true;
-        }
-        cv_.notify_one();
-        thread_.join();
-    }
-
-private:
-    std::mutex mutex_;
-    std::condition_variable cv_;
-    bool done_ = false;
-    std::thread thread_;
-};
-
 // How long a cancel may take to reach a parked fiber before the test calls
 // it ignored. The issue's target (10 ms) is a number for a benchmark, not a
 // timed test on a shared machine: without the cancel point these waits end
@@ -59,7 +31,7 @@ Status statusOf(const Result<T>& r) {
 } // namespace
 
 TEST_CASE("a fiber blocked in Mutex::lock is canceled promptly, without the mutex", "[cancel_sync][mutex]") {
-    Watchdog dog("mutex cancel", 30s);
+    test::Watchdog dog("mutex cancel", 30s);
     auto loop = test::makeLoop(2);
     Mutex mutex;
     mutex.lockUncancelable();
@@ -79,7 +51,7 @@ TEST_CASE("a fiber blocked in Mutex::lock is canceled promptly, without the mute
 }
 
 TEST_CASE("Mutex::lock with a cancel pending: Canceled if it must wait, the mutex if it is free", "[cancel_sync][mutex]") {
-    Watchdog dog("mutex pending cancel", 30s);
+    test::Watchdog dog("mutex pending cancel", 30s);
     auto loop = test::makeLoop(2);
     Mutex mutex;
     std::atomic<bool> canceled{false};
@@ -107,7 +79,7 @@ TEST_CASE("Mutex::lock with a cancel pending: Canceled if it must wait, the mute
 }
 
 TEST_CASE("lockUncancelable and waitUncancelable ignore a cancel, which stays pending", "[cancel_sync][mutex]") {
-    Watchdog dog("uncancelable", 30s);
+    test::Watchdog dog("uncancelable", 30s);
     auto loop = test::makeLoop(2);
     Mutex mutex;
     Condition condition;
@@ -138,7 +110,7 @@ TEST_CASE("lockUncancelable and waitUncancelable ignore a cancel, which stays pe
 
 TEST_CASE("a fiber blocked in Condition::wait is canceled promptly and returns holding the mutex",
           "[cancel_sync][condition]") {
-    Watchdog dog("condition cancel", 30s);
+    test::Watchdog dog("condition cancel", 30s);
     auto loop = test::makeLoop(2);
     Mutex mutex;
     Condition condition;
@@ -162,7 +134,7 @@ TEST_CASE("a fiber blocked in Condition::wait is canceled promptly and returns h
 }
 
 TEST_CASE("Queue::get and Queue::put are canceled promptly and leave the queue intact", "[cancel_sync][queue]") {
-    Watchdog dog("queue cancel", 30s);
+    test::Watchdog dog("queue cancel", 30s);
     auto loop = test::makeLoop(2);
     Queue<int> queue(1);
     for (int i = 0; i < test::scaled(20); ++i) {
@@ -185,7 +157,7 @@ TEST_CASE("Queue::get and Queue::put are canceled promptly and leave the queue i
 }
 
 TEST_CASE("Group::cancel ends a member blocked in Queue::get", "[cancel_sync][group]") {
-    Watchdog dog("group cancel", 30s);
+    test::Watchdog dog("group cancel", 30s);
     auto loop = test::makeLoop(2);
     Queue<int> queue(4);
     Mutex mutex;
@@ -212,7 +184,7 @@ TEST_CASE("Group::cancel ends a member blocked in Queue::get", "[cancel_sync][gr
 }
 
 TEST_CASE("dropping a Future blocked on a Queue ends it", "[cancel_sync][queue]") {
-    Watchdog dog("dropped future", 30s);
+    test::Watchdog dog("dropped future", 30s);
     auto loop = test::makeLoop(2);
     Queue<int> empty(1), full(1);
     REQUIRE(full.put(0));
@@ -235,7 +207,7 @@ TEST_CASE("dropping a Future blocked on a Queue ends it", "[cancel_sync][queue]"
 
 TEST_CASE("destroying the loop ends detached fibers blocked on a Mutex, a Condition and a Queue",
           "[cancel_sync][teardown]") {
-    Watchdog dog("teardown", 30s);
+    test::Watchdog dog("teardown", 30s);
     for (int kind = 0; kind < 4; ++kind) {
         INFO("kind " << kind);
         Mutex mutex;
@@ -274,7 +246,7 @@ TEST_CASE("destroying the loop ends detached fibers blocked on a Mutex, a Condit
 
 TEST_CASE("a cancel racing Mutex::unlock: the waiter gets the mutex or Canceled, never both, no hand-off lost",
           "[cancel_sync][mutex][stress]") {
-    Watchdog dog("mutex race", 120s);
+    test::Watchdog dog("mutex race", 120s);
     auto loop = test::makeLoop(4);
     long got = 0, canceled = 0;
     for (int round = 0; round < test::scaled(3000); ++round) {
@@ -319,7 +291,7 @@ TEST_CASE("a cancel racing Mutex::unlock: the waiter gets the mutex or Canceled,
 
 TEST_CASE("a cancel racing Condition::signal: exactly one waiter consumes the signal's token, none is lost",
           "[cancel_sync][condition][stress]") {
-    Watchdog dog("condition race", 120s);
+    test::Watchdog dog("condition race", 120s);
     auto loop = test::makeLoop(4);
     long consumed_by_canceled = 0, passed_on = 0;
     for (int round = 0; round < test::scaled(3000); ++round) {
@@ -375,7 +347,7 @@ TEST_CASE("a cancel racing Condition::signal: exactly one waiter consumes the si
 }
 
 TEST_CASE("a cancel racing Queue::put: the item is taken exactly once, never lost", "[cancel_sync][queue][stress]") {
-    Watchdog dog("queue race", 120s);
+    test::Watchdog dog("queue race", 120s);
     auto loop = test::makeLoop(4);
     long victim_items = 0, bystander_items = 0;
     for (int round = 0; round < test::scaled(3000); ++round) {
@@ -413,7 +385,7 @@ TEST_CASE("a cancel racing Queue::put: the item is taken exactly once, never los
 
 TEST_CASE("CancelProtection defers a cancel past the scope: no cancel point inside returns Canceled",
           "[cancel_sync][protection]") {
-    Watchdog dog("protection", 30s);
+    test::Watchdog dog("protection", 30s);
     auto loop = test::makeLoop(2);
     Mutex mutex;
     Queue<int> queue(1);

@@ -4,6 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <thread>
 #include <cstdlib>
 #include <string>
 
@@ -45,5 +49,36 @@ inline std::unique_ptr<fiberscope::EventLoop> makeLoop(unsigned threads) {
 inline double secondsSince(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
+
+// A hang is a failure with a message, never a stuck test run: exits the
+// test program (status 3) if the scope is not left within `limit`.
+class Watchdog {
+public:
+    Watchdog(const char* what, std::chrono::seconds limit)
+        : thread_([this, what, limit] {
+              std::unique_lock lock(mutex_);
+              if (!cv_.wait_for(lock, limit, [this] { return done_; })) {
+                  std::fprintf(stderr, "test: '%s' did not end within %lld s (a wait that should have ended hung)\n",
+                               what, static_cast<long long>(limit.count()));
+                  std::_Exit(3);
+              }
+          }) {}
+    ~Watchdog() {
+        {
+            std::lock_guard lock(mutex_);
+            done_ = true;
+        }
+        cv_.notify_one();
+        thread_.join();
+    }
+    Watchdog(const Watchdog&) = delete;
+    Watchdog& operator=(const Watchdog&) = delete;
+
+private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    bool done_ = false;
+    std::thread thread_;
+};
 
 } // namespace test

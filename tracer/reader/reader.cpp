@@ -51,7 +51,7 @@ const char* const kFields[kMaxEventKind + 1] = {
     "FU",    // MutexContended: fiber, mutex
     "FFU",   // MutexHandoff: from, to, mutex
     "FU",    // ConditionWait: fiber, condition
-    "FUE",   // ConditionWake: fiber, condition, all
+    "FUE",   // ConditionWake: fiber, condition, how
     "FF",    // Await: fiber, target
     "EUF",   // GroupOp: op, group, fiber
     "EUF",   // QueueOp: op, queue, fiber
@@ -66,7 +66,7 @@ std::uint8_t maxEnum(EventKind kind) {
     switch (kind) {
     case EventKind::Switch: return kMaxSwitchReason;
     case EventKind::Schedule: return 2;
-    case EventKind::ConditionWake: return 1;
+    case EventKind::ConditionWake: return 2; // ConditionWakeHow
     case EventKind::GroupOp: return 2;
     case EventKind::QueueOp: return 4;
     default: return 255; // opcodes

@@ -432,7 +432,7 @@ void writeEvents(ExportState& s) {
             threadInstant(s, e, "condition wait", "sync", Args{}.add("fiber", e.arg[0]).add("condition", e.arg[1]));
             break;
         case EventKind::ConditionWake:
-            threadInstant(s, e, e.small ? "condition wake all" : "condition wake", "sync",
+            threadInstant(s, e, e.small == 1 ? "condition wake all" : e.small == 2 ? "condition wait timed out" : "condition wake", "sync",
                           Args{}.add("fiber", e.arg[0]).add("condition", e.arg[1]));
             break;
         case EventKind::Await:

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <mutex>
 
+#include "fiberscope/clock.hpp"
 #include "fiberscope/mutex.hpp"
 #include "fiberscope/result.hpp"
 
@@ -31,11 +32,19 @@ public:
 
     // `mutex` must be locked by the caller. Returns Canceled (with the mutex
     // locked) if the calling fiber has been canceled.
-    Status wait(Mutex& mutex);
-    Status wait(std::unique_lock<Mutex>& lock) { return wait(*lock.mutex()); }
+    // With a limited `timeout`, returns TimedOut (with the mutex locked) if
+    // no signal came within it. A signal, a cancel and the timeout that race
+    // resolve to one outcome, as above.
+    Status wait(Mutex& mutex, Timeout timeout = {});
+    Status wait(std::unique_lock<Mutex>& lock, Timeout timeout = {}) { return wait(*lock.mutex(), timeout); }
     // Waits for a signal whatever happens; a cancel stays pending.
     void waitUncancelable(Mutex& mutex);
     void waitUncancelable(std::unique_lock<Mutex>& lock) { waitUncancelable(*lock.mutex()); }
+    // The same, but for at most `timeout`: TimedOut past it.
+    Status waitUncancelable(Mutex& mutex, Timeout timeout);
+    Status waitUncancelable(std::unique_lock<Mutex>& lock, Timeout timeout) {
+        return waitUncancelable(*lock.mutex(), timeout);
+    }
     // Wakes one waiting fiber, if any.
     void signal();
     // Wakes every waiting fiber.
@@ -49,7 +58,7 @@ public:
     void* tail_ = nullptr;
 
 private:
-    Status waitImpl(Mutex& mutex, bool cancelable);
+    Status waitImpl(Mutex& mutex, bool cancelable, Timeout timeout);
 };
 
 } // namespace fiberscope

@@ -9,8 +9,13 @@
 // it takes it even if a cancel came meanwhile (the cancel stays pending),
 // and a canceled get() leaves the item to the next one (Condition passes the
 // signal on). getUncancelable() / putUncancelable() wait whatever happens.
+//
+// Each takes an optional Timeout on its wait for room or an item (the
+// queue's mutex is held only briefly and is not timed): past it, put()
+// returns TimedOut having stored nothing, get() TimedOut having taken nothing.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <mutex>
 #include <optional>
@@ -33,10 +38,10 @@ class Queue {
 public:
     explicit Queue(std::size_t capacity) : slots_(capacity ? capacity : 1) {}
 
-    Status put(T value) { return putImpl<true>(std::move(value)); }
-    Status putUncancelable(T value) { return putImpl<false>(std::move(value)); }
-    Result<T> get() { return getImpl<true>(); }
-    Result<T> getUncancelable() { return getImpl<false>(); }
+    Status put(T value, Timeout timeout = {}) { return putImpl<true>(std::move(value), timeout); }
+    Status putUncancelable(T value, Timeout timeout = {}) { return putImpl<false>(std::move(value), timeout); }
+    Result<T> get(Timeout timeout = {}) { return getImpl<true>(timeout); }
+    Result<T> getUncancelable(Timeout timeout = {}) { return getImpl<false>(timeout); }
 
     void close() {
         mutex_.lockUncancelable();
@@ -56,20 +61,39 @@ private:
         mutex_.lockUncancelable();
         return {};
     }
+    // A Timeout's end as a steady_clock time (CLOCK_MONOTONIC, as the runtime's).
+    struct Deadline {
+        bool limited;
+        std::chrono::steady_clock::time_point at;
+        explicit Deadline(Timeout timeout)
+            : limited(timeout.limited()), at(limited ? std::chrono::steady_clock::now() + timeout.duration
+                                                     : std::chrono::steady_clock::time_point{}) {}
+        // What is left of it (0 once passed).
+        Timeout left() const {
+            auto rest = at - std::chrono::steady_clock::now();
+            return rest.count() > 0 ? Timeout(rest) : Timeout(std::chrono::nanoseconds(0));
+        }
+    };
+
     template <bool Cancelable>
-    Status waitOn(Condition& condition) {
+    Status waitOn(Condition& condition, const Deadline& deadline) {
+        if (deadline.limited) {
+            if constexpr (Cancelable) return condition.wait(mutex_, deadline.left());
+            return condition.waitUncancelable(mutex_, deadline.left());
+        }
         if constexpr (Cancelable) return condition.wait(mutex_);
         condition.waitUncancelable(mutex_);
         return {};
     }
 
     template <bool Cancelable>
-    Status putImpl(T value) {
+    Status putImpl(T value, Timeout timeout) {
+        const Deadline deadline(timeout);
         if (auto s = lockMutex<Cancelable>(); !s) return s;
         std::unique_lock lock(mutex_, std::adopt_lock);
         if (count_ == slots_.size() && !closed_) detail::traceQueueOp(2, this);
         while (count_ == slots_.size() && !closed_)
-            if (auto s = waitOn<Cancelable>(not_full_); !s) return s;
+            if (auto s = waitOn<Cancelable>(not_full_, deadline); !s) return s;
         if (closed_) return Errc::Closed;
         slots_[(head_ + count_) % slots_.size()].emplace(std::move(value));
         ++count_;
@@ -80,12 +104,13 @@ private:
     }
 
     template <bool Cancelable>
-    Result<T> getImpl() {
+    Result<T> getImpl(Timeout timeout) {
+        const Deadline deadline(timeout);
         if (auto s = lockMutex<Cancelable>(); !s) return s.error();
         std::unique_lock lock(mutex_, std::adopt_lock);
         if (count_ == 0 && !closed_) detail::traceQueueOp(3, this);
         while (count_ == 0 && !closed_)
-            if (auto s = waitOn<Cancelable>(not_empty_); !s) return s.error();
+            if (auto s = waitOn<Cancelable>(not_empty_, deadline); !s) return s.error();
         if (count_ == 0) return Errc::Closed;
         T value = std::move(*slots_[head_]);
         slots_[head_].reset();

@@ -256,9 +256,9 @@ inline void mutexHandoff(std::uint64_t t, std::uint64_t from, std::uint64_t to, 
 inline void conditionWait(std::uint64_t t, std::uint64_t fiber, const void* condition) noexcept {
     if (Record r{EventKind::ConditionWait, t}) r.fiber(fiber), r.u(reinterpret_cast<std::uintptr_t>(condition));
 }
-inline void conditionWake(std::uint64_t t, std::uint64_t fiber, const void* condition, bool all) noexcept {
+inline void conditionWake(std::uint64_t t, std::uint64_t fiber, const void* condition, ConditionWakeHow how) noexcept {
     if (Record r{EventKind::ConditionWake, t})
-        r.fiber(fiber), r.u(reinterpret_cast<std::uintptr_t>(condition)), r.u(all ? 1 : 0);
+        r.fiber(fiber), r.u(reinterpret_cast<std::uintptr_t>(condition)), r.u(static_cast<std::uint8_t>(how));
 }
 inline void await(std::uint64_t t, std::uint64_t fiber, std::uint64_t target) noexcept {
     if (Record r{EventKind::Await, t}) r.fiber(fiber), r.fiber(target);

@@ -39,7 +39,7 @@ enum class EventKind : std::uint8_t {
     MutexContended = 18, // fiber, mutex:object
     MutexHandoff = 19,   // from:fiber, to:fiber, mutex:object
     ConditionWait = 20,  // fiber, condition:object
-    ConditionWake = 21,  // fiber (woken), condition:object, all:0|1
+    ConditionWake = 21,  // fiber (woken), condition:object, how:ConditionWakeHow
     Await = 22,          // fiber (awaiting), target:fiber
     GroupOp = 23,        // op:GroupOp, group:object, fiber
     QueueOp = 24,        // op:QueueOp, queue:object, fiber
@@ -77,6 +77,9 @@ enum class ScheduleHow : std::uint8_t {
 };
 
 enum class GroupOp : std::uint8_t { Spawn = 0, Wait = 1, Cancel = 2 };
+// How a condition-wake record's fiber was woken: by signal(), by
+// broadcast() (it and every other waiter), or by its own wait's Timeout.
+enum class ConditionWakeHow : std::uint8_t { Signal = 0, Broadcast = 1, TimedOut = 2 };
 enum class QueueOp : std::uint8_t { Put = 0, Get = 1, PutBlocked = 2, GetBlocked = 3, Close = 4 };
 
 const char* eventKindName(EventKind kind) noexcept;

@@ -328,7 +328,10 @@ std::string readyWhy(const Ctx& c, std::uint64_t fiber, std::int64_t time, std::
         switch (e.kind) {
         case EventKind::FiberCreate: return "it was just created by EventLoop::async()";
         case EventKind::Complete: return "its " + opcodeNoun(e.small) + " had completed";
-        case EventKind::ConditionWake: return "the condition it waited on was signalled";
+        case EventKind::ConditionWake:
+            if (e.small == static_cast<std::uint8_t>(trace::ConditionWakeHow::TimedOut))
+                return "its condition wait's Timeout had passed";
+            return "the condition it waited on was signalled";
         case EventKind::MutexHandoff: return "the mutex it waited for was handed to it";
         case EventKind::Switch:
             if (e.small == static_cast<std::uint8_t>(SwitchReason::Yield)) return "it had yielded";
@@ -574,7 +577,12 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
                         " (Condition::wait()): conditionEnqueue() queues it and only then releases its mutex",
                     "Condition::wait()", kCondition, i);
     case EventKind::ConditionWake:
-        if (e.small)
+        if (e.small == static_cast<std::uint8_t>(trace::ConditionWakeHow::TimedOut))
+            return make("The Timeout of " + c.fiber(e.arg[0]) + "'s wait on condition " + objectLabel(e.arg[1]) +
+                            " passed: its thread's idle loop (SyncTimers::expire()) took it off the waiters and passed "
+                            "it to schedule(); Condition::wait() returns TimedOut",
+                        "SyncTimers::expire()", kCondition, i);
+        if (e.small == static_cast<std::uint8_t>(trace::ConditionWakeHow::Broadcast))
             return make("Condition::broadcast() woke every waiter on condition " + objectLabel(e.arg[1]) + ", starting with " +
                             c.fiber(e.arg[0]) + ", and passed them to schedule() together",
                         "Condition::broadcast()", kCondition, i);

@@ -794,7 +794,7 @@ private:
         case EventKind::ConditionWake: {
             std::vector<std::uint64_t>& woken = woken_;
             woken.clear();
-            condition_waiters_[e.arg[1]].wake(e.arg[0], e.small != 0, woken);
+            condition_waiters_[e.arg[1]].wake(e.arg[0], e.small == static_cast<std::uint8_t>(trace::ConditionWakeHow::Broadcast), woken);
             for (std::uint64_t w : woken)
                 if (w && makeReady(fiberIndex(w), t, -1, i)) tb.pending_ready.push(w);
             return;
