@@ -50,7 +50,9 @@ int main(int argc, char** argv) {
     });
     std::printf("Racing a 20 ms operation against a 10 s one on up to %u threads.\n", loop.maxThreads());
 
-    const std::size_t winner = fiberscope::select(fast, slow);
+    // select() is itself a cancel point (a Result: Canceled if the main fiber
+    // were canceled); nobody cancels main here, so it holds an index.
+    const std::size_t winner = fiberscope::select(fast, slow).value();
     fiberscope::trace::mark("checkpoint: select returned");
     std::printf("select() returned after %.1f ms: \"%s\" won.\n", elapsedMs(), winner == 0 ? "fast" : "slow");
 

@@ -107,11 +107,19 @@ void requestCancel(Fiber* fiber) {
     FIBERSCOPE_TRACE_EVENT(emit::cancelRequest(now, fiber->id, 0));
     const auto bits = reinterpret_cast<std::uintptr_t>(target);
     bool unlinked;
-    if ((bits & 3) == static_cast<std::uintptr_t>(SyncKind::mutex))
-        unlinked = mutexCancelWaiter(*reinterpret_cast<Mutex*>(bits & ~std::uintptr_t{3}), fiber);
-    else
-        unlinked = conditionCancelWaiter(*reinterpret_cast<Condition*>(bits & ~std::uintptr_t{3}), fiber);
-    if (unlinked) fiber->completion = {kSyncCanceled, 0};
+    const auto kind = static_cast<SyncKind>(bits & 3);
+    if (kind == SyncKind::select) {
+        // The first claim schedules the selecting fiber; a finisher's claim
+        // may have come first (it then runs, and waits for ours).
+        // acq_rel: orders against the finishers' claims on the same word.
+        unlinked = fiber->wake_claims.fetch_add(1, std::memory_order_acq_rel) == 0;
+    } else {
+        if (kind == SyncKind::mutex)
+            unlinked = mutexCancelWaiter(*reinterpret_cast<Mutex*>(bits & ~std::uintptr_t{3}), fiber);
+        else
+            unlinked = conditionCancelWaiter(*reinterpret_cast<Condition*>(bits & ~std::uintptr_t{3}), fiber);
+        if (unlinked) fiber->completion = {kSyncCanceled, 0};
+    }
     // release: our unlinking (and our last touch of the primitive) happen
     // before the fiber's exitSyncWait returns, and the fiber's next cancel
     // point sees the cancel.

@@ -58,7 +58,9 @@ inline Thread* const kProtectedCanceled = reinterpret_cast<Thread*>(std::uintptr
 inline bool isProtected(const Thread* value) { return value == kProtected || value == kProtectedCanceled; }
 // What a parked fiber stores in cancel_thread: the primitive's address with
 // a low tag bit (primitives and Threads are 8-aligned; the sentinels are too).
-enum class SyncKind : std::uintptr_t { mutex = 1, condition = 2 };
+// select: the tag names the selecting fiber itself; a canceler claims it
+// (wake_claims) instead of unlinking it from a list (fiber.cpp).
+enum class SyncKind : std::uintptr_t { mutex = 1, condition = 2, select = 3 };
 inline Thread* syncWaitTag(const void* primitive, SyncKind kind) {
     return reinterpret_cast<Thread*>(reinterpret_cast<std::uintptr_t>(primitive) | static_cast<std::uintptr_t>(kind));
 }

@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <new>
+#include <thread>
 
 #include "fiberscope/trace.hpp"
 
+#include "cancel.hpp"
 #include "cpu_relax.hpp"
 #include "fiber_stack.hpp"
 #include "loop.hpp"
@@ -183,17 +185,33 @@ void recycleFiber(Fiber* fiber) {
     returnFiber(*currentThread(), fiber);
 }
 
-std::size_t selectFibers(Fiber* const* fibers, std::size_t count) {
+// A cancelable select is woken by a claim (see PendingTask::register_select):
+// from a finishing future, or from a canceler. The fiber holds a sync-wait
+// tag naming itself (SyncKind::select) in cancel_thread while it waits; a
+// canceler that swaps the tag for kCancelingSync adds one claim (scheduling
+// us if it is the first) and then stores kCanceling (cancel.cpp). Whether a
+// canceler took the tag is thus known from the word alone, and with it how
+// many claims to wait for before returning.
+std::size_t selectFibers(FiberRefs fibers, bool cancelable) {
+    const std::size_t count = fibers.count;
     for (std::size_t i = 0; i < count; ++i)
         if (!fibers[i] || fibers[i]->awaiter.load(std::memory_order_acquire) == kFinished) return i;
     Fiber* self = currentFiber();
-    // The hold: finishers must not schedule us while the handler registers
-    // us with every future (see PendingTask::register_select).
+    // The hold: finishers (and a canceler) must not schedule us while the
+    // handler registers us with every future (see PendingTask::register_select).
+    // Set before the tag: a canceler claims only after taking the tag, and the
+    // tag's release CAS publishes the hold to it.
     self->wake_claims.store(1, std::memory_order_relaxed);
+    Thread* const tag = syncWaitTag(self, SyncKind::select);
+    // Under cancel protection enterSyncWait succeeds without tagging.
+    if (cancelable && !enterSyncWait(self, tag)) {
+        self->wake_claims.store(0, std::memory_order_relaxed);
+        return kSelectCanceled;
+    }
     SwitchMessage message;
     message.task = PendingTask::register_select;
     message.reason = trace::SwitchReason::Select;
-    message.args.select = {fibers, count};
+    message.args.select = fibers;
     yield(nullptr, message);
 
     // Unregister. A future we can't unregister holds kFinishing or kFinished:
@@ -210,10 +228,37 @@ std::size_t selectFibers(Fiber* const* fibers, std::size_t count) {
             if (first == count) first = i;
         }
     }
+    // Take our tag back. If a canceler took it, it adds a claim too (before
+    // its release store of kCanceling, which we wait for).
+    std::uint32_t cancel_claims = 0;
+    if (cancelable) {
+        // acquire: pairs with the canceler's release store of kCanceling.
+        Thread* value = self->cancel_thread.load(std::memory_order_acquire);
+        for (unsigned spins = 0;; ++spins) {
+            if (value == tag) {
+                // acq_rel: orders against a canceler's CAS on the same word.
+                if (self->cancel_thread.compare_exchange_weak(value, nullptr, std::memory_order_acq_rel,
+                                                              std::memory_order_acquire))
+                    break;
+                continue;
+            }
+            if (value == kCancelingSync) {
+                if (spins > 64) std::this_thread::yield();
+                else cpuRelax();
+                value = self->cancel_thread.load(std::memory_order_acquire);
+                continue;
+            }
+            // kCanceling: a canceler took the tag and claimed. Protected
+            // (never tagged): no canceler looked.
+            if (value == kCanceling) cancel_claims = 1;
+            break;
+        }
+    }
     // A finisher may still be between its exchange and its claim: wait for it
     // so no late claim can schedule us after we return.
-    while (self->wake_claims.load(std::memory_order_acquire) != finished) cpuRelax();
+    while (self->wake_claims.load(std::memory_order_acquire) != finished + cancel_claims) cpuRelax();
     self->wake_claims.store(0, std::memory_order_relaxed);
+    if (first == count) return kSelectCanceled; // woken by the cancel alone
     return first;
 }
 

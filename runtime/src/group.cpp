@@ -1,6 +1,7 @@
 // Group: await-all and cancel-all over a set of member fibers.
 #include "fiberscope/group.hpp"
 
+#include <array>
 #include <exception>
 #include <mutex>
 #include <utility>
@@ -35,6 +36,9 @@ Status Group::wait() {
     FIBERSCOPE_TRACE_EVENT(emit::groupOp(now, GroupOp::Wait, this, currentFiberId()));
     std::exception_ptr exception;
     Status result;
+    // Set once the waiting fiber is canceled: the cancel then goes to every
+    // member (as cancel() does), and wait() joins them all and returns Canceled.
+    bool waiter_canceled = false;
     {
         Hold serial(wait_mutex_);
         for (;;) {
@@ -45,7 +49,15 @@ Status Group::wait() {
                 front = members_.front().fiber();
             }
             // Await without holding mutex_: cancel() can still reach this member.
-            if (front) detail::awaitFiber(front);
+            // A cancel point (a one-future select) until we are canceled.
+            if (front && !waiter_canceled) {
+                const std::array<detail::Fiber*, 1> one{front};
+                if (detail::selectFibers(detail::selectRefs(one), true) == detail::kSelectCanceled) {
+                    waiter_canceled = true;
+                    cancelMembers();
+                }
+            }
+            if (front && waiter_canceled) detail::awaitFiber(front);
             Status status;
             bool absorb_canceled;
             {
@@ -68,7 +80,7 @@ Status Group::wait() {
             // asked for, not a member's failure (as in Zig's Io.Group).
             if (!status && !(absorb_canceled && status.error() == Errc::Canceled) && first_error_) first_error_ = status;
         }
-        result = first_error_;
+        result = waiter_canceled ? Status(Errc::Canceled) : first_error_;
         first_error_ = {};
         exception = std::exchange(first_exception_, nullptr);
     }
@@ -80,13 +92,15 @@ Status Group::cancel() {
     // Checked before any cancel request: sending one needs a loop thread.
     if (!EventLoop::current()) return Errc::NotOnLoopThread;
     FIBERSCOPE_TRACE_EVENT(emit::groupOp(now, GroupOp::Cancel, this, currentFiberId()));
-    {
-        Hold lock(mutex_);
-        canceled_ = true;
-        for (auto& member : members_)
-            if (member.fiber()) detail::requestCancel(member.fiber());
-    }
+    cancelMembers();
     return wait();
+}
+
+void Group::cancelMembers() {
+    Hold lock(mutex_);
+    canceled_ = true;
+    for (auto& member : members_)
+        if (member.fiber()) detail::requestCancel(member.fiber());
 }
 
 } // namespace fiberscope

@@ -87,10 +87,9 @@ void handleSwitchMessage(const ContextPair* received) {
         // one step. If that leaves any claim, nobody else scheduled `prev`
         // (they all saw the hold), so we do; otherwise the first finisher will.
         Fiber* prev = senderFiber(message);
-        Fiber* const* fibers = message.args.select.fibers;
-        const std::size_t count = message.args.select.count;
+        const FiberRefs fibers = message.args.select;
         std::uint32_t finished = 0;
-        for (std::size_t i = 0; i < count; ++i)
+        for (std::size_t i = 0; i < fibers.count; ++i)
             if (registerAwaiter(fibers[i]->awaiter, prev)) ++finished;
         // acq_rel: orders against the finishers' claims on the same word.
         const std::uint32_t before = prev->wake_claims.fetch_add(finished - 1, std::memory_order_acq_rel);

@@ -14,6 +14,7 @@
 
 #include "context.hpp"
 #include "fiber.hpp"
+#include "fiberscope/future.hpp"
 #include "fiberscope/trace_events.hpp"
 
 namespace fiberscope {
@@ -43,10 +44,7 @@ struct SwitchMessage {
     std::uint64_t trace_time = 0;
     union {
         std::atomic<Fiber*>* awaiter;
-        struct {
-            Fiber* const* fibers;
-            std::size_t count;
-        } select;
+        FiberRefs select;
         struct {
             std::uintptr_t prev_state;
             Mutex* mutex;

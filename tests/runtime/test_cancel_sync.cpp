@@ -436,3 +436,93 @@ TEST_CASE("CancelProtection with a cancel already pending hides it until the sco
     (void)loop->sleep(2ms);
     REQUIRE(fiber.cancel() == 0);
 }
+
+TEST_CASE("select is a cancel point: a canceled selector returns Canceled promptly, the futures keep running",
+          "[cancel_sync][select]") {
+    test::Watchdog dog("select cancel", 30s);
+    auto loop = test::makeLoop(2);
+    for (int i = 0; i < test::scaled(20); ++i) {
+        auto sleeper = loop->async([&] { return loop->sleep(10s); });
+        auto other = loop->async([&] { return loop->sleep(10s); });
+        auto selector = loop->async([&]() -> Result<std::size_t> { return select(sleeper, other); });
+        (void)loop->sleep(1ms);
+        const auto start = std::chrono::steady_clock::now();
+        auto result = selector.cancel();
+        CHECK(test::secondsSince(start) < promptLimit());
+        REQUIRE(!result);
+        CHECK(result.error() == Errc::Canceled);
+        // The futures were not canceled by it: they still sleep.
+        CHECK(sleeper.valid());
+        CHECK(sleeper.cancel().error() == Errc::Canceled);
+        CHECK(other.cancel().error() == Errc::Canceled);
+    }
+    // A fiber canceled before it selects returns at once; under protection it waits.
+    auto early = loop->async([&]() -> std::pair<bool, bool> {
+        while (!loop->cancelRequested()) loop->yield();
+        auto quick = loop->async([&] { return loop->sleep(5ms); });
+        const bool canceled = !select(quick);
+        bool protected_waited;
+        {
+            CancelProtection protect;
+            auto again = loop->async([&] { return loop->sleep(5ms); });
+            auto r = select(again);
+            protected_waited = r && *r == 0;
+            (void)again.await();
+        }
+        (void)quick.await();
+        return {canceled, protected_waited};
+    });
+    auto [canceled, protected_waited] = early.cancel();
+    CHECK(canceled);
+    CHECK(protected_waited);
+}
+
+TEST_CASE("select racing a cancel against a finishing future has one outcome and never hangs",
+          "[cancel_sync][select][stress]") {
+    test::Watchdog dog("select cancel race", 60s);
+    auto loop = test::makeLoop(2);
+    long won = 0, canceled = 0;
+    for (long i = 0; i < test::scaled(2000); ++i) {
+        auto quick = loop->async([&, i] {
+            for (long spin = 0; spin < i % 50; ++spin) loop->yield();
+            return 7;
+        });
+        auto selector = loop->async([&]() -> Result<std::size_t> { return select(quick); });
+        for (long spin = 0; spin < (i / 50) % 5; ++spin) loop->yield();
+        auto result = selector.cancel();
+        if (result) {
+            REQUIRE(*result == 0);
+            ++won;
+        } else {
+            REQUIRE(result.error() == Errc::Canceled);
+            ++canceled;
+        }
+        REQUIRE(quick.await() == 7);
+    }
+    CHECK(won + canceled == test::scaled(2000));
+}
+
+TEST_CASE("Group::wait is a cancel point: the cancel goes to every member, wait joins them and returns Canceled",
+          "[cancel_sync][group]") {
+    test::Watchdog dog("group wait cancel", 30s);
+    auto loop = test::makeLoop(2);
+    Queue<int> queue(1);
+    std::atomic<int> member_canceled{0};
+    auto waiter = loop->async([&]() -> Status {
+        Group group(*loop);
+        for (int i = 0; i < 3; ++i)
+            group.async([&]() -> Status {
+                auto item = queue.get();
+                if (!item && item.error() == Errc::Canceled) ++member_canceled;
+                return item ? Status{} : Status(item.error());
+            });
+        return group.wait();
+    });
+    (void)loop->sleep(5ms);
+    const auto start = std::chrono::steady_clock::now();
+    Status status = waiter.cancel();
+    CHECK(test::secondsSince(start) < promptLimit());
+    REQUIRE(!status);
+    CHECK(status.error() == Errc::Canceled);
+    CHECK(member_canceled == 3); // joined: every member had ended
+}

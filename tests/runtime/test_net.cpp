@@ -269,7 +269,7 @@ TEST_CASE("sleep races I/O through select", "[net][timeout][select]") {
             return loop->recv(Socket{pair[0]}, std::as_writable_bytes(std::span(&byte, 1)));
         });
         auto timer = loop->async([&] { return loop->sleep(data_first ? 10s : 10ms); });
-        const std::size_t first = select(reader, timer);
+        const std::size_t first = select(reader, timer).value();
         if (data_first) {
             REQUIRE(first == 0);
             REQUIRE(reader.await().value() == 1);

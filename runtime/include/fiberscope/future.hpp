@@ -18,11 +18,12 @@
 #pragma once
 
 #include <array>
-#include <memory>
 #include <cstddef>
+#include <cstring>
 #include <span>
 #include <utility>
 
+#include "fiberscope/result.hpp"
 #include "fiberscope/task.hpp"
 
 namespace fiberscope {
@@ -35,8 +36,25 @@ void awaitFiber(Fiber* fiber);
 void recycleFiber(Fiber* fiber);
 // Marks `fiber` canceled and interrupts its in-flight operation, if any.
 void requestCancel(Fiber* fiber);
-// Index of the first of `fibers` to finish (nullptr entries count as finished).
-std::size_t selectFibers(Fiber* const* fibers, std::size_t count);
+// The fibers a select waits for, read in place: `count` Fiber* values
+// `stride` bytes apart from `first`. An array of them, or the fiber_ member
+// of consecutive Futures in a span: no copy, so nothing to allocate.
+struct FiberRefs {
+    const std::byte* first;
+    std::size_t stride;
+    std::size_t count;
+    Fiber* operator[](std::size_t i) const noexcept {
+        Fiber* fiber;
+        std::memcpy(&fiber, first + i * stride, sizeof fiber);
+        return fiber;
+    }
+};
+// selectFibers' result when the selecting fiber was canceled.
+inline constexpr std::size_t kSelectCanceled = ~std::size_t{0};
+// Index of the first of `fibers` to finish (nullptr entries count as
+// finished). `cancelable`: a cancel of the caller (before or during the
+// wait) returns kSelectCanceled, unless a future had finished by then.
+std::size_t selectFibers(FiberRefs fibers, bool cancelable);
 TaskBase* fiberTask(Fiber* fiber);
 // Prints "fiberscope: misuse: <what>" on stderr and aborts.
 [[noreturn]] void misuse(const char* what) noexcept;
@@ -88,6 +106,8 @@ public:
     }
 
     detail::Fiber* fiber() const noexcept { return fiber_; }
+    // Implementation detail: where the fiber pointer lives (select reads it in place).
+    detail::Fiber* const* fiberAddress() const noexcept { return &fiber_; }
 
     // Implementation detail: adopt a started fiber (or an inline result).
     static Future adopt(detail::Fiber* fiber, detail::TaskResult<T>* task) noexcept {
@@ -136,31 +156,57 @@ Fiber* selectable(const Future<T>& future) {
 }
 } // namespace detail
 
+namespace detail {
+template <class T>
+FiberRefs selectRefs(std::span<Future<T>> futures) {
+    if (futures.empty()) misuse("select() over an empty span of futures would wait forever");
+    requireLoopThread("select() on a thread that is not one of the loop's (select from a fiber or the thread that created the loop)");
+    for (auto& future : futures) (void)selectable(future);
+    return FiberRefs{reinterpret_cast<const std::byte*>(futures[0].fiberAddress()), sizeof(Future<T>), futures.size()};
+}
+template <std::size_t N>
+FiberRefs selectRefs(const std::array<Fiber*, N>& fibers) {
+    requireLoopThread("select() on a thread that is not one of the loop's (select from a fiber or the thread that created the loop)");
+    return FiberRefs{reinterpret_cast<const std::byte*>(fibers.data()), sizeof(Fiber*), N};
+}
+} // namespace detail
+
 // Suspends until one of the futures has finished and returns its index.
 // The others keep running; await or cancel them as you see fit. Every future
 // must be valid(); a select over none would wait forever, so it does not
 // compile (no arguments) or aborts (an empty span) with a line saying so.
+//
+// select() is a cancel point: if the calling fiber is canceled before or
+// while it waits, it returns Canceled (the futures keep running: cancel
+// them if you wish). A future that finished before the cancel came wins:
+// its index is returned and the cancel stays pending for the next cancel
+// point. selectUncancelable() waits for a future whatever happens.
 template <class... T>
-std::size_t select(Future<T>&... futures) {
+Result<std::size_t> select(Future<T>&... futures) {
     static_assert(sizeof...(T) > 0, "fiberscope::select() needs at least one future: over none it would wait forever");
-    std::array<detail::Fiber*, sizeof...(T)> fibers{detail::selectable(futures)...};
-    detail::requireLoopThread("select() on a thread that is not one of the loop's (select from a fiber or the thread that created the loop)");
-    return detail::selectFibers(fibers.data(), fibers.size());
+    const std::array<detail::Fiber*, sizeof...(T)> fibers{detail::selectable(futures)...};
+    const std::size_t first = detail::selectFibers(detail::selectRefs(fibers), true);
+    if (first == detail::kSelectCanceled) return Errc::Canceled;
+    return first;
+}
+
+template <class... T>
+std::size_t selectUncancelable(Future<T>&... futures) {
+    static_assert(sizeof...(T) > 0, "fiberscope::select() needs at least one future: over none it would wait forever");
+    const std::array<detail::Fiber*, sizeof...(T)> fibers{detail::selectable(futures)...};
+    return detail::selectFibers(detail::selectRefs(fibers), false);
 }
 
 template <class T>
-std::size_t select(std::span<Future<T>> futures) {
-    if (futures.empty()) detail::misuse("select() over an empty span of futures would wait forever");
-    detail::requireLoopThread("select() on a thread that is not one of the loop's (select from a fiber or the thread that created the loop)");
-    constexpr std::size_t kStack = 16;
-    if (futures.size() <= kStack) {
-        std::array<detail::Fiber*, kStack> fibers{};
-        for (std::size_t i = 0; i < futures.size(); ++i) fibers[i] = detail::selectable(futures[i]);
-        return detail::selectFibers(fibers.data(), futures.size());
-    }
-    std::unique_ptr<detail::Fiber*[]> fibers(new detail::Fiber*[futures.size()]);
-    for (std::size_t i = 0; i < futures.size(); ++i) fibers[i] = detail::selectable(futures[i]);
-    return detail::selectFibers(fibers.get(), futures.size());
+Result<std::size_t> select(std::span<Future<T>> futures) {
+    const std::size_t first = detail::selectFibers(detail::selectRefs(futures), true);
+    if (first == detail::kSelectCanceled) return Errc::Canceled;
+    return first;
+}
+
+template <class T>
+std::size_t selectUncancelable(std::span<Future<T>> futures) {
+    return detail::selectFibers(detail::selectRefs(futures), false);
 }
 
 } // namespace fiberscope

@@ -57,6 +57,9 @@ public:
     // (Canceled not counted once the group is canceled); rethrows the first
     // exception a member threw, once all are done. NotOnLoopThread on a
     // thread that is not one of the loop's (wait() and cancel() suspend).
+    // A cancel point: if the waiting fiber is canceled (before or while it
+    // waits), the cancel propagates to the group (as cancel()), wait() joins
+    // every member and returns Canceled. No member outlives a wait().
     Status wait();
     // Requests cancellation of every member, and of every member started
     // from now on, then waits (as wait()).
@@ -64,6 +67,8 @@ public:
 
 private:
     void add(Future<Status> future);
+    // Marks the group canceled and asks every member to stop.
+    void cancelMembers();
     void destroy() noexcept;
     EventLoop& loop_;
     // Guards members_; held only briefly, never across an await, so cancel()
