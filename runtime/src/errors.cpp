@@ -29,6 +29,8 @@ const char* errcName(Errc code) noexcept {
         FIBERSCOPE_ERRC(SocketNotConnected) FIBERSCOPE_ERRC(AlreadyConnected) FIBERSCOPE_ERRC(ConnectionPending)
         FIBERSCOPE_ERRC(OperationNotSupported) FIBERSCOPE_ERRC(MessageTooBig) FIBERSCOPE_ERRC(UnsupportedBackend)
         FIBERSCOPE_ERRC(NotOnLoopThread)
+        FIBERSCOPE_ERRC(DirectoryNotEmpty) FIBERSCOPE_ERRC(ReadOnlyFileSystem)
+        FIBERSCOPE_ERRC(RenameAcrossMountPoints) FIBERSCOPE_ERRC(LinkQuotaExceeded)
         FIBERSCOPE_ERRC(Unexpected)
 #undef FIBERSCOPE_ERRC
     }
@@ -86,6 +88,10 @@ const char* errcMessage(Errc code) noexcept {
     case Errc::MessageTooBig: return "the message is too big to send in one piece";
     case Errc::UnsupportedBackend: return "the requested I/O backend is not available; use FIBERSCOPE_BACKEND=uring or epoll";
     case Errc::NotOnLoopThread: return "this call suspends, and the calling thread is not one of the loop's (a plain std::thread has no fiber to suspend); call it from a fiber (loop->async) or from the thread that created the loop";
+    case Errc::DirectoryNotEmpty: return "the directory is not empty";
+    case Errc::ReadOnlyFileSystem: return "the file system is read-only";
+    case Errc::RenameAcrossMountPoints: return "a rename cannot move a file to another file system (copy it, then delete it)";
+    case Errc::LinkQuotaExceeded: return "too many links to the file (or subdirectories in the directory)";
     case Errc::Unexpected: return "unexpected error from the kernel";
     }
     return "unknown error";
@@ -181,6 +187,16 @@ Error writeError(int err) {
     case EPIPE: return {Errc::BrokenPipe, err};
     case ECONNRESET: return {Errc::ConnectionResetByPeer, err};
     default: return common(err);
+    }
+}
+
+Error pathError(int err) {
+    switch (err) {
+    case ENOTEMPTY: return {Errc::DirectoryNotEmpty, err};
+    case EROFS: return {Errc::ReadOnlyFileSystem, err};
+    case EXDEV: return {Errc::RenameAcrossMountPoints, err};
+    case EMLINK: return {Errc::LinkQuotaExceeded, err};
+    default: return openError(err);
     }
 }
 

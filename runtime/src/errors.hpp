@@ -10,6 +10,10 @@ Error openError(int err);
 Error readError(int err);
 Error writeError(int err);
 Error closeError(int err);
+// Paths, metadata and directories (stat, unlink, rename, mkdir, rmdir,
+// getdents, ftruncate, fsync): openError's names, and ENOTEMPTY, EROFS,
+// EXDEV, EMLINK.
+Error pathError(int err);
 Error timerError(int err);
 // Sockets: every errno the socket calls document, named (see Errc).
 Error socketError(int err);

@@ -44,6 +44,10 @@ struct Operation {
     unsigned mode = 0;
     // socket: the address family.
     int domain = 0;
+    // renameat: the new path and its directory fd; statx: the struct statx
+    // to fill (its path is `address`, its field mask `mode`).
+    void* address2 = nullptr;
+    int fd2 = -1;
     // A limit on the wait, in nanoseconds (< 0: none). Past it the operation
     // is withdrawn and completes with -ETIMEDOUT.
     std::int64_t timeout_ns = -1;

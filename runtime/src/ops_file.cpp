@@ -1,9 +1,7 @@
 // File operations: openat, close, read, write, readv, writev.
 #include <fcntl.h>
-#include <limits.h>
 
-#include <cstring>
-
+#include "cpath.hpp"
 #include "errors.hpp"
 #include "fiberscope/event_loop.hpp"
 #include "operation.hpp"
@@ -13,20 +11,6 @@ namespace fiberscope {
 using namespace detail;
 
 namespace {
-// A NUL-terminated copy of `path` on the fiber's stack.
-struct CPath {
-    char bytes[PATH_MAX];
-    Status status;
-    explicit CPath(std::string_view path) {
-        if (path.size() >= sizeof bytes) status = Error{Errc::NameTooLong, ENAMETOOLONG};
-        else if (path.find('\0') != std::string_view::npos || path.empty()) status = Error{Errc::InvalidArgument, EINVAL};
-        else {
-            std::memcpy(bytes, path.data(), path.size());
-            bytes[path.size()] = 0;
-        }
-    }
-};
-
 Result<File> openAt(Dir dir, CPath& path, int flags, unsigned mode) {
     if (!path.status) return path.status.error();
     Operation op{.opcode = IORING_OP_OPENAT, .fd = dir.fd, .address = path.bytes, .flags = flags, .mode = mode};

@@ -299,7 +299,14 @@ bool isWrite(std::uint8_t opcode) {
 
 // Regular files and block devices never report readiness: they go to the pool.
 bool needsPool(const Operation& op) {
-    if (op.opcode == IORING_OP_OPENAT) return true;
+    // Path lookups, metadata, durability and directory reads: disk work
+    // that readiness cannot announce.
+    switch (op.opcode) {
+    case IORING_OP_OPENAT: case IORING_OP_STATX: case IORING_OP_UNLINKAT: case IORING_OP_RENAMEAT:
+    case IORING_OP_MKDIRAT: case IORING_OP_FSYNC: case kOpFtruncate: case kOpGetdents64:
+        return true;
+    default: break;
+    }
     if (!isStreamOp(op.opcode)) return false;
     if (op.offset != kCurrentPosition) return true;
     struct stat st {};

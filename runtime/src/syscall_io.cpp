@@ -3,10 +3,13 @@
 
 #include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 
 #include "tracing.hpp"
 
@@ -47,6 +50,18 @@ int performSyscall(const Operation& op) noexcept {
     case IORING_OP_SENDMSG: return resultOf(::sendmsg(op.fd, static_cast<const msghdr*>(op.address), op.flags));
     case IORING_OP_RECVMSG: return resultOf(::recvmsg(op.fd, static_cast<msghdr*>(op.address), op.flags));
     case IORING_OP_SHUTDOWN: return resultOf(::shutdown(op.fd, op.flags));
+    case IORING_OP_STATX:
+        return resultOf(::statx(op.fd, static_cast<const char*>(op.address), op.flags, op.mode,
+                                static_cast<struct statx*>(op.address2)));
+    case IORING_OP_UNLINKAT: return resultOf(::unlinkat(op.fd, static_cast<const char*>(op.address), op.flags));
+    case IORING_OP_RENAMEAT:
+        return resultOf(::renameat(op.fd, static_cast<const char*>(op.address), op.fd2,
+                                   static_cast<const char*>(op.address2)));
+    case IORING_OP_MKDIRAT: return resultOf(::mkdirat(op.fd, static_cast<const char*>(op.address), op.mode));
+    case IORING_OP_FSYNC: return resultOf((op.flags & IORING_FSYNC_DATASYNC) ? ::fdatasync(op.fd) : ::fsync(op.fd));
+    case kOpFtruncate: return resultOf(::ftruncate(op.fd, offset));
+    // glibc's getdents64 wrapper is 2.30+; the syscall itself is the same.
+    case kOpGetdents64: return resultOf(::syscall(SYS_getdents64, op.fd, op.address, length));
     default: return -EOPNOTSUPP;
     }
 }

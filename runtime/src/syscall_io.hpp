@@ -10,6 +10,11 @@ namespace fiberscope::detail {
 // io_uring opcode numbers newer than Debian 12's liburing headers (Linux 6.11).
 inline constexpr std::uint8_t kOpBind = 56;
 inline constexpr std::uint8_t kOpListen = 57;
+// IORING_OP_FTRUNCATE (Linux 6.9): the length in the SQE's off field.
+inline constexpr std::uint8_t kOpFtruncate = 55;
+// An operation io_uring has no opcode for, numbered for the trace only:
+// far past any kernel opcode (the tracer and viewer name it).
+inline constexpr std::uint8_t kOpGetdents64 = 200;
 
 // Performs `op` with one syscall on the calling thread. Returns the result
 // (>= 0) or -errno. Timeouts are the caller's business.

@@ -60,6 +60,24 @@ static void prepare(io_uring_sqe* sqe, const Operation& op) {
     case IORING_OP_SENDMSG: io_uring_prep_sendmsg(sqe, op.fd, static_cast<const msghdr*>(op.address), op.flags); break;
     case IORING_OP_RECVMSG: io_uring_prep_recvmsg(sqe, op.fd, static_cast<msghdr*>(op.address), op.flags); break;
     case IORING_OP_SHUTDOWN: io_uring_prep_shutdown(sqe, op.fd, op.flags); break;
+    case IORING_OP_STATX:
+        io_uring_prep_statx(sqe, op.fd, static_cast<const char*>(op.address), op.flags, op.mode,
+                            static_cast<struct statx*>(op.address2));
+        break;
+    case IORING_OP_UNLINKAT: io_uring_prep_unlinkat(sqe, op.fd, static_cast<const char*>(op.address), op.flags); break;
+    case IORING_OP_RENAMEAT:
+        io_uring_prep_renameat(sqe, op.fd, static_cast<const char*>(op.address), op.fd2,
+                               static_cast<const char*>(op.address2), 0);
+        break;
+    case IORING_OP_MKDIRAT: io_uring_prep_mkdirat(sqe, op.fd, static_cast<const char*>(op.address), op.mode); break;
+    case IORING_OP_FSYNC: io_uring_prep_fsync(sqe, op.fd, static_cast<unsigned>(op.flags)); break;
+    case kOpFtruncate:
+        // The kernel's layout (io_ftruncate_prep): the new length in off.
+        io_uring_prep_nop(sqe);
+        sqe->opcode = kOpFtruncate;
+        sqe->fd = op.fd;
+        sqe->off = op.offset;
+        break;
     case IORING_OP_TIMEOUT:
         io_uring_prep_timeout(sqe, static_cast<__kernel_timespec*>(op.address), 0, static_cast<unsigned>(op.flags));
         break;
@@ -74,7 +92,19 @@ Result<Completion> uringExecute(const Operation& op, Thread* thread) {
     if (op.opcode < 64 && !(thread->loop->ring_opcodes & (std::uint64_t{1} << op.opcode))) {
         if (op.opcode == kOpBind || op.opcode == kOpListen || op.opcode == IORING_OP_SOCKET)
             return performInline(op, fiber->id);
+        // The file and directory opcodes a ring may lack (FTRUNCATE before
+        // 6.9; the others predate the 5.18 the loop needs, but a sandbox's
+        // ring may offer fewer): a plain syscall, which may block this
+        // worker for the length of a disk access.
+        switch (op.opcode) {
+        case IORING_OP_STATX: case IORING_OP_UNLINKAT: case IORING_OP_RENAMEAT: case IORING_OP_MKDIRAT:
+        case IORING_OP_FSYNC: case kOpFtruncate:
+            return performInline(op, fiber->id);
+        default: break;
+        }
     }
+    // No io_uring opcode reads a directory: getdents64 is a plain syscall.
+    if (op.opcode == kOpGetdents64) return performInline(op, fiber->id);
     if (op.cancelable)
         if (auto entered = enterCancelRegion(fiber, thread); !entered) return entered.error();
     const bool limited = op.timeout_ns >= 0;

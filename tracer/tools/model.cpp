@@ -206,6 +206,10 @@ std::string opcodeName(std::uint8_t opcode) {
     case IORING_OP_MKDIRAT: return "mkdirat";
     case IORING_OP_MSG_RING: return "msg-ring";
     case IORING_OP_SOCKET: return "socket";
+    case 55: return "ftruncate"; // IORING_OP_FTRUNCATE (Linux 6.9), newer than some liburing headers
+    // The runtime's number for getdents64, which io_uring has no opcode for
+    // (kOpGetdents64 in runtime/src/syscall_io.hpp).
+    case 200: return "getdents64";
     default: return "op " + std::to_string(opcode);
     }
 }

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <type_traits>
@@ -184,6 +185,44 @@ public:
     // At the file position: for pipes, terminals and other streams.
     Result<std::size_t> read(File file, std::span<std::byte> buffer, Timeout timeout = {});
     Result<std::size_t> write(File file, std::span<const std::byte> buffer, Timeout timeout = {});
+
+    // Metadata, sizes and durability (file.hpp's FileStat). Each is one
+    // io_uring operation where the kernel has its opcode (STATX, FSYNC;
+    // FTRUNCATE from Linux 6.9) and a plain syscall otherwise; on epoll a
+    // blocking-pool job. stat(File) of a closed file: BadFileDescriptor.
+    Result<FileStat> stat(File file);
+    Result<FileStat> stat(std::string_view path, Dir dir = Dir::cwd(), StatFlags flags = {});
+    Result<std::uint64_t> length(File file);
+    // ftruncate: grows (with zeros) or shrinks the file; InvalidArgument if
+    // it is not a regular file open for writing.
+    Status setLength(File file, std::uint64_t length);
+    // fsync (data and metadata), and fdatasync (data, and the metadata
+    // needed to read it back, such as the size).
+    Status sync(File file);
+    Status syncData(File file);
+
+    // Paths (relative ones resolved against `dir`). Errors name the errno:
+    // FileNotFound, PathAlreadyExists, NotDir, IsDir, DirectoryNotEmpty,
+    // AccessDenied, PermissionDenied, NameTooLong, ReadOnlyFileSystem,
+    // RenameAcrossMountPoints, ...
+    // unlinkat: IsDir for a directory (use deleteDir).
+    Status deleteFile(std::string_view path, Dir dir = Dir::cwd());
+    // renameat: replaces `to` if it exists (an empty directory, over a directory).
+    Status rename(std::string_view from, std::string_view to, Dir from_dir = Dir::cwd(), Dir to_dir = Dir::cwd());
+    Status makeDir(std::string_view path, unsigned mode = 0777, Dir dir = Dir::cwd());
+    // Removes an empty directory: DirectoryNotEmpty otherwise.
+    Status deleteDir(std::string_view path, Dir dir = Dir::cwd());
+    // Opens a directory for readDir and as the `dir` of other calls.
+    Result<Dir> openDir(std::string_view path, Dir dir = Dir::cwd());
+    // BadFileDescriptor if it was not open (or is Dir::cwd()).
+    Status close(Dir dir);
+    // The next entry of the directory ("." and ".." skipped), or nullopt at
+    // its end. A refill of the iterator's buffer is one getdents64(2):
+    // io_uring has no opcode for it, so on io_uring it is a plain syscall
+    // on the calling worker (traced as a submit and completion at one
+    // instant), on epoll a blocking-pool job. See DirIterator for how long
+    // the entry's name stays valid.
+    Result<std::optional<DirEntry>> readDir(DirIterator& iterator);
 
     // Sockets (net.hpp): TCP over IPv4/IPv6 and Unix-domain sockets.
     Result<Socket> socket(int family, SocketType type = SocketType::stream);

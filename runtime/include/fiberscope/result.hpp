@@ -66,6 +66,10 @@ enum class Errc : int {
     MessageTooBig,         // EMSGSIZE
     UnsupportedBackend,    // an I/O backend this build or kernel cannot provide
     NotOnLoopThread,       // a call that suspends, made on a thread that is not one of the loop's
+    DirectoryNotEmpty,     // ENOTEMPTY (and EEXIST from rmdir)
+    ReadOnlyFileSystem,    // EROFS
+    RenameAcrossMountPoints, // EXDEV
+    LinkQuotaExceeded,     // EMLINK: too many links (or subdirectories)
     Unexpected,            // an errno the runtime does not name (kept in Error::sys_errno)
 };
 

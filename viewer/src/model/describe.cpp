@@ -78,15 +78,35 @@ constexpr OpInfo kOps[] = {
 };
 constexpr std::size_t kOpCount = sizeof kOps / sizeof kOps[0];
 
+// Numbers the runtime gives operations io_uring has no opcode for (plain
+// syscalls; runtime/src/syscall_io.hpp), past any kernel opcode.
+struct InternalOp {
+    std::uint8_t opcode;
+    const char* name;
+    const char* noun;
+};
+constexpr InternalOp kInternalOps[] = {
+    {200, "getdents64 (a plain syscall: io_uring has no opcode for it)", "directory read"},
+    {210, "resolve (getaddrinfo on a blocking-pool thread; the result is the number of addresses)", "name lookup"},
+};
+
+const InternalOp* internalOp(std::uint8_t opcode) {
+    for (const InternalOp& op : kInternalOps)
+        if (op.opcode == opcode) return &op;
+    return nullptr;
+}
+
 } // namespace
 
 std::string opcodeName(std::uint8_t opcode) {
     if (opcode < kOpCount) return std::string("IORING_OP_") + kOps[opcode].name;
+    if (const InternalOp* op = internalOp(opcode)) return op->name;
     return "IORING_OP_" + std::to_string(opcode);
 }
 
 std::string opcodeNoun(std::uint8_t opcode) {
     if (opcode < kOpCount) return kOps[opcode].noun;
+    if (const InternalOp* op = internalOp(opcode)) return op->noun;
     return "operation " + std::to_string(opcode);
 }
 

@@ -11,7 +11,9 @@
 
 namespace fiberscope::viewer {
 
-// "IORING_OP_READ" (or "IORING_OP_<n>" for an opcode this table does not know).
+// "IORING_OP_READ", a plain description for the runtime's own numbers
+// ("getdents64 (a plain syscall: ...)"), or "IORING_OP_<n>" for an opcode
+// the table does not know.
 std::string opcodeName(std::uint8_t opcode);
 // A noun for what the operation does: "read", "write", "timer", "accept", ...
 std::string opcodeNoun(std::uint8_t opcode);
