@@ -28,7 +28,7 @@ const char* errcName(Errc code) noexcept {
         FIBERSCOPE_ERRC(AddressFamilyNotSupported) FIBERSCOPE_ERRC(ProtocolNotSupported) FIBERSCOPE_ERRC(NotSocket)
         FIBERSCOPE_ERRC(SocketNotConnected) FIBERSCOPE_ERRC(AlreadyConnected) FIBERSCOPE_ERRC(ConnectionPending)
         FIBERSCOPE_ERRC(OperationNotSupported) FIBERSCOPE_ERRC(MessageTooBig) FIBERSCOPE_ERRC(UnsupportedBackend)
-        FIBERSCOPE_ERRC(NotOnLoopThread)
+        FIBERSCOPE_ERRC(NotOnLoopThread) FIBERSCOPE_ERRC(ProcessNotFound) FIBERSCOPE_ERRC(InvalidExecutable)
         FIBERSCOPE_ERRC(DirectoryNotEmpty) FIBERSCOPE_ERRC(ReadOnlyFileSystem)
         FIBERSCOPE_ERRC(RenameAcrossMountPoints) FIBERSCOPE_ERRC(LinkQuotaExceeded)
         FIBERSCOPE_ERRC(Unexpected)
@@ -92,6 +92,8 @@ const char* errcMessage(Errc code) noexcept {
     case Errc::ReadOnlyFileSystem: return "the file system is read-only";
     case Errc::RenameAcrossMountPoints: return "a rename cannot move a file to another file system (copy it, then delete it)";
     case Errc::LinkQuotaExceeded: return "too many links to the file (or subdirectories in the directory)";
+    case Errc::ProcessNotFound: return "no such process: the child was already waited for (reaped), or SIGCHLD is ignored so the kernel reaped it";
+    case Errc::InvalidExecutable: return "the file is not a program this system can run (no #! line, or a binary for another machine)";
     case Errc::Unexpected: return "unexpected error from the kernel";
     }
     return "unknown error";

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -50,6 +51,13 @@ int performSyscall(const Operation& op) noexcept {
     case IORING_OP_SENDMSG: return resultOf(::sendmsg(op.fd, static_cast<const msghdr*>(op.address), op.flags));
     case IORING_OP_RECVMSG: return resultOf(::recvmsg(op.fd, static_cast<msghdr*>(op.address), op.flags));
     case IORING_OP_SHUTDOWN: return resultOf(::shutdown(op.fd, op.flags));
+    case kOpWaitid: { // never blocks: -EAGAIN (retry on the pidfd's readiness) while the child runs
+        auto* info = static_cast<siginfo_t*>(op.address);
+        info->si_pid = 0;
+        if (::waitid(static_cast<idtype_t>(op.length), static_cast<id_t>(op.fd), info, op.flags | WNOHANG) < 0)
+            return -errno;
+        return info->si_pid == 0 ? -EAGAIN : 0;
+    }
     case IORING_OP_STATX:
         return resultOf(::statx(op.fd, static_cast<const char*>(op.address), op.flags, op.mode,
                                 static_cast<struct statx*>(op.address2)));

@@ -10,6 +10,10 @@ namespace fiberscope::detail {
 // io_uring opcode numbers newer than Debian 12's liburing headers (Linux 6.11).
 inline constexpr std::uint8_t kOpBind = 56;
 inline constexpr std::uint8_t kOpListen = 57;
+// IORING_OP_WAITID (Linux 6.7): idtype in length, id in fd, options in
+// flags, the siginfo_t at address. As a syscall it is waitid(WNOHANG):
+// -EAGAIN while the child runs.
+inline constexpr std::uint8_t kOpWaitid = 50;
 // IORING_OP_FTRUNCATE (Linux 6.9): the length in the SQE's off field.
 inline constexpr std::uint8_t kOpFtruncate = 55;
 // An operation io_uring has no opcode for, numbered for the trace only:

@@ -78,6 +78,12 @@ static void prepare(io_uring_sqe* sqe, const Operation& op) {
         sqe->fd = op.fd;
         sqe->off = op.offset;
         break;
+    case IORING_OP_POLL_ADD: io_uring_prep_poll_add(sqe, op.fd, static_cast<unsigned>(op.flags)); break;
+    case kOpWaitid: // the kernel's layout (io_waitid_prep), as liburing 2.5's io_uring_prep_waitid
+        io_uring_prep_rw(kOpWaitid, sqe, op.fd, nullptr, length, 0);
+        sqe->file_index = static_cast<unsigned>(op.flags);
+        sqe->addr2 = reinterpret_cast<std::uint64_t>(op.address);
+        break;
     case IORING_OP_TIMEOUT:
         io_uring_prep_timeout(sqe, static_cast<__kernel_timespec*>(op.address), 0, static_cast<unsigned>(op.flags));
         break;

@@ -206,6 +206,7 @@ std::string opcodeName(std::uint8_t opcode) {
     case IORING_OP_MKDIRAT: return "mkdirat";
     case IORING_OP_MSG_RING: return "msg-ring";
     case IORING_OP_SOCKET: return "socket";
+    case 50: return "waitid"; // IORING_OP_WAITID (Linux 6.7), newer than Debian 12's liburing headers
     case 55: return "ftruncate"; // IORING_OP_FTRUNCATE (Linux 6.9), newer than some liburing headers
     // The runtime's number for getdents64, which io_uring has no opcode for
     // (kOpGetdents64 in runtime/src/syscall_io.hpp).

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <span>
@@ -28,6 +29,7 @@
 #include "fiberscope/file.hpp"
 #include "fiberscope/future.hpp"
 #include "fiberscope/net.hpp"
+#include "fiberscope/process.hpp"
 #include "fiberscope/result.hpp"
 
 #include <sys/uio.h>
@@ -244,6 +246,24 @@ public:
     // socket + SO_REUSEADDR + bind + listen; and socket + TCP_NODELAY + connect.
     Result<Socket> listenOn(const Address& address, int backlog = 128);
     Result<Socket> connectTo(const Address& address, Timeout timeout = {});
+
+    // Child processes (process.hpp). spawnProcess starts argv[0] with the
+    // arguments argv (argv[0] included) and returns once it runs the new
+    // program: FileNotFound, AccessDenied, InvalidExecutable, ... if it
+    // could not. It does not suspend (the calling thread waits for the
+    // child's exec, as vfork). The child starts with an empty signal mask
+    // and every signal at its default action.
+    Result<Child> spawnProcess(std::span<const std::string_view> argv, ProcessOptions options = {});
+    // spawnProcess({"/bin/sh", "-c", "exit 3"}).
+    Result<Child> spawnProcess(std::initializer_list<std::string_view> argv, ProcessOptions options = {}) {
+        return spawnProcess(std::span<const std::string_view>(argv.begin(), argv.size()), options);
+    }
+    // Waits for the child to end and reaps it (closing its pidfd). A cancel
+    // point: Canceled (or TimedOut past `timeout`) leaves the child running
+    // and waitable again. ProcessNotFound once it has been reaped.
+    Result<ExitStatus> wait(Child& child, Timeout timeout = {});
+    // Sends `signal` through the pidfd (no pid-reuse race). Does not suspend.
+    Status kill(const Child& child, int signal = SIGTERM);
 
     Result<Timestamp> now(Clock clock = Clock::monotonic);
     // Suspends for `duration` (a cancel point: Canceled if canceled meanwhile).

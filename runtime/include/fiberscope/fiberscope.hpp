@@ -9,5 +9,6 @@
 #include "fiberscope/future.hpp"
 #include "fiberscope/group.hpp"
 #include "fiberscope/mutex.hpp"
+#include "fiberscope/process.hpp"
 #include "fiberscope/queue.hpp"
 #include "fiberscope/result.hpp"

@@ -66,6 +66,8 @@ enum class Errc : int {
     MessageTooBig,         // EMSGSIZE
     UnsupportedBackend,    // an I/O backend this build or kernel cannot provide
     NotOnLoopThread,       // a call that suspends, made on a thread that is not one of the loop's
+    ProcessNotFound,       // ESRCH, ECHILD: the child was already waited for (reaped)
+    InvalidExecutable,     // ENOEXEC, ELIBBAD: the file is not a program this kernel can run
     DirectoryNotEmpty,     // ENOTEMPTY (and EEXIST from rmdir)
     ReadOnlyFileSystem,    // EROFS
     RenameAcrossMountPoints, // EXDEV
