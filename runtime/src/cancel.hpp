@@ -13,8 +13,8 @@
 //     completes with -ECANCELED (or its real result, if it won the race).
 // Only the ring's owner may submit to it (SINGLE_ISSUER), hence the message.
 //
-// Sync waits (Mutex::lock, Condition::wait, and Queue through them) use the
-// same word. A fiber parked on a primitive's wait list holds a tagged
+// Sync waits (Mutex::lock, Condition::wait, and Queue, Event, Semaphore and
+// RwLock through them; select and Group::wait) use the same word. A fiber parked on a primitive's wait list holds a tagged
 // pointer to the primitive there (syncWaitTag): the handler that parks it
 // CASes nullptr -> tag under the primitive's spin lock, in the same critical
 // section that links it into the list, so a canceler that sees the tag
@@ -27,6 +27,8 @@
 // (Canceled). The woken fiber clears its tag (exitSyncWait) and, seeing
 // kCancelingSync, waits for the canceler to store kCanceling: the canceler
 // is then done with the primitive, which the fiber may destroy next.
+// A select has no list: its tag names the selecting fiber, and the canceler
+// adds a claim to its wake_claims instead of unlinking it (fiber.cpp).
 //
 // Cancel protection (CancelProtection) swaps nullptr for kProtected, or a
 // pending kCanceling for kProtectedCanceled. Both block every entry: a cancel
