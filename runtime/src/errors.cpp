@@ -1,6 +1,8 @@
 // Names and messages of every Errc, and the errno mappings.
 #include "errors.hpp"
 
+#include <netdb.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +33,8 @@ const char* errcName(Errc code) noexcept {
         FIBERSCOPE_ERRC(NotOnLoopThread) FIBERSCOPE_ERRC(ProcessNotFound) FIBERSCOPE_ERRC(InvalidExecutable)
         FIBERSCOPE_ERRC(DirectoryNotEmpty) FIBERSCOPE_ERRC(ReadOnlyFileSystem)
         FIBERSCOPE_ERRC(RenameAcrossMountPoints) FIBERSCOPE_ERRC(LinkQuotaExceeded)
+        FIBERSCOPE_ERRC(NameNotFound) FIBERSCOPE_ERRC(TemporaryNameFailure) FIBERSCOPE_ERRC(NameServerFailure)
+        FIBERSCOPE_ERRC(ServiceNotFound)
         FIBERSCOPE_ERRC(Unexpected)
 #undef FIBERSCOPE_ERRC
     }
@@ -94,6 +98,10 @@ const char* errcMessage(Errc code) noexcept {
     case Errc::LinkQuotaExceeded: return "too many links to the file (or subdirectories in the directory)";
     case Errc::ProcessNotFound: return "no such process: the child was already waited for (reaped), or SIGCHLD is ignored so the kernel reaped it";
     case Errc::InvalidExecutable: return "the file is not a program this system can run (no #! line, or a binary for another machine)";
+    case Errc::NameNotFound: return "the host name is not known (no such host, or no address of the requested family); check its spelling, /etc/hosts and the name servers in /etc/resolv.conf";
+    case Errc::TemporaryNameFailure: return "name resolution failed for now (the name server did not answer or could not be reached); check the network and /etc/resolv.conf, then try again";
+    case Errc::NameServerFailure: return "the name server failed to resolve the name and will keep failing; check the name servers in /etc/resolv.conf";
+    case Errc::ServiceNotFound: return "the port name is not known for this socket type; give the port as a number, or use a name listed in /etc/services";
     case Errc::Unexpected: return "unexpected error from the kernel";
     }
     return "unknown error";
@@ -209,6 +217,27 @@ Error systemError(int err) { return common(err); }
 Error timerError(int err) { return common(err); }
 
 Error socketError(int err) { return common(err); }
+
+Error resolveError(int eai, int err) {
+    switch (eai) {
+    case EAI_NONAME: case EAI_NODATA: case EAI_ADDRFAMILY: return {Errc::NameNotFound, 0};
+    case EAI_AGAIN: return {Errc::TemporaryNameFailure, 0};
+    case EAI_FAIL: return {Errc::NameServerFailure, 0};
+    case EAI_SERVICE: return {Errc::ServiceNotFound, 0};
+    case EAI_FAMILY: return {Errc::AddressFamilyNotSupported, EAFNOSUPPORT};
+    case EAI_SOCKTYPE: return {Errc::ProtocolNotSupported, ESOCKTNOSUPPORT};
+    case EAI_BADFLAGS: case EAI_OVERFLOW: return {Errc::InvalidArgument, EINVAL};
+    // The name cannot be written in the DNS's alphabet (IDN encoding).
+    case EAI_IDN_ENCODE: return {Errc::InvalidArgument, EINVAL};
+    case EAI_MEMORY: return {Errc::OutOfMemory, ENOMEM};
+    case EAI_CANCELED: return {Errc::Canceled, ECANCELED};
+    case EAI_INTR: return {Errc::TemporaryNameFailure, EINTR};
+    // getaddrinfo_a's codes (EAI_INPROGRESS, EAI_NOTCANCELED, EAI_ALLDONE)
+    // never come from getaddrinfo.
+    case EAI_SYSTEM: return err ? common(err) : Error{Errc::Unexpected, 0};
+    default: return {Errc::Unexpected, 0};
+    }
+}
 
 } // namespace detail
 } // namespace fiberscope

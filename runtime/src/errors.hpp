@@ -17,6 +17,8 @@ Error pathError(int err);
 Error timerError(int err);
 // Sockets: every errno the socket calls document, named (see Errc).
 Error socketError(int err);
+// getaddrinfo's EAI_* code as an Errc (`err`: errno, for EAI_SYSTEM).
+Error resolveError(int eai, int err);
 // Creating a kernel object (an epoll instance, an eventfd, a ring): EMFILE,
 // ENOMEM, EPERM (seccomp), ... each named as what it is.
 Error systemError(int err);

@@ -1,5 +1,6 @@
 // Socket operations: socket, bind, listen, accept, connect, recv, send,
-// sendmsg/recvmsg (readv/writev on sockets), shutdown, close.
+// sendmsg/recvmsg (readv/writev on sockets, sendTo/recvFrom for datagrams),
+// shutdown, close. (resolve is in resolve.cpp.)
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -21,6 +22,24 @@ Result<int> run(const Operation& op) {
     if (done->result < 0) return socketError(-done->result);
     return done->result;
 }
+
+// SO_REUSEADDR / SO_REUSEPORT as `options` say. setsockopt never blocks.
+Status setReuse(Socket socket, const ListenOptions& options) {
+    int domain = 0;
+    socklen_t size = sizeof domain;
+    if (::getsockopt(socket.fd, SOL_SOCKET, SO_DOMAIN, &domain, &size) != 0) return socketError(errno);
+    const bool inet = domain == AF_INET || domain == AF_INET6;
+    if (inet) {
+        const int value = options.reuse_address ? 1 : 0;
+        if (::setsockopt(socket.fd, SOL_SOCKET, SO_REUSEADDR, &value, sizeof value) != 0) return socketError(errno);
+    }
+    // Unix-domain sockets refuse SO_REUSEPORT (EOPNOTSUPP): said, not hidden.
+    if (options.reuse_port || inet) {
+        const int value = options.reuse_port ? 1 : 0;
+        if (::setsockopt(socket.fd, SOL_SOCKET, SO_REUSEPORT, &value, sizeof value) != 0) return socketError(errno);
+    }
+    return {};
+}
 } // namespace
 
 Result<Socket> EventLoop::socket(int family, SocketType type) {
@@ -35,6 +54,16 @@ Status EventLoop::bind(Socket socket, const Address& address) {
                               .length = address.size()});
     if (!done) return done.error();
     return {};
+}
+
+Status EventLoop::bind(Socket socket, const Address& address, const ListenOptions& options) {
+    if (Status set = setReuse(socket, options); !set) return set;
+    return bind(socket, address);
+}
+
+Status EventLoop::listen(Socket socket, const ListenOptions& options) {
+    if (Status set = setReuse(socket, options); !set) return set;
+    return listen(socket, options.backlog);
 }
 
 Status EventLoop::listen(Socket socket, int backlog) {
@@ -109,6 +138,36 @@ Result<std::size_t> EventLoop::writev(Socket socket, std::span<const iovec> buff
     return static_cast<std::size_t>(*n);
 }
 
+Result<std::size_t> EventLoop::sendTo(Socket socket, std::span<const std::byte> buffer, const Address& to,
+                                      Timeout timeout) {
+    iovec piece{const_cast<std::byte*>(buffer.data()), std::min(buffer.size(), kMaxTransfer)};
+    msghdr message{};
+    message.msg_name = const_cast<sockaddr*>(to.native());
+    message.msg_namelen = to.size();
+    message.msg_iov = &piece;
+    message.msg_iovlen = 1;
+    auto n = run(Operation{.opcode = IORING_OP_SENDMSG, .fd = socket.fd, .address = &message, .flags = MSG_NOSIGNAL,
+                           .timeout_ns = timeoutNanoseconds(timeout)});
+    if (!n) return n.error();
+    return static_cast<std::size_t>(*n);
+}
+
+Result<std::size_t> EventLoop::recvFrom(Socket socket, std::span<std::byte> buffer, Address* from, Timeout timeout) {
+    iovec piece{buffer.data(), std::min(buffer.size(), kMaxTransfer)};
+    msghdr message{};
+    if (from) {
+        message.msg_name = from->native();
+        message.msg_namelen = sizeof(sockaddr_storage);
+    }
+    message.msg_iov = &piece;
+    message.msg_iovlen = 1;
+    auto n = run(Operation{.opcode = IORING_OP_RECVMSG, .fd = socket.fd, .address = &message,
+                           .timeout_ns = timeoutNanoseconds(timeout)});
+    if (!n) return n.error();
+    if (from) *from->sizePointer() = message.msg_namelen;
+    return static_cast<std::size_t>(*n);
+}
+
 Status EventLoop::shutdown(Socket socket, ShutdownHow how) {
     const int os_how = how == ShutdownHow::read ? SHUT_RD : how == ShutdownHow::write ? SHUT_WR : SHUT_RDWR;
     auto done = run(Operation{.opcode = IORING_OP_SHUTDOWN, .fd = socket.fd, .flags = os_how});
@@ -127,12 +186,14 @@ Result<Address> EventLoop::localAddress(Socket socket) {
 }
 
 Result<Socket> EventLoop::listenOn(const Address& address, int backlog) {
+    return listenOn(address, ListenOptions{.backlog = backlog});
+}
+
+Result<Socket> EventLoop::listenOn(const Address& address, const ListenOptions& options) {
     auto made = socket(address.family(), SocketType::stream);
     if (!made) return made.error();
-    const int on = 1;
-    if (address.family() != AF_UNIX) ::setsockopt(made->fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-    Status status = bind(*made, address);
-    if (status) status = listen(*made, backlog);
+    Status status = bind(*made, address, options);
+    if (status) status = listen(*made, options.backlog);
     if (!status) {
         (void)close(*made);
         return status.error();

@@ -107,6 +107,14 @@ void Poller::postDone(Fiber* fiber) {
     signal();
 }
 
+void Poller::postTaskDone(PoolTask* task) {
+    {
+        std::lock_guard lock(mailbox_mutex_);
+        tasks_done_.push_back(task);
+    }
+    signal();
+}
+
 void Poller::postExit() noexcept {
     {
         std::lock_guard lock(mailbox_mutex_);
@@ -246,10 +254,12 @@ unsigned Poller::poll(bool block, Fiber*& next, FiberQueue& queue, bool& exit, s
         std::uint64_t value;
         [[maybe_unused]] ssize_t r = ::read(event_fd_, &value, sizeof value);
         std::vector<Fiber*> cancels, done;
+        std::vector<PoolTask*> tasks_done;
         {
             std::lock_guard lock(mailbox_mutex_);
             cancels.swap(cancels_);
             done.swap(done_);
+            tasks_done.swap(tasks_done_);
             if (exit_requested_) exit = true;
         }
         if (const std::uint64_t senders = wakeups_.exchange(0, std::memory_order_relaxed))
@@ -257,17 +267,25 @@ unsigned Poller::poll(bool block, Fiber*& next, FiberQueue& queue, bool& exit, s
         for (Fiber* fiber : cancels) {
             // Only a fiber still parked here: one that was woken meanwhile
             // sees the cancel when it next enters a cancel region.
-            auto it = parked_.find(fiber);
-            if (it == parked_.end()) continue;
             // A late request must not interrupt a wait entered inside a
             // CancelProtection scope (see thread.cpp): it stays pending.
             if (isProtected(fiber->cancel_thread.load(std::memory_order_acquire))) continue;
+            auto it = parked_.find(fiber);
+            if (it == parked_.end()) {
+                // Perhaps waiting for a blocking-pool task (blocking_pool.cpp).
+                cancelPoolWait(fiber, next, queue, count);
+                continue;
+            }
             FIBERSCOPE_TRACE_EVENT(emit::cancelDelivered(now, fiber->id));
             ready(*it->second, -ECANCELED, next, queue, count);
         }
         for (Fiber* fiber : done) {
             ++count;
             queue.gather(next, fiber);
+        }
+        for (PoolTask* task : tasks_done) {
+            ++count;
+            poolTaskDone(task, next, queue);
         }
     }
     if (!deadlines_.empty()) {

@@ -35,6 +35,8 @@
 
 namespace fiberscope::detail {
 
+struct PoolTask;
+
 // One parked fiber, on its own stack while it waits.
 struct Waiter {
     Fiber* fiber = nullptr;
@@ -66,6 +68,8 @@ public:
     void wake(unsigned sender) noexcept;
     void postCancel(Fiber* fiber);
     void postDone(Fiber* fiber);
+    // A blocking-pool task a fiber parked here waits for is done (blocking_pool.cpp).
+    void postTaskDone(PoolTask* task);
     void postExit() noexcept;
 
     // Owner only: park the calling fiber until `waiter` is woken, and return
@@ -109,6 +113,7 @@ private:
     std::mutex mailbox_mutex_;
     std::vector<Fiber*> cancels_;
     std::vector<Fiber*> done_;
+    std::vector<PoolTask*> tasks_done_;
     bool exit_requested_ = false;
     // The sum of (sender + 1) over wake-ups since the owner last looked,
     // for the trace's wakeup-received record.

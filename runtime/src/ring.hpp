@@ -33,6 +33,9 @@ enum class RingTag : std::uint64_t {
     exit = 3,    // MSG_RING from deinit: leave the idle loop
 };
 inline constexpr std::uint64_t kCancelTag = 1;
+// A PoolTask* with this bit: a blocking-pool thread finished the task a
+// fiber of ours waits for (MSG_RING; see blocking_pool.cpp).
+inline constexpr std::uint64_t kPoolDoneTag = 2;
 
 class Ring {
 public:

@@ -19,6 +19,8 @@ inline constexpr std::uint8_t kOpFtruncate = 55;
 // An operation io_uring has no opcode for, numbered for the trace only:
 // far past any kernel opcode (the tracer and viewer name it).
 inline constexpr std::uint8_t kOpGetdents64 = 200;
+// EventLoop::resolve: getaddrinfo on a blocking-pool thread (blocking_pool.hpp).
+inline constexpr std::uint8_t kOpResolve = 210;
 
 // Performs `op` with one syscall on the calling thread. Returns the result
 // (>= 0) or -errno. Timeouts are the caller's business.

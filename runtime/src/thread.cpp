@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "blocking_pool.hpp"
 #include "errors.hpp"
 #include "fiber_stack.hpp"
 #include "cancel.hpp"
@@ -83,11 +84,20 @@ static unsigned completionsToReady(Thread& thread, Fiber*& next, FiberQueue& que
                 // with an operation on this ring before the cancel SQE goes out.
                 auto* target = reinterpret_cast<Fiber*>(cqe.user_data & ~kCancelTag);
                 if (isProtected(target->cancel_thread.load(std::memory_order_acquire))) continue;
+                // Waiting for a blocking-pool task, not a ring operation.
+                unsigned woken = 0;
+                if (cancelPoolWait(target, next, queue, woken)) continue;
                 FIBERSCOPE_TRACE_EVENT(emit::cancelDelivered(now, target->id));
                 io_uring_sqe* sqe = thread.ring.sqe();
                 io_uring_prep_cancel64(sqe, cqe.user_data & ~kCancelTag, 0);
                 sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
                 sqe->user_data = static_cast<std::uint64_t>(RingTag::cleanup);
+                continue;
+            }
+            if (cqe.user_data & kPoolDoneTag) {
+                // A pool thread finished a task one of our fibers waits for
+                // (blocking_pool.cpp); it traced the completion itself.
+                poolTaskDone(reinterpret_cast<PoolTask*>(cqe.user_data & ~kPoolDoneTag), next, queue);
                 continue;
             }
             auto* fiber = reinterpret_cast<Fiber*>(cqe.user_data);

@@ -24,6 +24,7 @@
 namespace fiberscope::detail {
 
 struct Loop;
+struct PoolWait;
 
 struct Thread {
     Loop* loop = nullptr;
@@ -56,6 +57,9 @@ struct Thread {
 
     // Deadlines of timed sync waits parked from this thread (sync_timers.hpp).
     SyncTimers sync_timers;
+    // Fibers of this thread waiting for an abandonable blocking-pool task
+    // (blocking_pool.cpp), a list through nodes on their stacks. Owner only.
+    PoolWait* pool_waits = nullptr;
 
     std::thread os_thread;
     // While tracing: the timestamp of the decision under way on this thread

@@ -211,6 +211,8 @@ std::string opcodeName(std::uint8_t opcode) {
     // The runtime's number for getdents64, which io_uring has no opcode for
     // (kOpGetdents64 in runtime/src/syscall_io.hpp).
     case 200: return "getdents64";
+    // EventLoop::resolve's getaddrinfo on a blocking-pool thread (kOpResolve).
+    case 210: return "resolve";
     default: return "op " + std::to_string(opcode);
     }
 }

@@ -24,6 +24,7 @@
 #include <span>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "fiberscope/clock.hpp"
 #include "fiberscope/file.hpp"
@@ -226,10 +227,17 @@ public:
     // the entry's name stays valid.
     Result<std::optional<DirEntry>> readDir(DirIterator& iterator);
 
-    // Sockets (net.hpp): TCP over IPv4/IPv6 and Unix-domain sockets.
+    // Sockets (net.hpp): TCP and UDP over IPv4/IPv6, and Unix-domain sockets.
     Result<Socket> socket(int family, SocketType type = SocketType::stream);
     Status bind(Socket socket, const Address& address);
+    // Sets the reuse flags of `options` (SO_REUSEADDR, SO_REUSEPORT; its
+    // backlog is unused here), then binds: the kernel checks them at bind.
+    Status bind(Socket socket, const Address& address, const ListenOptions& options);
     Status listen(Socket socket, int backlog = 128);
+    // Sets the reuse flags, then listens with options.backlog. The flags set
+    // here shape later binds of the port by other sockets; for this socket's
+    // own bind, give them to bind() too (or use listenOn).
+    Status listen(Socket socket, const ListenOptions& options);
     // Waits for a connection; fills `peer` with its address if given.
     Result<Socket> accept(Socket listener, Address* peer = nullptr, Timeout timeout = {});
     Status connect(Socket socket, const Address& address, Timeout timeout = {});
@@ -240,12 +248,36 @@ public:
     Status sendAll(Socket socket, std::span<const std::byte> buffer, Timeout timeout = {});
     Result<std::size_t> readv(Socket socket, std::span<const iovec> buffers, Timeout timeout = {});
     Result<std::size_t> writev(Socket socket, std::span<const iovec> buffers, Timeout timeout = {});
+    // Datagrams (SocketType::datagram), one IORING_OP_SENDMSG / RECVMSG
+    // each. sendTo sends one datagram to `to` (MessageTooBig past the
+    // protocol's limit, about 64 KiB for UDP). recvFrom receives one and
+    // fills `from` with its sender if given; a datagram longer than `buffer`
+    // is cut to it and the rest discarded, as recvfrom(2) does.
+    Result<std::size_t> sendTo(Socket socket, std::span<const std::byte> buffer, const Address& to, Timeout timeout = {});
+    Result<std::size_t> recvFrom(Socket socket, std::span<std::byte> buffer, Address* from = nullptr, Timeout timeout = {});
     Status shutdown(Socket socket, ShutdownHow how = ShutdownHow::both);
     Status close(Socket socket);
     Result<Address> localAddress(Socket socket);
-    // socket + SO_REUSEADDR + bind + listen; and socket + TCP_NODELAY + connect.
+    // socket + the options' SO_REUSEADDR / SO_REUSEPORT + bind + listen
+    // (the int form: ListenOptions{.backlog = backlog}, SO_REUSEADDR on);
+    // and socket + TCP_NODELAY + connect.
     Result<Socket> listenOn(const Address& address, int backlog = 128);
+    Result<Socket> listenOn(const Address& address, const ListenOptions& options);
     Result<Socket> connectTo(const Address& address, Timeout timeout = {});
+    // Names to addresses: "HOST:PORT", "[IPV6]:PORT" (a scope too:
+    // "[fe80::1%eth0]:80") or "unix:PATH"; PORT is a number or a service
+    // name ("localhost:http"). Numeric addresses are parsed in place; a name
+    // goes to getaddrinfo on a blocking-pool thread (traced as one "resolve"
+    // operation completing there), so no worker thread blocks. The addresses
+    // come in getaddrinfo's order (try them in turn), each once.
+    // InvalidArgument for text of another shape; NameNotFound,
+    // TemporaryNameFailure, NameServerFailure, ServiceNotFound, ... from the
+    // lookup. A cancel point: a cancel returns Canceled at once, even
+    // while getaddrinfo runs (it cannot be interrupted: the lookup finishes
+    // on its own and its result is dropped). No Timeout: a name server's
+    // wait is bounded by resolv.conf (timeout, attempts); for a shorter
+    // bound, select it with a fiber that sleeps.
+    Result<std::vector<Address>> resolve(std::string_view host_and_port, ResolveOptions options = {});
 
     // Child processes (process.hpp). spawnProcess starts argv[0] with the
     // arguments argv (argv[0] included) and returns once it runs the new

@@ -1,10 +1,13 @@
 // Sockets and socket addresses for EventLoop's network operations.
 //
 // A Socket is a plain descriptor, like File: closing it is an explicit,
-// awaitable operation (EventLoop::close). Addresses are numeric: IPv4
+// awaitable operation (EventLoop::close). An Address is numeric: IPv4
 // ("127.0.0.1:8080"), IPv6 ("[::1]:8080") or a Unix socket path
-// ("unix:/tmp/echo.sock"). Name resolution would block a worker thread, so
-// the runtime does not do it; resolve names before calling in.
+// ("unix:/tmp/echo.sock"). Names ("localhost:8080", "example.com:https")
+// become Addresses through EventLoop::resolve, which runs getaddrinfo on a
+// blocking-pool thread: getaddrinfo may wait seconds for a name server and
+// cannot be interrupted, so a worker thread must never call it. A canceled
+// resolve returns at once and leaves the lookup to finish on its own.
 #pragma once
 
 #include <sys/socket.h>
@@ -24,6 +27,32 @@ struct Socket {
 
 enum class SocketType { stream, datagram };
 enum class ShutdownHow { read, write, both };
+
+// How EventLoop::listenOn (and bind/listen given them) set up a listener.
+struct ListenOptions {
+    // The kernel's queue of connections not yet accepted (listen(2); the
+    // kernel caps it at net.core.somaxconn).
+    int backlog = 128;
+    // SO_REUSEADDR, default on: a restarted server can bind its port while
+    // connections of the old one linger in TIME_WAIT (up to 60 s). On Linux
+    // it never lets two sockets listen on one port, so it hides no mistake.
+    // Ignored for Unix-domain sockets, which have no TIME_WAIT.
+    bool reuse_address = true;
+    // SO_REUSEPORT, default off: several sockets (of the same user) listen on
+    // one port and the kernel spreads connections across them. Off, a second
+    // listener on the port fails with AddressInUse, which is what catches a
+    // server started twice. Every listener on the port must set it. Not for
+    // Unix-domain sockets (OperationNotSupported).
+    bool reuse_port = false;
+};
+
+// Hints for EventLoop::resolve.
+struct ResolveOptions {
+    // AF_UNSPEC (both), AF_INET or AF_INET6.
+    int family = AF_UNSPEC;
+    // The socket the addresses are for: each address appears once for it.
+    SocketType type = SocketType::stream;
+};
 
 class Address {
 public:

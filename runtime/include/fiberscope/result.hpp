@@ -72,6 +72,10 @@ enum class Errc : int {
     ReadOnlyFileSystem,    // EROFS
     RenameAcrossMountPoints, // EXDEV
     LinkQuotaExceeded,     // EMLINK: too many links (or subdirectories)
+    NameNotFound,          // EAI_NONAME, EAI_NODATA, EAI_ADDRFAMILY: no such host (or no address of that family)
+    TemporaryNameFailure,  // EAI_AGAIN: the name server did not answer; try again later
+    NameServerFailure,     // EAI_FAIL: the name server failed for good
+    ServiceNotFound,       // EAI_SERVICE: a port name /etc/services does not know (for this socket type)
     Unexpected,            // an errno the runtime does not name (kept in Error::sys_errno)
 };
 
