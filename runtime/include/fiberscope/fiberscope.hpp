@@ -4,6 +4,7 @@
 #include "fiberscope/cancel_protection.hpp"
 #include "fiberscope/clock.hpp"
 #include "fiberscope/condition.hpp"
+#include "fiberscope/event.hpp"
 #include "fiberscope/event_loop.hpp"
 #include "fiberscope/file.hpp"
 #include "fiberscope/future.hpp"
@@ -12,3 +13,5 @@
 #include "fiberscope/process.hpp"
 #include "fiberscope/queue.hpp"
 #include "fiberscope/result.hpp"
+#include "fiberscope/rwlock.hpp"
+#include "fiberscope/semaphore.hpp"
