@@ -37,6 +37,8 @@
 extern char** environ;
 
 using namespace fiberscope::trace;
+// The trace record (fiberscope::Event is the sync primitive).
+using TraceEvent = fiberscope::trace::Event;
 
 namespace {
 
@@ -187,7 +189,7 @@ struct View {
 
     explicit View(const Trace& t) : trace(t), position(t.events.size()) {
         for (std::size_t i = 0; i < t.events.size(); ++i) {
-            const Event& e = t.events[i];
+            const TraceEvent& e = t.events[i];
             if (by_thread.size() <= e.thread) by_thread.resize(e.thread + 1);
             position[i] = by_thread[e.thread].size();
             by_thread[e.thread].push_back(i);
@@ -195,8 +197,8 @@ struct View {
         }
     }
 
-    const Event& at(std::size_t i) const { return trace.events[i]; }
-    std::int64_t worker(const Event& e) const {
+    const TraceEvent& at(std::size_t i) const { return trace.events[i]; }
+    std::int64_t worker(const TraceEvent& e) const {
         return e.thread < trace.threads.size() ? trace.threads[e.thread].worker : -1;
     }
 
@@ -222,7 +224,7 @@ struct View {
 
     std::vector<std::string> checkpoints() const {
         std::vector<std::string> found;
-        for (const Event& e : trace.events)
+        for (const TraceEvent& e : trace.events)
             if (e.kind == EventKind::Mark && trace.string(e.arg[0]).rfind(kCheckpointPrefix, 0) == 0)
                 found.push_back(trace.string(e.arg[0]).substr(std::strlen(kCheckpointPrefix)));
         return found;
@@ -269,10 +271,10 @@ struct View {
 };
 
 auto kindIs(EventKind kind) {
-    return [kind](const Event& e) { return e.kind == kind; };
+    return [kind](const TraceEvent& e) { return e.kind == kind; };
 }
 auto switchTo(std::uint64_t fiber) {
-    return [fiber](const Event& e) { return e.kind == EventKind::Switch && e.arg[1] == fiber; };
+    return [fiber](const TraceEvent& e) { return e.kind == EventKind::Switch && e.arg[1] == fiber; };
 }
 bool isCanceledResult(std::int64_t result) { return result == -ECANCELED || result == -EINTR; }
 
@@ -330,7 +332,7 @@ TEST_CASE("lesson 1: fibers are spawned, named, suspended, resumed and awaited",
         const std::uint64_t greeter = view.fiber("greeter " + std::to_string(i));
         INFO("greeter " << i << " is fiber " << greeter);
         // Created by the main fiber before the checkpoint, and made ready at once.
-        auto created = view.all([&](const Event& e) { return e.kind == EventKind::FiberCreate && e.arg[0] == greeter; });
+        auto created = view.all([&](const TraceEvent& e) { return e.kind == EventKind::FiberCreate && e.arg[0] == greeter; });
         REQUIRE(created.size() == 1);
         CHECK(view.at(created[0]).arg[1] == 1);
         CHECK(created[0] < spawned);
@@ -340,18 +342,18 @@ TEST_CASE("lesson 1: fibers are spawned, named, suspended, resumed and awaited",
         // The main fiber waited for greeter 0, the longest sleeper; the
         // others have normally finished by then (await() returns without
         // suspending, and without an await record).
-        const auto awaits = view.all([&](const Event& e) {
+        const auto awaits = view.all([&](const TraceEvent& e) {
             return e.kind == EventKind::Await && e.arg[0] == 1 && e.arg[1] == greeter;
         });
         if (i == 0) CHECK(awaits.size() == 1);
         else CHECK(awaits.size() <= 1);
         // It ran, suspended in its sleep, and was resumed: at least two switch-ins.
         CHECK(view.all(switchTo(greeter)).size() >= 2);
-        CHECK(view.all([&](const Event& e) {
+        CHECK(view.all([&](const TraceEvent& e) {
                       return e.kind == EventKind::Switch && e.arg[0] == greeter &&
                              e.small == static_cast<std::uint8_t>(SwitchReason::IoWait);
                   }).size() == 1);
-        auto finished = view.all([&](const Event& e) { return e.kind == EventKind::FiberFinish && e.arg[0] == greeter; });
+        auto finished = view.all([&](const TraceEvent& e) { return e.kind == EventKind::FiberFinish && e.arg[0] == greeter; });
         REQUIRE(finished.size() == 1);
         CHECK(finished[0] < awaited);
     }
@@ -369,14 +371,14 @@ TEST_CASE("lesson 2: two fibers yield to each other on one thread, switch then a
     REQUIRE(begins < first_yield);
     REQUIRE(first_yield < done);
 
-    const auto yields = view.all([&](const Event& e) {
+    const auto yields = view.all([&](const TraceEvent& e) {
         return e.kind == EventKind::Switch && e.small == static_cast<std::uint8_t>(SwitchReason::Yield);
     });
     // 20 rounds each: every yield hands the thread to the partner.
     REQUIRE(yields.size() >= 38);
     std::set<std::uint32_t> threads;
     for (std::size_t k = 0; k < yields.size(); ++k) {
-        const Event& e = view.at(yields[k]);
+        const TraceEvent& e = view.at(yields[k]);
         INFO("yield switch #" << k << " at " << e.time << " ns: " << e.arg[0] << " -> " << e.arg[1]);
         CHECK(yields[k] > begins);
         CHECK(yields[k] < done);
@@ -385,7 +387,7 @@ TEST_CASE("lesson 2: two fibers yield to each other on one thread, switch then a
         threads.insert(e.thread);
         // Switch, then act: right after the switch, on the same thread, the
         // receiver performs the pending task, rescheduling the sender.
-        auto after = view.nextOnThread(yields[k], [](const Event&) { return true; });
+        auto after = view.nextOnThread(yields[k], [](const TraceEvent&) { return true; });
         REQUIRE(after);
         CHECK(view.at(*after).kind == EventKind::Schedule);
         CHECK(view.at(*after).arg[0] == e.arg[0]);
@@ -408,14 +410,14 @@ TEST_CASE("lesson 3: lazy worker spawn, and parked workers woken by MSG_RING", "
 
     // Workers are started lazily: a schedule that started a new worker,
     // which then announced itself with thread-start.
-    const auto new_workers = view.all([](const Event& e) {
+    const auto new_workers = view.all([](const TraceEvent& e) {
         return e.kind == EventKind::Schedule && e.small == static_cast<std::uint8_t>(ScheduleHow::NewWorker);
     });
     REQUIRE(!new_workers.empty());
     for (std::size_t i : new_workers) {
         const std::uint64_t index = view.at(i).arg[2];
         INFO("new worker " << index);
-        CHECK(!view.all([&](const Event& e) {
+        CHECK(!view.all([&](const TraceEvent& e) {
                        return e.kind == EventKind::ThreadStart && e.arg[0] == index;
                    }).empty());
     }
@@ -425,22 +427,22 @@ TEST_CASE("lesson 3: lazy worker spawn, and parked workers woken by MSG_RING", "
     // wakeup-received (naming the sender) on the target's thread.
     int woken_from_park = 0;
     for (std::size_t i = second; i < done; ++i) {
-        const Event& sent = view.at(i);
+        const TraceEvent& sent = view.at(i);
         if (sent.kind != EventKind::WakeupSent) continue;
-        auto handoff = view.previousOnThread(i, [](const Event&) { return true; });
+        auto handoff = view.previousOnThread(i, [](const TraceEvent&) { return true; });
         REQUIRE(handoff);
         CHECK(view.at(*handoff).kind == EventKind::Schedule);
         CHECK(view.at(*handoff).small == static_cast<std::uint8_t>(ScheduleHow::IdleHandoff));
         CHECK(view.at(*handoff).arg[2] == sent.arg[0]);
         const std::uint64_t target = sent.arg[0];
         const std::int64_t sender = view.worker(sent);
-        auto received = view.next(i, [&](const Event& e) {
+        auto received = view.next(i, [&](const TraceEvent& e) {
             return e.kind == EventKind::WakeupReceived && view.worker(e) == static_cast<std::int64_t>(target) &&
                    static_cast<std::int64_t>(e.arg[0]) == sender;
         });
         if (!received) continue;
         // Was the target parked in the kernel when the message was sent?
-        auto state = view.previousOnThread(*received, [](const Event& e) {
+        auto state = view.previousOnThread(*received, [](const TraceEvent& e) {
             return e.kind == EventKind::Park || e.kind == EventKind::Unpark || e.kind == EventKind::Switch;
         });
         if (state && view.at(*state).kind == EventKind::Park && view.at(*state).time <= sent.time) ++woken_from_park;
@@ -461,7 +463,7 @@ TEST_CASE("lesson 4: threads that run dry steal whole ready queues", "[lessons][
     const auto steals = view.all(kindIs(EventKind::Steal));
     REQUIRE(!steals.empty());
     for (std::size_t i : steals) {
-        const Event& steal = view.at(i);
+        const TraceEvent& steal = view.at(i);
         INFO("steal at " << steal.time << " ns by worker " << view.worker(steal) << " from worker " << steal.arg[1]
                          << ", head fiber " << steal.arg[0]);
         CHECK(static_cast<std::int64_t>(steal.arg[1]) != view.worker(steal));
@@ -494,7 +496,7 @@ TEST_CASE("lesson 5: file writes and reads are submitted, parked on, completed, 
     auto follow = [&](const std::string& name, std::uint8_t opcode, std::size_t from, std::size_t to) {
         const std::uint64_t fiber = view.fiber(name);
         INFO(name << " (fiber " << fiber << ", opcode " << int(opcode) << ")");
-        auto submits = view.all([&](const Event& e) {
+        auto submits = view.all([&](const TraceEvent& e) {
             return e.kind == EventKind::Submit && e.arg[0] == fiber && e.small == opcode;
         });
         REQUIRE(submits.size() == 1);
@@ -507,20 +509,20 @@ TEST_CASE("lesson 5: file writes and reads are submitted, parked on, completed, 
         CHECK(view.at(*away).small == static_cast<std::uint8_t>(SwitchReason::IoWait));
         // The completion arrives in the same ring (thread), while it is
         // between park and unpark, and carries the byte count.
-        auto complete = view.nextOnThread(submit, [&](const Event& e) {
+        auto complete = view.nextOnThread(submit, [&](const TraceEvent& e) {
             return e.kind == EventKind::Complete && e.arg[0] == fiber;
         });
         REQUIRE(complete);
         CHECK(view.at(*complete).small == opcode);
         CHECK(view.at(*complete).signedArg(1) == 4096);
         CHECK(*complete < to);
-        auto before = view.previousOnThread(*complete, [](const Event& e) {
+        auto before = view.previousOnThread(*complete, [](const TraceEvent& e) {
             return e.kind == EventKind::Park || e.kind == EventKind::Unpark;
         });
         REQUIRE(before);
         CHECK(view.at(*before).kind == EventKind::Park);
         CHECK(*before > submit);
-        auto after = view.nextOnThread(*complete, [](const Event& e) {
+        auto after = view.nextOnThread(*complete, [](const TraceEvent& e) {
             return e.kind == EventKind::Park || e.kind == EventKind::Unpark;
         });
         REQUIRE(after);
@@ -535,7 +537,7 @@ TEST_CASE("lesson 5: file writes and reads are submitted, parked on, completed, 
     INFO(data_file);
     CHECK(access(data_file.c_str(), F_OK) != 0);
     // The close went through the ring too.
-    auto closes = view.all([](const Event& e) { return e.kind == EventKind::Complete && e.small == kOpClose; });
+    auto closes = view.all([](const TraceEvent& e) { return e.kind == EventKind::Complete && e.small == kOpClose; });
     REQUIRE(closes.size() == 1);
     CHECK(view.at(closes[0]).signedArg(1) == 0);
     CHECK(closes[0] < closed);
@@ -559,7 +561,7 @@ TEST_CASE("lesson 6: sleepers' timeouts complete in deadline order", "[lessons][
     REQUIRE(deadline_ms.size() == 12);
 
     std::vector<int> submitted, completed;
-    for (const Event& e : run.trace.events) {
+    for (const TraceEvent& e : run.trace.events) {
         if (!deadline_ms.count(e.arg[0]) || e.small != kOpTimeout) continue;
         if (e.kind == EventKind::Submit) submitted.push_back(deadline_ms[e.arg[0]]);
         if (e.kind == EventKind::Complete) {
@@ -594,30 +596,30 @@ TEST_CASE("lesson 7: select, then the loser's in-flight sleep is canceled throug
     REQUIRE(cancel < joined);
 
     // The main fiber waited in select; fast's last sleep expired and it finished first.
-    CHECK(!view.all([](const Event& e) {
+    CHECK(!view.all([](const TraceEvent& e) {
                    return e.kind == EventKind::Switch && e.arg[0] == 1 &&
                           e.small == static_cast<std::uint8_t>(SwitchReason::Select);
                }).empty());
-    auto fast_finish = view.all([&](const Event& e) { return e.kind == EventKind::FiberFinish && e.arg[0] == fast; });
+    auto fast_finish = view.all([&](const TraceEvent& e) { return e.kind == EventKind::FiberFinish && e.arg[0] == fast; });
     REQUIRE(fast_finish.size() == 1);
     CHECK(fast_finish[0] < selected);
 
     // The slow fiber's sleep was in flight in some worker's ring...
-    auto requests = view.all([&](const Event& e) { return e.kind == EventKind::CancelRequest && e.arg[0] == slow; });
+    auto requests = view.all([&](const TraceEvent& e) { return e.kind == EventKind::CancelRequest && e.arg[0] == slow; });
     REQUIRE(requests.size() == 1);
-    const Event& request = view.at(requests[0]);
+    const TraceEvent& request = view.at(requests[0]);
     CHECK(requests[0] > cancel);
     REQUIRE(request.arg[1] > 0);
     const std::int64_t ring_owner = static_cast<std::int64_t>(request.arg[1]) - 1;
     INFO("the sleep was in worker " << ring_owner << "'s ring");
     // ...whose owner received the MSG_RING and submitted ASYNC_CANCEL...
-    auto delivered = view.next(requests[0], [&](const Event& e) {
+    auto delivered = view.next(requests[0], [&](const TraceEvent& e) {
         return e.kind == EventKind::CancelDelivered && e.arg[0] == slow;
     });
     REQUIRE(delivered);
     CHECK(view.worker(view.at(*delivered)) == ring_owner);
     // ...and the sleep completed, canceled, in that ring.
-    auto completed = view.next(*delivered, [&](const Event& e) {
+    auto completed = view.next(*delivered, [&](const TraceEvent& e) {
         return e.kind == EventKind::Complete && e.arg[0] == slow;
     });
     REQUIRE(completed);
@@ -636,7 +638,7 @@ TEST_CASE("lesson 8: a contended mutex is handed directly to a waiting fiber", "
     LessonRun run = runLesson(LESSON08, "08");
     for (int attempt = 1; attempt < 3; ++attempt) {
         bool contended = false;
-        for (const Event& e : run.trace.events) contended |= e.kind == EventKind::MutexContended;
+        for (const TraceEvent& e : run.trace.events) contended |= e.kind == EventKind::MutexContended;
         if (contended) break;
         WARN("lesson 8 run " << attempt << " showed no contention (scheduling accident); running it again");
         run = runLesson(LESSON08, "08");
@@ -656,11 +658,11 @@ TEST_CASE("lesson 8: a contended mutex is handed directly to a waiting fiber", "
     for (std::size_t i : contended) mutexes.insert(view.at(i).arg[1]);
     CHECK(mutexes.size() == 1);
     for (std::size_t i : handoffs) {
-        const Event& h = view.at(i);
+        const TraceEvent& h = view.at(i);
         INFO("hand-off at " << h.time << " ns from fiber " << h.arg[0] << " to fiber " << h.arg[1]);
         CHECK(mutexes.count(h.arg[2]) == 1);
         // The new owner had found the mutex locked and was waiting for it.
-        CHECK(!view.all([&](const Event& e) {
+        CHECK(!view.all([&](const TraceEvent& e) {
                        return e.kind == EventKind::MutexContended && e.arg[0] == h.arg[1] && e.arg[1] == h.arg[2] &&
                               e.time <= h.time;
                    }).empty());
@@ -687,7 +689,7 @@ TEST_CASE("lesson 9: a condition gate, then a bounded queue blocking both ways",
     const std::uint64_t c0 = view.fiber("consumer 0");
     const std::uint64_t c1 = view.fiber("consumer 1");
     auto first_wait = [&](std::uint64_t fiber) {
-        auto waits = view.all([&](const Event& e) { return e.kind == EventKind::ConditionWait && e.arg[0] == fiber; });
+        auto waits = view.all([&](const TraceEvent& e) { return e.kind == EventKind::ConditionWait && e.arg[0] == fiber; });
         REQUIRE(!waits.empty());
         return waits[0];
     };
@@ -696,7 +698,7 @@ TEST_CASE("lesson 9: a condition gate, then a bounded queue blocking both ways",
     CHECK(w1 < opens);
     const std::uint64_t gate = view.at(w0).arg[1];
     CHECK(view.at(w1).arg[1] == gate);
-    auto wake = view.next(opens, [&](const Event& e) { return e.kind == EventKind::ConditionWake && e.arg[1] == gate; });
+    auto wake = view.next(opens, [&](const TraceEvent& e) { return e.kind == EventKind::ConditionWake && e.arg[1] == gate; });
     REQUIRE(wake);
     CHECK(view.at(*wake).small == 1); // broadcast: all waiters
 
@@ -704,7 +706,7 @@ TEST_CASE("lesson 9: a condition gate, then a bounded queue blocking both ways",
     // puts on a full one; one close.
     std::map<std::uint8_t, int> ops;
     std::set<std::uint64_t> queues;
-    for (const Event& e : run.trace.events)
+    for (const TraceEvent& e : run.trace.events)
         if (e.kind == EventKind::QueueOp) {
             ++ops[e.small];
             queues.insert(e.arg[0]);
@@ -715,14 +717,14 @@ TEST_CASE("lesson 9: a condition gate, then a bounded queue blocking both ways",
     CHECK(ops[static_cast<std::uint8_t>(QueueOp::PutBlocked)] >= 1);
     CHECK(ops[static_cast<std::uint8_t>(QueueOp::GetBlocked)] >= 1);
     CHECK(ops[static_cast<std::uint8_t>(QueueOp::Close)] == 1);
-    auto close = view.all([](const Event& e) {
+    auto close = view.all([](const TraceEvent& e) {
         return e.kind == EventKind::QueueOp && e.small == static_cast<std::uint8_t>(QueueOp::Close);
     });
     REQUIRE(close.size() == 1);
     CHECK(close[0] > closes);
     // Blocked puts and gets wait on the queue's conditions and are woken by signals.
     CHECK(view.all(kindIs(EventKind::ConditionWait)).size() >= 4);
-    CHECK(view.all([](const Event& e) { return e.kind == EventKind::ConditionWake && e.small == 0; }).size() >= 2);
+    CHECK(view.all([](const TraceEvent& e) { return e.kind == EventKind::ConditionWake && e.small == 0; }).size() >= 2);
 }
 
 TEST_CASE("lesson 10: a fiber blocking its thread delays its neighbours; sleeping through the loop does not",
@@ -744,11 +746,11 @@ TEST_CASE("lesson 10: a fiber blocking its thread delays its neighbours; sleepin
     const auto requests = view.fibersNamedLike("request");
     REQUIRE(requests.size() == 4 * 6 * 3);
     for (std::uint64_t fiber : requests) {
-        auto created = view.all([&](const Event& e) { return e.kind == EventKind::FiberCreate && e.arg[0] == fiber; });
+        auto created = view.all([&](const TraceEvent& e) { return e.kind == EventKind::FiberCreate && e.arg[0] == fiber; });
         REQUIRE(created.size() == 1);
         const std::uint64_t dispatcher = view.at(created[0]).arg[1];
         REQUIRE(view.names.at(dispatcher) == "dispatcher");
-        auto ready = view.all([&](const Event& e) { return e.kind == EventKind::Schedule && e.arg[0] == fiber; });
+        auto ready = view.all([&](const TraceEvent& e) { return e.kind == EventKind::Schedule && e.arg[0] == fiber; });
         REQUIRE(!ready.empty());
         auto runs = view.next(ready[0], switchTo(fiber));
         REQUIRE(runs);
@@ -762,11 +764,11 @@ TEST_CASE("lesson 10: a fiber blocking its thread delays its neighbours; sleepin
         INFO("request fiber " << fiber << " in phase \"" << phases[phase] << "\"");
         auto first_switch = view.nextOnThread(ready[0], kindIs(EventKind::Switch));
         REQUIRE(first_switch);
-        const Event& first = view.at(*first_switch);
+        const TraceEvent& first = view.at(*first_switch);
         CHECK(first.arg[0] == dispatcher);
         int yields_before = 0;
         for (std::size_t i = ready[0]; i <= *runs; ++i) {
-            const Event& e = view.at(i);
+            const TraceEvent& e = view.at(i);
             yields_before += e.kind == EventKind::Switch && e.arg[0] == dispatcher &&
                              e.small == static_cast<std::uint8_t>(SwitchReason::Yield);
         }
@@ -824,7 +826,7 @@ TEST_CASE("lesson 11: canceling a group interrupts its members' sleeps and a con
     const std::uint64_t canceler = view.fiber("canceler");
 
     // Five members spawned into one group; one cancel, by the canceler.
-    auto spawns = view.all([](const Event& e) {
+    auto spawns = view.all([](const TraceEvent& e) {
         return e.kind == EventKind::GroupOp && e.small == static_cast<std::uint8_t>(GroupOp::Spawn);
     });
     REQUIRE(spawns.size() == 5);
@@ -836,7 +838,7 @@ TEST_CASE("lesson 11: canceling a group interrupts its members' sleeps and a con
     }
     for (std::uint64_t s : sleepers) CHECK(members.count(s) == 1);
     CHECK(members.count(waiter) == 1);
-    auto cancels = view.all([&](const Event& e) {
+    auto cancels = view.all([&](const TraceEvent& e) {
         return e.kind == EventKind::GroupOp && e.small == static_cast<std::uint8_t>(GroupOp::Cancel) && e.arg[0] == group;
     });
     REQUIRE(cancels.size() >= 1);
@@ -846,10 +848,10 @@ TEST_CASE("lesson 11: canceling a group interrupts its members' sleeps and a con
     // Every sleeper's in-flight sleep is canceled through its ring at once.
     for (std::uint64_t s : sleepers) {
         INFO(view.names.at(s) << " (fiber " << s << ")");
-        auto request = view.next(cancel, [&](const Event& e) { return e.kind == EventKind::CancelRequest && e.arg[0] == s; });
+        auto request = view.next(cancel, [&](const TraceEvent& e) { return e.kind == EventKind::CancelRequest && e.arg[0] == s; });
         REQUIRE(request);
         CHECK(view.at(*request).arg[1] > 0);
-        auto completed = view.next(*request, [&](const Event& e) { return e.kind == EventKind::Complete && e.arg[0] == s; });
+        auto completed = view.next(*request, [&](const TraceEvent& e) { return e.kind == EventKind::Complete && e.arg[0] == s; });
         REQUIRE(completed);
         CHECK(view.at(*completed).small == kOpTimeout);
         CHECK(isCanceledResult(view.at(*completed).signedArg(1)));
@@ -857,13 +859,13 @@ TEST_CASE("lesson 11: canceling a group interrupts its members' sleeps and a con
     }
     // The waiter is asked too (nothing in flight in a ring): the canceler
     // takes it off the condition's list at once; nobody signals it.
-    auto request = view.next(cancel, [&](const Event& e) { return e.kind == EventKind::CancelRequest && e.arg[0] == waiter; });
+    auto request = view.next(cancel, [&](const TraceEvent& e) { return e.kind == EventKind::CancelRequest && e.arg[0] == waiter; });
     REQUIRE(request);
     CHECK(view.at(*request).arg[1] == 0);
-    auto delivered = view.next(*request, [&](const Event& e) { return e.kind == EventKind::CancelDelivered && e.arg[0] == waiter; });
+    auto delivered = view.next(*request, [&](const TraceEvent& e) { return e.kind == EventKind::CancelDelivered && e.arg[0] == waiter; });
     REQUIRE(delivered);
-    CHECK(!view.next(cancel, [&](const Event& e) { return e.kind == EventKind::ConditionWake && e.arg[0] == waiter; }).has_value());
-    auto finished = view.next(*delivered, [&](const Event& e) { return e.kind == EventKind::FiberFinish && e.arg[0] == waiter; });
+    CHECK(!view.next(cancel, [&](const TraceEvent& e) { return e.kind == EventKind::ConditionWake && e.arg[0] == waiter; }).has_value());
+    auto finished = view.next(*delivered, [&](const TraceEvent& e) { return e.kind == EventKind::FiberFinish && e.arg[0] == waiter; });
     REQUIRE(finished);
     CHECK(*finished < done);
     // Canceling the whole group took milliseconds, not the sleeps' ten seconds.
@@ -903,7 +905,7 @@ TEST_CASE("lesson 12: an echo server's fibers park in accept and recv, and compl
 
     // One accept completed with a new descriptor per client, all while the
     // clients ran, and after each the acceptor started "conn N" for it.
-    const auto accepted = view.all([&](const Event& e) {
+    const auto accepted = view.all([&](const TraceEvent& e) {
         return e.kind == EventKind::Complete && e.small == kOpAccept && e.signedArg(1) >= 0;
     });
     REQUIRE(accepted.size() == kClients);
@@ -914,7 +916,7 @@ TEST_CASE("lesson 12: an echo server's fibers park in accept and recv, and compl
         CHECK(i < clients_done);
         accepted_fds.push_back(view.at(i).signedArg(1));
     }
-    const auto spawned = view.all([&](const Event& e) { return e.kind == EventKind::FiberCreate && e.arg[1] == acceptor; });
+    const auto spawned = view.all([&](const TraceEvent& e) { return e.kind == EventKind::FiberCreate && e.arg[1] == acceptor; });
     REQUIRE(spawned.size() == kClients);
     for (int n = 0; n < kClients; ++n) {
         const std::uint64_t conn = view.fiber("conn " + std::to_string(n));
@@ -922,7 +924,7 @@ TEST_CASE("lesson 12: an echo server's fibers park in accept and recv, and compl
         CHECK(view.at(spawned[n]).arg[0] == conn);
         CHECK(spawned[n] > accepted[n]);
         // Every operation of the connection is on the descriptor its accept returned.
-        const auto ops = view.all([&](const Event& e) { return e.kind == EventKind::Submit && e.arg[0] == conn; });
+        const auto ops = view.all([&](const TraceEvent& e) { return e.kind == EventKind::Submit && e.arg[0] == conn; });
         REQUIRE(!ops.empty());
         for (std::size_t i : ops) CHECK(view.at(i).signedArg(1) == accepted_fds[n]);
     }
@@ -936,7 +938,7 @@ TEST_CASE("lesson 12: an echo server's fibers park in accept and recv, and compl
         INFO(name << " (fiber " << fiber << ")");
         std::int64_t received = 0, sent = 0;
         std::vector<std::int64_t> recv_results;
-        for (const Event& e : run.trace.events) {
+        for (const TraceEvent& e : run.trace.events) {
             if (e.kind != EventKind::Complete || e.arg[0] != fiber) continue;
             if (e.small == kOpRecv || e.small == kOpSend) CHECK(e.signedArg(1) >= 0);
             if (e.small == kOpRecv) {
@@ -958,7 +960,7 @@ TEST_CASE("lesson 12: an echo server's fibers park in accept and recv, and compl
         // Each client connected, half-closed and closed its socket.
         for (std::uint8_t opcode : {kOpConnect, kOpShutdown, kOpClose}) {
             INFO(view.names.at(client) << ", opcode " << int(opcode));
-            const auto done = view.all([&](const Event& e) {
+            const auto done = view.all([&](const TraceEvent& e) {
                 return e.kind == EventKind::Complete && e.arg[0] == client && e.small == opcode;
             });
             REQUIRE(done.size() == 1);
@@ -976,7 +978,7 @@ TEST_CASE("lesson 12: an echo server's fibers park in accept and recv, and compl
     lesson_fibers.insert(acceptor);
     int parked = 0, served_others = 0, resumed_elsewhere = 0;
     for (std::size_t i = 0; i < run.trace.events.size(); ++i) {
-        const Event& submit = view.at(i);
+        const TraceEvent& submit = view.at(i);
         if (submit.kind != EventKind::Submit || !lesson_fibers.count(submit.arg[0])) continue;
         if (submit.small != kOpAccept && submit.small != kOpConnect && submit.small != kOpRecv &&
             submit.small != kOpSend && submit.small != kOpShutdown && submit.small != kOpClose)
@@ -987,10 +989,10 @@ TEST_CASE("lesson 12: an echo server's fibers park in accept and recv, and compl
         REQUIRE(away);
         CHECK(view.at(*away).arg[0] == fiber);
         CHECK(view.at(*away).small == static_cast<std::uint8_t>(SwitchReason::IoWait));
-        auto complete = view.nextOnThread(i, [&](const Event& e) { return e.kind == EventKind::Complete && e.arg[0] == fiber; });
+        auto complete = view.nextOnThread(i, [&](const TraceEvent& e) { return e.kind == EventKind::Complete && e.arg[0] == fiber; });
         REQUIRE(complete);
         CHECK(view.at(*complete).small == submit.small);
-        CHECK(!view.next(i, [&](const Event& e) { return switchTo(fiber)(e) && e.time < view.at(*complete).time; })
+        CHECK(!view.next(i, [&](const TraceEvent& e) { return switchTo(fiber)(e) && e.time < view.at(*complete).time; })
                     .has_value());
         auto resumed = view.next(*complete, switchTo(fiber));
         REQUIRE(resumed);
@@ -998,7 +1000,7 @@ TEST_CASE("lesson 12: an echo server's fibers park in accept and recv, and compl
         // The thread went on with another fiber: straight from this one, or
         // later, before the completion came back.
         served_others += view.at(*away).arg[1] != 0 ||
-                         view.nextOnThread(*away, [&](const Event& e) {
+                         view.nextOnThread(*away, [&](const TraceEvent& e) {
                              return e.kind == EventKind::Switch && e.arg[1] != 0 && e.arg[1] != fiber &&
                                     e.time < view.at(*complete).time;
                          }).has_value();
@@ -1012,37 +1014,37 @@ TEST_CASE("lesson 12: an echo server's fibers park in accept and recv, and compl
     // Stopping: the acceptor is canceled in its next accept (in flight,
     // normally: then that accept completes with -ECANCELED in its ring),
     // joins its connections, closes the listener and finishes.
-    auto request = view.next(clients_done, [&](const Event& e) {
+    auto request = view.next(clients_done, [&](const TraceEvent& e) {
         return e.kind == EventKind::CancelRequest && e.arg[0] == acceptor;
     });
     REQUIRE(request);
     CHECK(*request < stopped);
     if (view.at(*request).arg[1] > 0) {
-        auto canceled = view.next(*request, [&](const Event& e) {
+        auto canceled = view.next(*request, [&](const TraceEvent& e) {
             return e.kind == EventKind::Complete && e.arg[0] == acceptor && e.small == kOpAccept;
         });
         REQUIRE(canceled);
         CHECK(isCanceledResult(view.at(*canceled).signedArg(1)));
         CHECK(*canceled < stopped);
     }
-    auto closed = view.next(*request, [&](const Event& e) {
+    auto closed = view.next(*request, [&](const TraceEvent& e) {
         return e.kind == EventKind::Complete && e.arg[0] == acceptor && e.small == kOpClose;
     });
     REQUIRE(closed);
     CHECK(view.at(*closed).signedArg(1) == 0);
-    auto finished = view.all([&](const Event& e) { return e.kind == EventKind::FiberFinish && e.arg[0] == acceptor; });
+    auto finished = view.all([&](const TraceEvent& e) { return e.kind == EventKind::FiberFinish && e.arg[0] == acceptor; });
     REQUIRE(finished.size() == 1);
     CHECK(finished[0] > *closed);
     CHECK(finished[0] < stopped);
     // No accept succeeded after the clients were done.
-    CHECK(!view.next(clients_done, [&](const Event& e) {
+    CHECK(!view.next(clients_done, [&](const TraceEvent& e) {
                    return e.kind == EventKind::Complete && e.small == kOpAccept && e.signedArg(1) >= 0;
                }).has_value());
 }
 
 namespace {
 
-bool onPoolThread(const View& view, const Event& e) {
+bool onPoolThread(const View& view, const TraceEvent& e) {
     return e.thread < view.trace.threads.size() && view.trace.threads[e.thread].name.rfind("blocking pool", 0) == 0;
 }
 
@@ -1062,7 +1064,7 @@ std::pair<std::int64_t, std::int64_t> checkLesson13(const LessonRun& run, const 
     CHECK(run.output.find("Running on the " + backend + " backend") != std::string::npos);
     CHECK(run.output.find("every reply matched") != std::string::npos);
     CHECK(run.output.find("intact") != std::string::npos);
-    const auto marks = view.all([&](const Event& e) {
+    const auto marks = view.all([&](const TraceEvent& e) {
         return e.kind == EventKind::Mark && view.trace.string(e.arg[0]) == "backend: " + backend;
     });
     REQUIRE(marks.size() == 1);
@@ -1073,8 +1075,8 @@ std::pair<std::int64_t, std::int64_t> checkLesson13(const LessonRun& run, const 
     for (int i = 0; i < 3; ++i) {
         const std::uint64_t sleeper = view.fiber("sleeper " + std::to_string(i));
         INFO("sleeper " << i);
-        const auto submits = view.all([&](const Event& e) { return e.kind == EventKind::Submit && e.arg[0] == sleeper; });
-        const auto completes = view.all([&](const Event& e) { return e.kind == EventKind::Complete && e.arg[0] == sleeper; });
+        const auto submits = view.all([&](const TraceEvent& e) { return e.kind == EventKind::Submit && e.arg[0] == sleeper; });
+        const auto completes = view.all([&](const TraceEvent& e) { return e.kind == EventKind::Complete && e.arg[0] == sleeper; });
         REQUIRE(submits.size() == 1);
         REQUIRE(completes.size() == 1);
         CHECK(view.at(submits[0]).small == kOpTimeout);
@@ -1096,7 +1098,7 @@ std::pair<std::int64_t, std::int64_t> checkLesson13(const LessonRun& run, const 
         std::int64_t sent = 0, received = 0;
         std::vector<std::int64_t> recv_results;
         for (std::size_t i = 0; i < run.trace.events.size(); ++i) {
-            const Event& e = view.at(i);
+            const TraceEvent& e = view.at(i);
             if (e.arg[0] != fiber) continue;
             if (e.kind == EventKind::Submit && e.small == kOpSend) {
                 if (fds[side] < 0) fds[side] = e.signedArg(1);
@@ -1124,7 +1126,7 @@ std::pair<std::int64_t, std::int64_t> checkLesson13(const LessonRun& run, const 
     // The file, by the main fiber: open, write and read 4096 bytes, close.
     for (std::uint8_t opcode : {kOpOpenAt, kOpWrite, kOpRead, kOpClose}) {
         INFO("file opcode " << int(opcode));
-        const auto completes = view.all([&](const Event& e) {
+        const auto completes = view.all([&](const TraceEvent& e) {
             return e.kind == EventKind::Complete && e.arg[0] == 1 && e.small == opcode && e.time > view.at(file).time;
         });
         REQUIRE(completes.size() == 1);
@@ -1147,14 +1149,14 @@ TEST_CASE("lesson 13: one program on io_uring (completions) and on epoll (readin
         const View view(run->trace);
         checkLesson13(*run, view, "io_uring");
         INFO("io_uring run; output:\n" << run->output);
-        CHECK(view.all([](const Event& e) {
+        CHECK(view.all([](const TraceEvent& e) {
                       return (e.kind == EventKind::Submit || e.kind == EventKind::Complete) && e.small == kOpPollAdd;
                   }).empty());
         for (const ThreadInfo& thread : run->trace.threads) CHECK(thread.name.rfind("blocking pool", 0) != 0);
         const std::set<std::uint64_t> socket_fibers = {view.fiber("ping"), view.fiber("pong")};
         int parked = 0;
         for (std::size_t i = 0; i < run->trace.events.size(); ++i) {
-            const Event& submit = view.at(i);
+            const TraceEvent& submit = view.at(i);
             if (submit.kind != EventKind::Submit || !socket_fibers.count(submit.arg[0])) continue;
             if (submit.small != kOpSend && submit.small != kOpRecv) continue;
             INFO(view.names.at(submit.arg[0]) << " submitted opcode " << int(submit.small) << " at " << submit.time << " ns");
@@ -1166,7 +1168,7 @@ TEST_CASE("lesson 13: one program on io_uring (completions) and on epoll (readin
         }
         CHECK(parked >= 2 * 10 * 2);
         for (std::uint8_t opcode : {kOpWrite, kOpRead}) {
-            const auto completes = view.all([&](const Event& e) {
+            const auto completes = view.all([&](const TraceEvent& e) {
                 return e.kind == EventKind::Complete && e.arg[0] == 1 && e.small == opcode;
             });
             REQUIRE(completes.size() == 1);
@@ -1187,10 +1189,10 @@ TEST_CASE("lesson 13: one program on io_uring (completions) and on epoll (readin
     const std::uint64_t ping = view.fiber("ping");
     const std::uint64_t pong = view.fiber("pong");
     int recv_waits[2] = {0, 0}; // polls on ping's and pong's connections that a recv retried
-    const auto polls = view.all([](const Event& e) { return e.kind == EventKind::Submit && e.small == kOpPollAdd; });
+    const auto polls = view.all([](const TraceEvent& e) { return e.kind == EventKind::Submit && e.small == kOpPollAdd; });
     REQUIRE(!polls.empty());
     for (std::size_t i : polls) {
-        const Event& submit = view.at(i);
+        const TraceEvent& submit = view.at(i);
         const std::uint64_t fiber = submit.arg[0];
         INFO("poll by fiber " << fiber << " on fd " << submit.signedArg(1) << " at " << submit.time << " ns");
         // The fiber parks; its readiness (an event mask) comes back as the
@@ -1199,13 +1201,13 @@ TEST_CASE("lesson 13: one program on io_uring (completions) and on epoll (readin
         REQUIRE(away);
         CHECK(view.at(*away).arg[0] == fiber);
         CHECK(view.at(*away).small == static_cast<std::uint8_t>(SwitchReason::IoWait));
-        auto ready = view.next(i, [&](const Event& e) { return e.kind == EventKind::Complete && e.arg[0] == fiber; });
+        auto ready = view.next(i, [&](const TraceEvent& e) { return e.kind == EventKind::Complete && e.arg[0] == fiber; });
         REQUIRE(ready);
         CHECK(view.at(*ready).small == kOpPollAdd);
         CHECK(view.at(*ready).signedArg(1) > 0);
-        CHECK(!view.next(i, [&](const Event& e) { return switchTo(fiber)(e) && e.time < view.at(*ready).time; }).has_value());
+        CHECK(!view.next(i, [&](const TraceEvent& e) { return switchTo(fiber)(e) && e.time < view.at(*ready).time; }).has_value());
         CHECK(view.next(*ready, switchTo(fiber)).has_value());
-        auto retry = view.next(*ready, [&](const Event& e) { return e.kind == EventKind::Submit && e.arg[0] == fiber; });
+        auto retry = view.next(*ready, [&](const TraceEvent& e) { return e.kind == EventKind::Submit && e.arg[0] == fiber; });
         if (!retry || view.at(*retry).small != kOpRecv || view.at(*retry).signedArg(1) != submit.signedArg(1)) continue;
         if (fiber == ping && submit.signedArg(1) == ping_fd) ++recv_waits[0];
         if (fiber == pong && submit.signedArg(1) == pong_fd) ++recv_waits[1];
@@ -1221,11 +1223,11 @@ TEST_CASE("lesson 13: one program on io_uring (completions) and on epoll (readin
     // parked on it.
     int immediate = 0;
     for (std::size_t i = 0; i < run.trace.events.size(); ++i) {
-        const Event& submit = view.at(i);
+        const TraceEvent& submit = view.at(i);
         if (submit.kind != EventKind::Submit || (submit.arg[0] != ping && submit.arg[0] != pong)) continue;
         if (submit.small != kOpSend && submit.small != kOpRecv) continue;
         INFO(view.names.at(submit.arg[0]) << " submitted opcode " << int(submit.small) << " at " << submit.time << " ns");
-        auto after = view.nextOnThread(i, [](const Event&) { return true; });
+        auto after = view.nextOnThread(i, [](const TraceEvent&) { return true; });
         REQUIRE(after);
         CHECK(view.at(*after).kind == EventKind::Complete);
         CHECK(view.at(*after).arg[0] == submit.arg[0]);
@@ -1238,10 +1240,10 @@ TEST_CASE("lesson 13: one program on io_uring (completions) and on epoll (readin
     // a "blocking pool N" thread, then the main fiber resumes on a worker.
     for (std::uint8_t opcode : {kOpOpenAt, kOpWrite, kOpRead}) {
         INFO("file opcode " << int(opcode));
-        const auto submits = view.all([&](const Event& e) {
+        const auto submits = view.all([&](const TraceEvent& e) {
             return e.kind == EventKind::Submit && e.arg[0] == 1 && e.small == opcode;
         });
-        const auto completes = view.all([&](const Event& e) {
+        const auto completes = view.all([&](const TraceEvent& e) {
             return e.kind == EventKind::Complete && e.arg[0] == 1 && e.small == opcode;
         });
         REQUIRE(submits.size() == 1);

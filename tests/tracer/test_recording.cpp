@@ -48,7 +48,7 @@ long tree(EventLoop& loop, long depth) {
 
 std::map<EventKind, std::size_t> countKinds(const Trace& trace) {
     std::map<EventKind, std::size_t> counts;
-    for (const Event& e : trace.events) ++counts[e.kind];
+    for (const trace::Event& e : trace.events) ++counts[e.kind];
     return counts;
 }
 
@@ -116,7 +116,7 @@ TEST_CASE("a recorded program's trace reads back with every kind of decision", "
     std::set<std::uint64_t> created;
     bool named_root = false;
     for (std::size_t i = 0; i < trace.events.size(); ++i) {
-        const Event& e = trace.events[i];
+        const trace::Event& e = trace.events[i];
         if (i) REQUIRE(trace.events[i - 1].time <= e.time);
         if (e.kind == EventKind::FiberCreate) REQUIRE(created.insert(e.arg[0]).second);
         if (e.kind == EventKind::FiberName) named_root = trace.string(e.arg[1]) == "root";
@@ -162,7 +162,7 @@ TEST_CASE("a loop that outlives its recordings: each one has its parked workers'
         // its park the last record. (By trace thread: a worker started
         // before the recording has no thread-start record in it.)
         std::map<std::uint32_t, EventKind> last;
-        for (const Event& e : trace.events) last[e.thread] = e.kind;
+        for (const trace::Event& e : trace.events) last[e.thread] = e.kind;
         REQUIRE(last.size() == 2);
         CHECK(std::count_if(last.begin(), last.end(), [](const auto& l) { return l.second == EventKind::Park; }) >= 1);
     }
@@ -277,7 +277,7 @@ KilledRun runAndKill(const char* mode, std::chrono::milliseconds run_for) {
 std::map<std::uint32_t, double> lagPerThread(const KilledRun& run) {
     std::map<std::uint32_t, double> lag;
     const auto start = static_cast<std::int64_t>(run.trace.header.start_realtime_ns);
-    for (const Event& e : run.trace.events) lag[e.thread] = static_cast<double>(run.kill_realtime_ns - start - e.time) / 1e6;
+    for (const trace::Event& e : run.trace.events) lag[e.thread] = static_cast<double>(run.kill_realtime_ns - start - e.time) / 1e6;
     return lag;
 }
 
@@ -321,7 +321,7 @@ TEST_CASE("a program killed while its threads are parked has every record up to 
         const KilledRun run = runAndKill("park", std::chrono::milliseconds(600));
         bool marked = false;
         std::map<std::uint32_t, EventKind> last;
-        for (const Event& e : run.trace.events) {
+        for (const trace::Event& e : run.trace.events) {
             marked |= e.kind == EventKind::Mark && run.trace.string(e.arg[0]) == "burst done";
             last[e.thread] = e.kind;
         }

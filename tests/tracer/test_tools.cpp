@@ -26,9 +26,9 @@ namespace {
 // ---------------------------------------------------------------------------
 // Building traces
 
-Event makeEvent(std::int64_t time, std::uint32_t thread, EventKind kind, std::uint64_t a0 = 0, std::uint64_t a1 = 0,
+trace::Event makeEvent(std::int64_t time, std::uint32_t thread, EventKind kind, std::uint64_t a0 = 0, std::uint64_t a1 = 0,
                 std::uint64_t a2 = 0, std::uint8_t small = 0) {
-    Event e;
+    trace::Event e;
     e.time = time;
     e.thread = thread;
     e.kind = kind;
@@ -513,7 +513,7 @@ TEST_CASE("stats, export and timeline agree with a recorded program", "[tools][t
     // Per thread: the states add up to its lifetime, which lies in the trace;
     // the switch count is the number of switch records.
     std::map<std::uint32_t, std::uint64_t> switch_records;
-    for (const Event& e : trace.events)
+    for (const trace::Event& e : trace.events)
         if (e.kind == EventKind::Switch) ++switch_records[e.thread];
     std::int64_t busy = 0;
     std::uint64_t steals_taken = 0, steals_given = 0;
@@ -534,7 +534,7 @@ TEST_CASE("stats, export and timeline agree with a recorded program", "[tools][t
     const ThreadStats& main_thread = threadNumbered(stats, 0);
     CHECK(main_thread.worker == 0);
     std::int64_t started = -1, stopped = -1;
-    for (const Event& e : trace.events) {
+    for (const trace::Event& e : trace.events) {
         if (e.thread != 0) continue;
         if (e.kind == EventKind::ThreadStart && started < 0) started = e.time;
         if (e.kind == EventKind::ThreadStop) stopped = e.time;
@@ -686,7 +686,7 @@ TEST_CASE("a trace with thousands of threads keeps the text timeline small", "[t
         trace.events.push_back(makeEvent(i % 1000, i, EventKind::ThreadStart, i, 0));
         trace.events.push_back(makeEvent(i % 1000, i, kSwitch, 0, 1, 0, reason(SwitchReason::Idle)));
     }
-    std::sort(trace.events.begin(), trace.events.end(), [](const Event& a, const Event& b) { return a.time < b.time; });
+    std::sort(trace.events.begin(), trace.events.end(), [](const trace::Event& a, const trace::Event& b) { return a.time < b.time; });
     std::ostringstream out;
     writeTextTimeline(trace, out, {.max_rows = 1000000});
     const std::string text = out.str();

@@ -43,9 +43,9 @@ namespace {
 
 constexpr std::uint8_t kRead = 22; // IORING_OP_READ
 
-Event ev(std::int64_t time, std::uint32_t thread, EventKind kind, std::uint64_t a0 = 0, std::uint64_t a1 = 0, std::uint64_t a2 = 0,
+trace::Event ev(std::int64_t time, std::uint32_t thread, EventKind kind, std::uint64_t a0 = 0, std::uint64_t a1 = 0, std::uint64_t a2 = 0,
          std::uint8_t small = 0) {
-    Event e;
+    trace::Event e;
     e.time = time;
     e.thread = thread;
     e.kind = kind;
@@ -59,7 +59,7 @@ std::uint8_t sw(SwitchReason r) { return static_cast<std::uint8_t>(r); }
 std::uint8_t how(ScheduleHow h) { return static_cast<std::uint8_t>(h); }
 std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(v); }
 
-Trace makeTrace(unsigned threads, std::vector<Event> events, std::vector<std::string> strings = {}) {
+Trace makeTrace(unsigned threads, std::vector<trace::Event> events, std::vector<std::string> strings = {}) {
     Trace t;
     t.header.complete = true;
     for (unsigned i = 0; i < threads; ++i) {
@@ -71,7 +71,7 @@ Trace makeTrace(unsigned threads, std::vector<Event> events, std::vector<std::st
     }
     t.strings.push_back("");
     for (auto& s : strings) t.strings.push_back(s);
-    std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.time < b.time; });
+    std::stable_sort(events.begin(), events.end(), [](const trace::Event& a, const trace::Event& b) { return a.time < b.time; });
     t.events = std::move(events);
     t.header.duration_ns = t.events.empty() ? 0 : t.events.back().time;
     return t;
@@ -1011,7 +1011,7 @@ TEST_CASE("range statistics", "[viewer][stats]") {
             if (a > b) std::swap(a, b);
             const RangeStats s = rangeStats(tl, trace, a, b);
             std::uint64_t switches = 0;
-            for (const Event& e : trace.events)
+            for (const trace::Event& e : trace.events)
                 if (e.time >= a && e.time <= b && e.kind == EventKind::Switch) ++switches;
             CHECK(s.switches == switches);
             for (std::size_t l = 0; l < tl.threads.size(); ++l) {
@@ -1117,7 +1117,7 @@ TEST_CASE("a recorded trace: lane invariants, finishes, explanations", "[viewer]
 
     // Fibers: every created fiber has a lane; a finished one exactly one Finished state, its last.
     std::set<std::uint64_t> created, finished;
-    for (const Event& e : trace.events) {
+    for (const trace::Event& e : trace.events) {
         if (e.kind == EventKind::FiberCreate) created.insert(e.arg[0]);
         if (e.kind == EventKind::FiberFinish) finished.insert(e.arg[0]);
     }
@@ -1209,7 +1209,7 @@ TEST_CASE("records in odd orders and with unknown names do not break the model",
     // with random fibers, workers and threads: the model must stay well-formed.
     std::mt19937_64 rng(3);
     for (int round = 0; round < 20; ++round) {
-        std::vector<Event> events;
+        std::vector<trace::Event> events;
         std::int64_t t = 0;
         const unsigned threads = 1 + rng() % 4;
         for (int i = 0; i < 3000; ++i) {
