@@ -205,10 +205,11 @@ TEST_CASE("dropping a Future blocked on a Queue ends it", "[cancel_sync][queue]"
     REQUIRE(ended == 2);
 }
 
-TEST_CASE("destroying the loop ends detached fibers blocked on a Mutex, a Condition and a Queue",
+TEST_CASE("destroying the loop ends detached fibers blocked on a Mutex, a Condition, a Queue, a select, a Group "
+          "and a timed wait",
           "[cancel_sync][teardown]") {
     test::Watchdog dog("teardown", 30s);
-    for (int kind = 0; kind < 4; ++kind) {
+    for (int kind = 0; kind < 7; ++kind) {
         INFO("kind " << kind);
         Mutex mutex;
         Condition condition;
@@ -233,6 +234,24 @@ TEST_CASE("destroying the loop ends detached fibers blocked on a Mutex, a Condit
                     }
                     case 2: s = statusOf(queue.get()); break;
                     case 3: s = queue.put(1); break;
+                    case 4: {
+                        auto sleeper = loop->async([&] { return loop->sleep(30s); });
+                        s = statusOf(select(sleeper));
+                        break;
+                    }
+                    case 5: {
+                        Group group(*loop);
+                        group.async([&] { return statusOf(queue.get()); });
+                        s = group.wait();
+                        break;
+                    }
+                    case 6: {
+                        Mutex local;
+                        local.lockUncancelable();
+                        s = condition.wait(local, 30s);
+                        local.unlock();
+                        break;
+                    }
                     }
                     if (!s && s.error() == Errc::Canceled) ++canceled;
                 });
