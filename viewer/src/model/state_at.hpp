@@ -1,57 +1,10 @@
-// The scheduler's state at an instant: what each thread runs, its ready
-// queue, its in-flight ring operations, who is parked.
-//
-// Design: buildTimeline turns every stay of a fiber in a ready queue and every
-// in-flight ring operation into an item with a [start, end) (timeline.hpp,
-// ReplayIndex). buildReplayIndex sweeps the items by start and stores a
-// checkpoint (the items open at that moment) every max(4096, open items)
-// items, so checkpoints cost O(items) memory in total. stateAt binary searches
-// the last checkpoint at or before the time, takes its open items plus the
-// items started since, and keeps those still open: O(log n + K + answer). The
-// running fiber / idle / parked state of each thread is a binary search in its
-// lane. Times resolve to the state after every event at that time.
+// The trace's model moved to the analysis library, which the tools share
+// (tracer/analysis/include/fiberscope/analysis/state_at.hpp); the viewer names it
+// as its own.
 #pragma once
 
-#include <cstdint>
-#include <vector>
-
-#include "model/timeline.hpp"
+#include "fiberscope/analysis/state_at.hpp"
 
 namespace fiberscope::viewer {
-
-struct ReadyEntry {
-    std::uint64_t fiber = 0;
-    std::int64_t since = 0;         // when it was queued there
-    std::uint32_t event = kNoEvent; // the schedule that queued it
-};
-
-struct InFlightOp {
-    std::uint64_t fiber = 0;
-    std::uint8_t opcode = 0; // IORING_OP_*
-    std::int32_t fd = 0;
-    std::int64_t since = 0;
-    std::uint32_t event = kNoEvent; // the submit
-};
-
-struct ThreadState {
-    std::uint32_t thread = 0; // trace thread number
-    std::int64_t worker = -1;
-    bool alive = false;        // after its first record, and before its last if it stopped (thread-stop)
-    State state = State::Idle; // Running, Idle or Parked
-    std::uint64_t running = 0; // the fiber running (State::Running)
-    std::vector<ReadyEntry> ready;      // its ready queue, by `since`
-    std::vector<InFlightOp> in_flight;  // operations in its ring, by `since`
-};
-
-struct SchedulerState {
-    std::int64_t time = 0;
-    std::vector<ThreadState> threads;    // in lane order (timeline.threads)
-    std::vector<std::uint32_t> parked;   // trace thread numbers of the parked threads
-};
-
-SchedulerState stateAt(const Timeline& timeline, std::int64_t time);
-
-// Builds timeline.replay.checkpoints from timeline.replay.items (buildTimeline calls it).
-void buildReplayIndex(Timeline& timeline, std::size_t checkpoint_every = 4096);
-
+using namespace fiberscope::analysis;
 } // namespace fiberscope::viewer

@@ -1,10 +1,10 @@
 // stateAt: checkpointed replay of the ready-queue and in-flight items (see
 // state_at.hpp for the design).
-#include "model/state_at.hpp"
+#include "fiberscope/analysis/state_at.hpp"
 
 #include <algorithm>
 
-namespace fiberscope::viewer {
+namespace fiberscope::analysis {
 
 void buildReplayIndex(Timeline& timeline, std::size_t checkpoint_every) {
     ReplayIndex& replay = timeline.replay;
@@ -110,4 +110,4 @@ SchedulerState stateAt(const Timeline& timeline, std::int64_t time) {
     return state;
 }
 
-} // namespace fiberscope::viewer
+} // namespace fiberscope::analysis

@@ -16,7 +16,7 @@
 // runtime's traces) index a vector; a fiber's short lists (flows waiting for
 // its next switch-in, its in-flight operations) live in shared pools; and the
 // final ordering of fibers by id is read off that vector rather than sorted.
-#include "model/timeline.hpp"
+#include "fiberscope/analysis/timeline.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -24,12 +24,10 @@
 #include <list>
 #include <unordered_map>
 
-#include "model/describe.hpp"
-#include "model/filter.hpp"
-#include "model/lod.hpp"
-#include "model/state_at.hpp"
+#include "fiberscope/analysis/lod.hpp"
+#include "fiberscope/analysis/state_at.hpp"
 
-namespace fiberscope::viewer {
+namespace fiberscope::analysis {
 
 namespace {
 
@@ -41,6 +39,34 @@ using trace::SwitchReason;
 constexpr std::uint32_t kNoItem = UINT32_MAX;
 constexpr std::uint32_t kNoFiber = UINT32_MAX;
 constexpr std::uint32_t kNil = UINT32_MAX;
+constexpr std::uint8_t kOpTimeout = 11;     // IORING_OP_TIMEOUT
+constexpr std::uint8_t kOpLinkTimeout = 15; // IORING_OP_LINK_TIMEOUT
+
+// The first fiber field of a record (create: the fiber; switch: from; group
+// and queue: their fiber field) into `fiber`; false if it has none.
+bool firstFiber(const Event& e, std::uint64_t& fiber) noexcept {
+    switch (e.kind) {
+    case EventKind::FiberCreate:
+    case EventKind::Switch:
+    case EventKind::MutexHandoff:
+    case EventKind::Await:
+    case EventKind::FiberFinish:
+    case EventKind::FiberRecycle:
+    case EventKind::FiberName:
+    case EventKind::Schedule:
+    case EventKind::Steal:
+    case EventKind::Submit:
+    case EventKind::Complete:
+    case EventKind::CancelRequest:
+    case EventKind::CancelDelivered:
+    case EventKind::MutexContended:
+    case EventKind::ConditionWait:
+    case EventKind::ConditionWake: fiber = e.arg[0]; return true;
+    case EventKind::GroupOp:
+    case EventKind::QueueOp: fiber = e.arg[1]; return true;
+    default: return false;
+    }
+}
 
 // Short FIFO lists, one per fiber, as singly linked nodes in one shared pool
 // (freed nodes are reused): most fibers hold zero or one entry at a time, and
@@ -823,8 +849,7 @@ private:
         instant.time = e.time;
         instant.event = i;
         instant.kind = e.kind;
-        std::uint64_t fibers[3];
-        instant.fiber = eventFibers(e, fibers) ? fibers[0] : tb.running;
+        if (!firstFiber(e, instant.fiber)) instant.fiber = tb.running;
         switch (e.kind) {
         case EventKind::Mark: instant.label = e.arg[0]; break;
         case EventKind::FiberCreate: instant.label = e.arg[2]; break;
@@ -1043,4 +1068,4 @@ const char* flowKindName(FlowKind kind) noexcept {
     return "unknown";
 }
 
-} // namespace fiberscope::viewer
+} // namespace fiberscope::analysis

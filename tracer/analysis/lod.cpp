@@ -10,13 +10,13 @@
 // each level keeps one open unit, fed by the finer level's units as they
 // close. A first, cheaper pass counts the units, so the runs are allocated
 // once and the levels that merge nothing are known beforehand.
-#include "model/lod.hpp"
+#include "fiberscope/analysis/lod.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 
-namespace fiberscope::viewer {
+namespace fiberscope::analysis {
 
 namespace {
 
@@ -280,4 +280,4 @@ std::size_t intervalAt(const Lane& lane, std::int64_t time) noexcept {
     return kNone;
 }
 
-} // namespace fiberscope::viewer
+} // namespace fiberscope::analysis

@@ -1,0 +1,180 @@
+// The model of a trace: what every thread and fiber was doing when, and how
+// work moved between them. Computed once from a loaded Trace by buildTimeline
+// (one pass over the events in time order), then only read. It is the one
+// meaning of a trace: the viewer draws it, and `fiberscope stats`, `timeline`
+// and `export` print it (tracer/tools), so they cannot disagree.
+//
+// Design:
+//   * Thread lanes (ordered by worker index) are built from switch, park and
+//     unpark records: the thread runs the `to` fiber of its last switch, or
+//     its idle loop (fiber 0), or is parked in the kernel.
+//   * Fiber lanes are a small state machine per fiber driven by every record
+//     that names it: create/schedule/complete/condition-wake/mutex-handoff
+//     make it Ready, a switch to it makes it Running, a switch away makes it
+//     Waiting (the switch reason says for what; yield and hand-off make it
+//     Ready again, finish makes it Finished).
+//   * Ready queues are modelled for stateAt: a schedule record names only the
+//     head of the queue it placed and a count, so the members are recovered
+//     from the fibers that just became ready on that thread (the idle loop's
+//     completions, a condition broadcast's waiters). Each thread owns a queue
+//     "slot"; a steal takes the victim's whole slot by changing the slot's
+//     owner (O(1), or small-into-large merging if the thief's model queue is
+//     not empty), so a big queue bouncing between thieves stays cheap. Each
+//     stay of a fiber in a queue, and each in-flight ring operation, becomes
+//     an item with a [start, end) for the checkpointed replay in state_at.hpp.
+//   * Flows pair a cause with its effect: wake-up sent/received (FIFO per
+//     sender/target pair), steal (where the head was queued -> the thief),
+//     spawn (create -> first run), completion (submit -> the resume after the
+//     completion), await chain (the awaited fiber's finish -> the awaiter's
+//     resume).
+//   * The Timeline never points into the Trace; functions that need event
+//     details (explanations, filters, statistics) take both. Indices of
+//     events (uint32) are indices into Trace::events.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fiberscope/trace_reader.hpp"
+#include "fiberscope/analysis/lane.hpp"
+
+namespace fiberscope::analysis {
+
+// A record drawn as a tick on its thread's lane.
+struct Instant {
+    std::int64_t time = 0;
+    std::uint64_t fiber = 0;  // the fiber the record names first, else the fiber running on the thread
+    std::uint64_t label = 0;  // string id: mark label, zone label, fiber name, thread name; else 0
+    std::uint32_t event = kNoEvent;
+    trace::EventKind kind = trace::EventKind::Mark;
+};
+
+// A user annotation span (trace::Zone), on the fiber that opened it.
+struct Zone {
+    std::int64_t start = 0;
+    std::int64_t end = 0;     // the zone-end record, else the fiber's finish or the trace's end
+    std::uint64_t label = 0;  // string id
+    std::uint32_t begin_event = kNoEvent;
+    std::uint32_t end_event = kNoEvent; // kNoEvent: never closed
+    std::int32_t thread = -1;           // where it began
+    std::uint32_t depth = 0;            // nesting depth on its fiber (0: outermost)
+};
+
+struct ThreadLane {
+    std::uint32_t thread = 0;   // trace thread number
+    std::int64_t worker = -1;   // runtime worker index, -1 if unknown
+    std::string name;
+    std::int64_t first_time = 0; // its first and last event
+    std::int64_t last_time = 0;
+    bool stopped = false;        // it recorded thread-stop (its idle loop returned)
+    Lane lane;                   // Running / Idle / Parked
+    std::vector<Instant> instants; // every record but switch, park, unpark, zone-begin/end, by time
+    std::vector<Zone> zones;       // zones opened by its idle loop (fiber 0)
+    std::vector<std::uint32_t> events; // all of its events, by time
+};
+
+// (Members ordered for packing: there is one per fiber, millions in a big trace.)
+struct FiberLane {
+    std::uint64_t fiber = 0;
+    std::string name;             // its fiber-name, else "main" for fiber 1, else "fiber #id"
+    std::uint64_t parent = 0;     // 0: created by an idle loop, or unknown
+    std::uint64_t awaited_by = 0; // the fiber that awaited it (Future::await), 0 if none
+    std::int64_t created = -1;    // -1: before the recording started
+    std::int64_t finished = -1;   // -1: did not finish in the trace
+    std::int32_t created_thread = -1;
+    std::int32_t finished_thread = -1;
+    bool named = false;           // `name` came from a fiber-name (or create) record
+    bool created_in_trace = false;
+    Lane lane;                    // Ready / Running / Waiting / Finished
+    std::vector<Zone> zones;      // by start
+};
+
+enum class FlowKind : std::uint8_t { Wakeup, Steal, Spawn, Completion, AwaitChain };
+inline constexpr int kFlowKindCount = 5;
+
+struct FlowEnd {
+    std::int64_t time = 0;
+    std::uint64_t fiber = 0;
+    std::uint32_t thread = 0;       // trace thread number
+    std::uint32_t event = kNoEvent; // the record at this end (if any)
+};
+
+// Wakeup: from = the wakeup-sent (fiber: the scheduling fiber), to = the
+//   wakeup-received (fiber: the head of the handed-off queue, if known).
+// Steal: from = where/when the head was queued on the victim, to = the steal.
+// Spawn: from = the fiber-create (fiber: the parent), to = its first run.
+// Completion: from = the submit, to = the switch resuming it after the complete.
+// AwaitChain: from = the awaited fiber's finishing switch, to = the awaiter's resume.
+struct Flow {
+    FlowKind kind = FlowKind::Wakeup;
+    FlowEnd from;
+    FlowEnd to;
+};
+
+// One ready episode: became ready at `ready`, switched in at `run`.
+struct LatencySample {
+    std::int64_t ready = 0;
+    std::int64_t run = 0;
+    std::uint64_t fiber = 0;
+    std::uint32_t thread = 0; // where it ran
+};
+
+// --- The replay index behind stateAt (built by buildTimeline; see state_at.hpp).
+enum class ItemKind : std::uint8_t { Queued, InFlight };
+inline constexpr std::int64_t kOpenEnd = INT64_MAX;
+
+struct StateItem {
+    std::int64_t start = 0;
+    std::int64_t end = kOpenEnd;  // exclusive
+    std::uint64_t fiber = 0;
+    std::int32_t fd = 0;          // InFlight: the operation's fd
+    std::uint32_t where = 0;      // Queued: slot index; InFlight: trace thread number
+    std::uint32_t event = kNoEvent; // the schedule/submit that began it
+    ItemKind kind = ItemKind::Queued;
+    std::uint8_t opcode = 0;
+};
+struct SlotOwner {
+    std::int64_t since = INT64_MIN;
+    std::uint32_t thread = 0; // trace thread number
+};
+struct StateCheckpoint {
+    std::int64_t time = 0;
+    std::uint32_t first_item = 0;        // items [first_item, ...) are not in `active`
+    std::vector<std::uint32_t> active;   // items before first_item still open at `time`
+};
+struct ReplayIndex {
+    std::vector<StateItem> items;                // by start
+    std::vector<std::vector<SlotOwner>> slots;   // owner history per queue slot
+    std::vector<StateCheckpoint> checkpoints;    // by time
+};
+
+struct Timeline {
+    std::int64_t start_time = 0; // first event (0 for an empty trace)
+    std::int64_t end_time = 0;   // max(last event, header duration)
+    std::vector<ThreadLane> threads;            // by worker index, then unknown workers by thread number
+    std::vector<std::uint32_t> lane_of_thread;  // trace thread number -> index in `threads`
+    std::vector<FiberLane> fibers;              // by fiber id (findFiber: O(1) for dense ids, else a binary search)
+    std::vector<Flow> flows;                    // by from.time
+    std::vector<std::int64_t> flow_reach;       // flow_reach[i] = max to.time of flows[0..i]
+    std::vector<LatencySample> latencies;       // by run time
+    std::array<std::vector<std::uint32_t>, trace::kMaxEventKind + 1> events_by_kind; // event indices, by time
+    ReplayIndex replay;
+};
+
+Timeline buildTimeline(const trace::Trace& trace);
+
+// Lookups (nullptr / kNone when absent).
+const FiberLane* findFiber(const Timeline& timeline, std::uint64_t fiber) noexcept;
+const ThreadLane* findThread(const Timeline& timeline, std::uint32_t thread) noexcept;
+// The fiber running on `thread` at `time` (0: its idle loop, parked, or unknown).
+std::uint64_t runningFiber(const Timeline& timeline, std::uint32_t thread, std::int64_t time) noexcept;
+// Indices into timeline.flows of the flows overlapping [t0, t1] whose kind is in
+// `kind_mask` (bit FlowKind), at most `limit` of them.
+void flowsInRange(const Timeline& timeline, std::int64_t t0, std::int64_t t1, std::vector<std::uint32_t>& out,
+                  unsigned kind_mask = ~0u, std::size_t limit = SIZE_MAX);
+
+const char* flowKindName(FlowKind kind) noexcept;
+
+} // namespace fiberscope::analysis
