@@ -14,6 +14,7 @@
 
 #include "../src/format.hpp"
 #include "fiberscope/trace_reader.hpp"
+#include "fiberscope/trace_records.hpp"
 
 namespace fiberscope::trace {
 
@@ -25,59 +26,11 @@ std::string ReadError::text() const {
 
 namespace {
 
-// Field codes per kind, in record order: F fiber (zigzag delta), U varint,
-// S zigzag signed, E enumerated varint stored in Event::small, T a string id
-// (stored like U; the reader renumbers sparse ids, see finishStrings), W a
-// worker index (at most kMaxWorker, so tables by worker stay small).
-const char* const kFields[kMaxEventKind + 1] = {
-    nullptr, // 0: invalid
-    "WT",    // ThreadStart: worker, name
-    "",      // ThreadStop
-    "FFT",   // FiberCreate: fiber, parent, name
-    "F",     // FiberFinish
-    "F",     // FiberRecycle
-    "FT",    // FiberName: fiber, name
-    "FFE",   // Switch: from, to, reason
-    "FUWE",  // Schedule: head, count, target, how
-    "FW",    // Steal: head, victim
-    "W",     // WakeupSent: target
-    "W",     // WakeupReceived: sender
-    "",      // Park
-    "U",     // Unpark: completions
-    "FES",   // Submit: fiber, opcode, fd
-    "FES",   // Complete: fiber, opcode, result
-    "FW",    // CancelRequest: fiber, target + 1
-    "F",     // CancelDelivered
-    "FU",    // MutexContended: fiber, mutex
-    "FFU",   // MutexHandoff: from, to, mutex
-    "FU",    // ConditionWait: fiber, condition
-    "FUE",   // ConditionWake: fiber, condition, how
-    "FF",    // Await: fiber, target
-    "EUF",   // GroupOp: op, group, fiber
-    "EUF",   // QueueOp: op, queue, fiber
-    "T",     // Mark: label
-    "T",     // ZoneBegin: label
-    "",      // ZoneEnd
-    nullptr, // StringDef: decoded specially
-    "U",     // LostEvents: count
-};
-
-std::uint8_t maxEnum(EventKind kind) {
-    switch (kind) {
-    case EventKind::Switch: return kMaxSwitchReason;
-    case EventKind::Schedule: return 2;
-    case EventKind::ConditionWake: return 2; // ConditionWakeHow
-    case EventKind::GroupOp: return 2;
-    case EventKind::QueueOp: return 4;
-    default: return 255; // opcodes
-    }
-}
-
 constexpr std::uint64_t kMaxStringId = 1u << 26;
 constexpr std::uint32_t kMaxThreads = 1u << 16;
 // Worker indices (and cancel-request's 1 + worker): the runtime's workers, and
 // the epoll backend's blocking pool from 2000 up.
-constexpr std::uint64_t kMaxWorker = 1u << 16;
+constexpr std::uint64_t kMaxWorker = kMaxWorkerField;
 // Times are kept within +-2^53 ns (104 days) of the recording's start: every
 // difference of two times then fits an int64 with room to spare, and every
 // time converts to a double and back exactly, so no consumer's arithmetic can
@@ -187,30 +140,35 @@ struct Decoder {
                                 "recording's start: corrupt file or clock");
             event.thread = thread;
             event.kind = kind;
+            // The fields as the record table lists them (trace_records.hpp).
+            const RecordKindInfo& info = kRecordKinds[kind_byte];
             int slot = 0;
-            for (const char* f = kFields[kind_byte]; *f; ++f) {
+            for (int k = 0; k < info.field_count; ++k) {
+                const FieldInfo& f = info.fields[k];
                 std::uint64_t value;
-                if (!c.varint(value)) return fail(at, std::string(eventKindName(kind)) + " record runs past the end of its chunk");
-                switch (*f) {
-                case 'F':
+                if (!c.varint(value)) return fail(at, std::string(info.name) + " record runs past the end of its chunk");
+                switch (f.type) {
+                case FieldType::Fiber:
                     fiber += static_cast<std::uint64_t>(static_cast<std::int64_t>(value >> 1) ^ -static_cast<std::int64_t>(value & 1));
                     event.arg[slot++] = fiber;
                     break;
-                case 'S':
+                case FieldType::Signed:
                     event.arg[slot++] = static_cast<std::uint64_t>(static_cast<std::int64_t>(value >> 1) ^ -static_cast<std::int64_t>(value & 1));
                     break;
-                case 'E':
-                    if (value > maxEnum(kind))
-                        return fail(at, std::string(eventKindName(kind)) + " record has an out-of-range field " + std::to_string(value));
+                case FieldType::Enum:
+                case FieldType::Opcode:
+                    if (value > f.max)
+                        return fail(at, std::string(info.name) + " record has an out-of-range " + f.name + " " + std::to_string(value));
                     event.small = static_cast<std::uint8_t>(value);
                     break;
-                case 'W':
+                case FieldType::Worker:
+                case FieldType::WorkerPlusOne:
                     if (value > kMaxWorker)
-                        return fail(at, std::string(eventKindName(kind)) + " record names worker " + std::to_string(value) +
+                        return fail(at, std::string(info.name) + " record names worker " + std::to_string(value) +
                                             ", more than a trace can have: corrupt file");
                     event.arg[slot++] = value;
                     break;
-                default: // U, T
+                default: // strings, objects, counts
                     event.arg[slot++] = value;
                     break;
                 }
@@ -287,12 +245,12 @@ struct Decoder {
         };
         for (auto& events : per_thread)
             for (Event& event : events) {
-                int slot = 0;
-                for (const char* f = kFields[static_cast<int>(event.kind)]; *f; ++f) {
-                    if (*f == 'E') continue;
-                    if (*f == 'T') event.arg[slot] = renumber(event.arg[slot]);
-                    ++slot;
-                }
+                const RecordKindInfo& info = recordKind(event.kind);
+                for (int k = 0; k < info.field_count; ++k)
+                    if (info.fields[k].type == FieldType::String) {
+                        const int slot = eventSlot(info, k);
+                        event.arg[slot] = renumber(event.arg[slot]);
+                    }
             }
         for (ThreadInfo& t : trace.threads) t.name_id = renumber(t.name_id);
     }

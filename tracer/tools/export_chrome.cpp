@@ -299,6 +299,57 @@ void threadInstant(ExportState& s, const Event& e, std::string_view name, const 
     s.json.instant(kThreadsPid, e.thread, e.time, name, cat, 't', args);
 }
 
+// The record's fields as arguments, named and typed by the record table
+// (trace_records.hpp): fibers, workers, objects and counts as numbers,
+// enumerated values and opcodes by name (an opcode also as the viewer calls
+// it), strings as their text.
+Args fieldArgs(const Trace& trace, const Event& e) {
+    Args args;
+    const RecordKindInfo& info = recordKind(e.kind);
+    for (int k = 0; k < info.field_count; ++k) {
+        const FieldInfo& f = info.fields[k];
+        const std::uint64_t value = fieldValue(e, k);
+        switch (f.type) {
+        case FieldType::Enum: {
+            const char* name = enumValueName(f, value);
+            args.add(f.name, name ? name : "unknown");
+            break;
+        }
+        case FieldType::Opcode:
+            args.add(f.name, opcodeName(static_cast<std::uint8_t>(value)));
+            args.add("operation", opcodeLabel(static_cast<std::uint8_t>(value)));
+            break;
+        case FieldType::Signed: args.add(f.name, static_cast<std::int64_t>(value)); break;
+        case FieldType::String: args.add(f.name, trace.string(value)); break;
+        case FieldType::WorkerPlusOne:
+            if (value) args.add(f.name, value - 1);
+            else args.add(f.name, "none");
+            break;
+        default: args.add(f.name, value); break;
+        }
+    }
+    return args;
+}
+
+// The kinds shown as instants on their thread's track: the scheduling, ring,
+// cancel and synchronisation instants of the record table, but for wake-ups,
+// which are arrows (threads and fibers are tracks; marks are global).
+bool threadInstantKind(EventKind kind) {
+    const RecordKindInfo& info = recordKind(kind);
+    if (!info.instant || kind == EventKind::WakeupSent || kind == EventKind::WakeupReceived) return false;
+    const std::string_view category = info.category;
+    return category == "sched" || category == "io" || category == "cancel" || category == "sync";
+}
+
+// A thread instant named after its kind, and for ring operations its opcode
+// ("submit read"), with every field as an argument.
+void recordInstant(ExportState& s, const Event& e) {
+    std::string name = eventKindName(e.kind);
+    std::uint64_t opcode = 0;
+    if (firstField(e, FieldType::Opcode, opcode)) name += " " + opcodeName(static_cast<std::uint8_t>(opcode));
+    threadInstant(s, e, name, recordKind(e.kind).category, fieldArgs(s.trace, e));
+}
+
 void zoneBegin(ExportState& s, const Event& e) {
     const std::uint64_t fiber = s.current[e.thread];
     const std::string& label = s.trace.string(e.arg[0]);
@@ -378,12 +429,8 @@ void writeEvents(ExportState& s) {
             break;
         case EventKind::Schedule:
             ready[e.arg[0]] = {e.thread, e.time};
-            threadInstant(s, e, "schedule", "sched",
-                          Args{}.add("fiber", e.arg[0]).add("count", e.arg[1]).add("target worker", e.arg[2])
-                              .add("how", scheduleHowName(static_cast<ScheduleHow>(e.small))));
             break;
         case EventKind::Steal:
-            threadInstant(s, e, "steal", "sched", Args{}.add("fiber", e.arg[0]).add("victim worker", e.arg[1]));
             steal(s, e, ready);
             break;
         case EventKind::WakeupSent:
@@ -396,57 +443,6 @@ void writeEvents(ExportState& s) {
             const auto [from_thread, from_time] = it->second.front();
             it->second.pop_front();
             s.json.flow(s.next_flow++, "wakeup", from_thread, from_time, e.thread, e.time);
-            break;
-        }
-        case EventKind::Submit: {
-            const std::string op = opcodeName(e.small);
-            threadInstant(s, e, "submit " + op, "io",
-                          Args{}.add("fiber", e.arg[0]).add("opcode", op).add("fd", e.signedArg(1)));
-            break;
-        }
-        case EventKind::Complete: {
-            const std::string op = opcodeName(e.small);
-            threadInstant(s, e, "complete " + op, "io",
-                          Args{}.add("fiber", e.arg[0]).add("opcode", op).add("result", e.signedArg(1)));
-            break;
-        }
-        case EventKind::CancelRequest: {
-            Args args;
-            args.add("fiber", e.arg[0]);
-            if (e.arg[1]) args.add("ring of worker", e.arg[1] - 1);
-            else args.add("in flight", "no");
-            threadInstant(s, e, "cancel request", "cancel", args);
-            break;
-        }
-        case EventKind::CancelDelivered:
-            threadInstant(s, e, "cancel delivered", "cancel", Args{}.add("fiber", e.arg[0]));
-            break;
-        case EventKind::MutexContended:
-            threadInstant(s, e, "mutex contended", "sync", Args{}.add("fiber", e.arg[0]).add("mutex", e.arg[1]));
-            break;
-        case EventKind::MutexHandoff:
-            threadInstant(s, e, "mutex handoff", "sync",
-                          Args{}.add("from", e.arg[0]).add("to", e.arg[1]).add("mutex", e.arg[2]));
-            break;
-        case EventKind::ConditionWait:
-            threadInstant(s, e, "condition wait", "sync", Args{}.add("fiber", e.arg[0]).add("condition", e.arg[1]));
-            break;
-        case EventKind::ConditionWake:
-            threadInstant(s, e, e.small == 1 ? "condition wake all" : e.small == 2 ? "condition wait timed out" : "condition wake", "sync",
-                          Args{}.add("fiber", e.arg[0]).add("condition", e.arg[1]));
-            break;
-        case EventKind::Await:
-            threadInstant(s, e, "await", "sync", Args{}.add("fiber", e.arg[0]).add("target", e.arg[1]));
-            break;
-        case EventKind::GroupOp:
-            threadInstant(s, e, "group", "sync",
-                          Args{}.add("op", e.small == 0 ? "spawn" : e.small == 1 ? "wait" : "cancel")
-                              .add("group", e.arg[0]).add("fiber", e.arg[1]));
-            break;
-        case EventKind::QueueOp: {
-            static const char* const kOps[] = {"put", "get", "put blocked", "get blocked", "close"};
-            threadInstant(s, e, "queue", "sync",
-                          Args{}.add("op", kOps[std::min<std::size_t>(e.small, 4)]).add("queue", e.arg[0]).add("fiber", e.arg[1]));
             break;
         }
         case EventKind::Mark:
@@ -465,6 +461,7 @@ void writeEvents(ExportState& s) {
         default:
             break;
         }
+        if (threadInstantKind(e.kind)) recordInstant(s, e);
     }
 }
 

@@ -1,7 +1,6 @@
-// The shared model of the trace tools: thread timelines, fiber names, and
-// the small formatting helpers every tool prints with.
-#include <linux/io_uring.h>
-
+// The shared model of the trace tools: thread timelines and fiber names.
+// (The words they print with, opcode names and number formats, are the
+// tracer's vocabulary: tracer/src/vocabulary.cpp.)
 #include <cinttypes>
 #include <cstdio>
 
@@ -149,72 +148,6 @@ std::string fiberDisplayName(const FiberNames& names, std::uint64_t fiber) {
     if (fiber == 0) return "idle";
     if (fiber == 1) return "main";
     return "fiber #" + std::to_string(fiber);
-}
-
-std::string formatDuration(std::int64_t ns) {
-    char text[48];
-    const double value = static_cast<double>(ns);
-    // Unsigned, so that INT64_MIN has a magnitude too.
-    const std::uint64_t magnitude = ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
-    if (magnitude < 1000) std::snprintf(text, sizeof text, "%" PRId64 " ns", ns);
-    else if (magnitude < 1000000) std::snprintf(text, sizeof text, "%.2f us", value / 1e3);
-    else if (magnitude < 1000000000) std::snprintf(text, sizeof text, "%.2f ms", value / 1e6);
-    else std::snprintf(text, sizeof text, "%.3f s", value / 1e9);
-    return text;
-}
-
-std::string formatCount(std::uint64_t value) {
-    std::string digits = std::to_string(value);
-    std::string out;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i && (digits.size() - i) % 3 == 0) out += ',';
-        out += digits[i];
-    }
-    return out;
-}
-
-std::string opcodeName(std::uint8_t opcode) {
-    switch (opcode) {
-    case IORING_OP_NOP: return "nop";
-    case IORING_OP_READV: return "readv";
-    case IORING_OP_WRITEV: return "writev";
-    case IORING_OP_FSYNC: return "fsync";
-    case IORING_OP_READ_FIXED: return "read-fixed";
-    case IORING_OP_WRITE_FIXED: return "write-fixed";
-    case IORING_OP_POLL_ADD: return "poll-add";
-    case IORING_OP_POLL_REMOVE: return "poll-remove";
-    case IORING_OP_SYNC_FILE_RANGE: return "sync-file-range";
-    case IORING_OP_SENDMSG: return "sendmsg";
-    case IORING_OP_RECVMSG: return "recvmsg";
-    case IORING_OP_TIMEOUT: return "timeout";
-    case IORING_OP_TIMEOUT_REMOVE: return "timeout-remove";
-    case IORING_OP_ACCEPT: return "accept";
-    case IORING_OP_ASYNC_CANCEL: return "cancel";
-    case IORING_OP_LINK_TIMEOUT: return "link-timeout";
-    case IORING_OP_CONNECT: return "connect";
-    case IORING_OP_FALLOCATE: return "fallocate";
-    case IORING_OP_OPENAT: return "openat";
-    case IORING_OP_CLOSE: return "close";
-    case IORING_OP_STATX: return "statx";
-    case IORING_OP_READ: return "read";
-    case IORING_OP_WRITE: return "write";
-    case IORING_OP_SEND: return "send";
-    case IORING_OP_RECV: return "recv";
-    case IORING_OP_SHUTDOWN: return "shutdown";
-    case IORING_OP_RENAMEAT: return "renameat";
-    case IORING_OP_UNLINKAT: return "unlinkat";
-    case IORING_OP_MKDIRAT: return "mkdirat";
-    case IORING_OP_MSG_RING: return "msg-ring";
-    case IORING_OP_SOCKET: return "socket";
-    case 50: return "waitid"; // IORING_OP_WAITID (Linux 6.7), newer than Debian 12's liburing headers
-    case 55: return "ftruncate"; // IORING_OP_FTRUNCATE (Linux 6.9), newer than some liburing headers
-    // The runtime's number for getdents64, which io_uring has no opcode for
-    // (kOpGetdents64 in runtime/src/syscall_io.hpp).
-    case 200: return "getdents64";
-    // EventLoop::resolve's getaddrinfo on a blocking-pool thread (kOpResolve).
-    case 210: return "resolve";
-    default: return "op " + std::to_string(opcode);
-    }
 }
 
 } // namespace fiberscope::trace

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "fiberscope/trace_reader.hpp"
+#include "fiberscope/trace_vocabulary.hpp"
 
 namespace fiberscope::trace {
 
@@ -78,17 +79,12 @@ std::string fiberDisplayName(const FiberNames& names, std::uint64_t fiber);
 // For each worker index, the trace thread that first announced it (-1: none).
 std::vector<std::int64_t> workerThreads(const Trace& trace);
 
-// "812 ns", "3.25 us", "40.98 ms", "1.204 s".
-std::string formatDuration(std::int64_t ns);
-// "1,234,567".
-std::string formatCount(std::uint64_t value);
+// formatDuration, formatCount and opcodeName: trace_vocabulary.hpp.
 // `text` made safe for a terminal: control characters (C0, DEL, C1) and
 // bytes that are not UTF-8 become "\xNN", a backslash becomes "\\"; other
 // printable text, UTF-8 included, is unchanged. Every text output of the
 // tools passes trace strings (names, labels, command line) through this.
 std::string terminalSafe(std::string_view text);
-// The io_uring opcode's name ("read", "timeout"...), or "op N".
-std::string opcodeName(std::uint8_t opcode);
 
 // ---------------------------------------------------------------------------
 // Statistics (`fiberscope stats`)

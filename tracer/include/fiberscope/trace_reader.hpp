@@ -19,13 +19,15 @@
 #include <vector>
 
 #include "fiberscope/trace_events.hpp"
+#include "fiberscope/trace_records.hpp"
 
 namespace fiberscope::trace {
 
-// One record. Fields by kind (see trace_events.hpp for their meaning):
-//   arg[0..2] hold the record's fields in order, skipping the one enumerated
-//   field (switch reason, schedule how, opcode, group/queue op, wake-all),
-//   which is in `small`. Signed fields (fd, result) are stored as int64 bits.
+// One record. Its fields are those the record table lists for its kind
+// (trace_records.hpp): arg[0..2] hold them in order, skipping the one
+// enumerated field (switch reason, schedule how, opcode, group/queue op,
+// condition-wake how), which is in `small`. Signed fields (fd, result) are
+// stored as int64 bits. fieldValue() and fiberFields() read them by the table.
 struct Event {
     std::int64_t time = 0; // nanoseconds since the recording started
     std::uint64_t arg[3] = {0, 0, 0};
@@ -35,6 +37,41 @@ struct Event {
 
     std::int64_t signedArg(int i) const noexcept { return static_cast<std::int64_t>(arg[i]); }
 };
+
+// Field `field` (an index into recordKind(e.kind).fields) as the reader
+// stored it: a fiber, worker, string id, object or count as is, a signed
+// value as int64 bits, an enumerated value or opcode from `small`.
+constexpr std::uint64_t fieldValue(const Event& e, int field) noexcept {
+    const RecordKindInfo& info = recordKind(e.kind);
+    if (field < 0 || field >= info.field_count) return 0;
+    const int slot = eventSlot(info, field);
+    return slot < 0 ? e.small : e.arg[slot];
+}
+
+// The record's fiber fields, in record order, into `out` (at most 3; a
+// fiber 0 is the idle loop and is listed too). Returns how many.
+constexpr std::size_t fiberFields(const Event& e, std::uint64_t out[3]) noexcept {
+    const RecordKindInfo& info = recordKind(e.kind);
+    std::size_t n = 0;
+    for (int k = 0, slot = 0; k < info.field_count && n < 3; ++k) {
+        const FieldType t = info.fields[k].type;
+        if (t == FieldType::Enum || t == FieldType::Opcode) continue;
+        if (t == FieldType::Fiber) out[n++] = e.arg[slot];
+        ++slot;
+    }
+    return n;
+}
+
+// The record's first field of type `type` into `value`; false if it has none.
+constexpr bool firstField(const Event& e, FieldType type, std::uint64_t& value) noexcept {
+    const RecordKindInfo& info = recordKind(e.kind);
+    for (int k = 0; k < info.field_count; ++k)
+        if (info.fields[k].type == type) {
+            value = fieldValue(e, k);
+            return true;
+        }
+    return false;
+}
 
 struct ThreadInfo {
     std::uint32_t number = 0;    // trace thread number

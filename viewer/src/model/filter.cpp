@@ -9,36 +9,8 @@ namespace fiberscope::viewer {
 using trace::Event;
 using trace::EventKind;
 
-std::size_t eventFibers(const Event& e, std::uint64_t out[3]) noexcept {
-    switch (e.kind) {
-    case EventKind::FiberCreate:   // fiber, parent
-    case EventKind::Switch:        // from, to
-    case EventKind::MutexHandoff:  // from, to
-    case EventKind::Await:         // fiber, target
-        out[0] = e.arg[0];
-        out[1] = e.arg[1];
-        return 2;
-    case EventKind::FiberFinish:
-    case EventKind::FiberRecycle:
-    case EventKind::FiberName:
-    case EventKind::Schedule:
-    case EventKind::Steal:
-    case EventKind::Submit:
-    case EventKind::Complete:
-    case EventKind::CancelRequest:
-    case EventKind::CancelDelivered:
-    case EventKind::MutexContended:
-    case EventKind::ConditionWait:
-    case EventKind::ConditionWake:
-        out[0] = e.arg[0];
-        return 1;
-    case EventKind::GroupOp: // op (small), group, fiber
-    case EventKind::QueueOp: // op (small), queue, fiber
-        out[0] = e.arg[1];
-        return 1;
-    default: return 0;
-    }
-}
+// The fiber fields as the record table lists them (trace_records.hpp).
+std::size_t eventFibers(const Event& e, std::uint64_t out[3]) noexcept { return trace::fiberFields(e, out); }
 
 bool eventInvolvesFiber(const Timeline& timeline, const Event& event, std::uint64_t fiber) noexcept {
     std::uint64_t fibers[3];

@@ -227,19 +227,20 @@ std::string readinessText(std::int64_t mask) {
 }
 
 std::string resultText(std::uint8_t opcode, std::int64_t result) {
-    if (opcode == kOpPollAdd && result > 0) return "as ready (" + readinessText(result) + ")";
+    if (trace::opcodeHas(opcode, trace::kOpNoteReadinessWait) && result > 0) return "as ready (" + readinessText(result) + ")";
     if (result >= 0) return "with result " + std::to_string(result);
     const int error = static_cast<int>(-result);
-    if ((opcode == kOpTimeout || opcode == kOpLinkTimeout) && error == ETIME) return "as expired (-ETIME)";
+    if (trace::opcodeHas(opcode, trace::kOpNoteTimer) && error == ETIME) return "as expired (-ETIME)";
     if (error == ECANCELED) return "as canceled (-ECANCELED)";
     return "with error -" + errnoName(error);
 }
 
 // What the op was: "IORING_OP_READ on fd 5", "a timer (IORING_OP_TIMEOUT)".
 std::string operationText(std::uint8_t opcode, std::int64_t fd) {
-    if (opcode == kOpTimeout) return "a timer (IORING_OP_TIMEOUT)";
-    if (opcode == kOpPollAdd) return "a readiness wait (IORING_OP_POLL_ADD; epoll backend)" + (fd >= 0 ? " on fd " + std::to_string(fd) : std::string());
-    std::string out = opcodeName(opcode);
+    if (opcode == trace::kOpTimeout) return "a " + opcodeNoun(opcode) + " (" + trace::opcodeLabel(opcode) + ")";
+    if (trace::opcodeHas(opcode, trace::kOpNoteReadinessWait))
+        return "a " + opcodeNoun(opcode) + " (" + trace::opcodeLabel(opcode) + "; epoll backend)" + (fd >= 0 ? " on fd " + std::to_string(fd) : std::string());
+    std::string out = trace::opcodeLabel(opcode);
     if (fd >= 0) out += " on fd " + std::to_string(fd);
     return out;
 }
@@ -499,9 +500,10 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
     }
     case EventKind::Submit: {
         if (c.epoll()) {
-            if (e.small == kOpPollAdd)
+            if (trace::opcodeHas(e.small, trace::kOpNoteReadinessWait))
                 return make(c.fiber(e.arg[0]) + " got EAGAIN, parked on " + worker + "'s wait queue for fd " +
-                                std::to_string(e.signedArg(1)) + " and switched away (io-wait); epoll's readiness report wakes it to retry (Poller::park())",
+                                std::to_string(e.signedArg(1)) + " (" + trace::opcodeLabel(e.small) +
+                                ") and switched away (io-wait); epoll's readiness report wakes it to retry (Poller::park())",
                             "Poller::park()", kPoller, i);
             return make(c.fiber(e.arg[0]) + " started " + operationText(e.small, e.signedArg(1)) +
                             " on the epoll backend: a non-blocking syscall (retried on readiness), a timer, or a blocking-pool job for a regular file (pollerExecute())",

@@ -37,20 +37,9 @@ void backendCombo(const char* id, int& backend) {
     backend = std::clamp(backend, 0, static_cast<int>(IM_ARRAYSIZE(kLessonBackends)) - 1);
 }
 
-// The records a student steps through: decisions, not every switch.
-bool ofInterest(trace::EventKind kind) {
-    using K = trace::EventKind;
-    switch (kind) {
-    case K::FiberCreate: case K::FiberFinish: case K::Schedule: case K::Steal: case K::WakeupSent:
-    case K::WakeupReceived: case K::Park: case K::Unpark: case K::Submit: case K::Complete:
-    case K::CancelRequest: case K::CancelDelivered: case K::MutexContended: case K::MutexHandoff:
-    case K::ConditionWait: case K::ConditionWake: case K::Await: case K::GroupOp: case K::QueueOp:
-    case K::Mark: case K::ThreadStart: case K::ThreadStop:
-        return true;
-    default:
-        return false;
-    }
-}
+// The records a student steps through: decisions, not every switch (the
+// record table's `step`, trace_records.hpp).
+bool ofInterest(trace::EventKind kind) { return trace::recordKind(kind).step; }
 
 void focusOn(App& app, std::int64_t time) {
     app.cursor = time;
