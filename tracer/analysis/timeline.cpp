@@ -26,6 +26,7 @@
 
 #include "fiberscope/analysis/lod.hpp"
 #include "fiberscope/analysis/state_at.hpp"
+#include "fiberscope/trace_vocabulary.hpp"
 
 namespace fiberscope::analysis {
 
@@ -39,34 +40,11 @@ using trace::SwitchReason;
 constexpr std::uint32_t kNoItem = UINT32_MAX;
 constexpr std::uint32_t kNoFiber = UINT32_MAX;
 constexpr std::uint32_t kNil = UINT32_MAX;
-constexpr std::uint8_t kOpTimeout = 11;     // IORING_OP_TIMEOUT
-constexpr std::uint8_t kOpLinkTimeout = 15; // IORING_OP_LINK_TIMEOUT
 
 // The first fiber field of a record (create: the fiber; switch: from; group
-// and queue: their fiber field) into `fiber`; false if it has none.
-bool firstFiber(const Event& e, std::uint64_t& fiber) noexcept {
-    switch (e.kind) {
-    case EventKind::FiberCreate:
-    case EventKind::Switch:
-    case EventKind::MutexHandoff:
-    case EventKind::Await:
-    case EventKind::FiberFinish:
-    case EventKind::FiberRecycle:
-    case EventKind::FiberName:
-    case EventKind::Schedule:
-    case EventKind::Steal:
-    case EventKind::Submit:
-    case EventKind::Complete:
-    case EventKind::CancelRequest:
-    case EventKind::CancelDelivered:
-    case EventKind::MutexContended:
-    case EventKind::ConditionWait:
-    case EventKind::ConditionWake: fiber = e.arg[0]; return true;
-    case EventKind::GroupOp:
-    case EventKind::QueueOp: fiber = e.arg[1]; return true;
-    default: return false;
-    }
-}
+// and queue: their fiber field) into `fiber`; false if it has none. The
+// record table says which fields are fibers (trace_records.hpp).
+bool firstFiber(const Event& e, std::uint64_t& fiber) noexcept { return trace::firstField(e, trace::FieldType::Fiber, fiber); }
 
 // Short FIFO lists, one per fiber, as singly linked nodes in one shared pool
 // (freed nodes are reused): most fibers hold zero or one entry at a time, and
@@ -283,18 +261,9 @@ void permute(std::vector<T>& v, std::vector<std::uint32_t>& order) {
     }
 }
 
-// Record kinds that add no Instant to their thread's lane (see Builder::event).
-bool makesInstant(EventKind kind) noexcept {
-    switch (kind) {
-    case EventKind::Switch:
-    case EventKind::Park:
-    case EventKind::Unpark:
-    case EventKind::ZoneBegin:
-    case EventKind::ZoneEnd:
-    case EventKind::StringDef: return false;
-    default: return true;
-    }
-}
+// Record kinds that add an Instant to their thread's lane (see Builder::event):
+// the record table's instants, all but switch, park, unpark, zone edges, strings.
+bool makesInstant(EventKind kind) noexcept { return trace::recordKind(kind).instant; }
 
 struct ThreadBuild {
     Interval open;
@@ -850,13 +819,8 @@ private:
         instant.event = i;
         instant.kind = e.kind;
         if (!firstFiber(e, instant.fiber)) instant.fiber = tb.running;
-        switch (e.kind) {
-        case EventKind::Mark: instant.label = e.arg[0]; break;
-        case EventKind::FiberCreate: instant.label = e.arg[2]; break;
-        case EventKind::FiberName:
-        case EventKind::ThreadStart: instant.label = e.arg[1]; break;
-        default: break;
-        }
+        // Its label: its string field (a mark's label, a fiber's or thread's name).
+        (void)trace::firstField(e, trace::FieldType::String, instant.label);
         tl.instants.push_back(instant);
     }
 
@@ -879,7 +843,7 @@ private:
             switch (reason) {
             case SwitchReason::Finish: finishFiber(f, t, T, i); break;
             case SwitchReason::IoWait: {
-                const bool timer = b.last_opcode == kOpTimeout || b.last_opcode == kOpLinkTimeout;
+                const bool timer = trace::opcodeHas(b.last_opcode, trace::kOpNoteTimer);
                 setFiber(f, t, State::Waiting, thread, timer ? WaitReason::Timer : WaitReason::Io, i);
                 break;
             }

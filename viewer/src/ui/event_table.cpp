@@ -16,13 +16,14 @@ void drawEventTable(App& app) {
     bool changed = false;
     if (ImGui::BeginCombo("kinds", "choose kinds")) {
         for (unsigned k = 1; k <= trace::kMaxEventKind; ++k) {
-            const auto kind = static_cast<trace::EventKind>(k);
-            if (kind == trace::EventKind::StringDef) continue;
-            bool on = app.filter.kinds & kindBit(kind);
-            if (ImGui::Checkbox(trace::eventKindName(kind), &on)) {
-                app.filter.kinds ^= kindBit(kind);
+            const trace::RecordKindInfo& info = trace::kRecordKinds[k];
+            if (info.special) continue; // string definitions are not events
+            bool on = app.filter.kinds & kindBit(info.kind);
+            if (ImGui::Checkbox(info.name, &on)) {
+                app.filter.kinds ^= kindBit(info.kind);
                 changed = true;
             }
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", info.explanation);
         }
         if (ImGui::Button("all")) app.filter.kinds = kAllKinds, changed = true;
         ImGui::SameLine();
@@ -89,6 +90,8 @@ void drawEventTable(App& app) {
             ImGui::TextUnformatted(workerLabel(workerOf(tl, e.thread)).c_str());
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(trace::eventKindName(e.kind));
+            // What the kind records, from the record table.
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", trace::recordKind(e.kind).explanation);
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(explain(tl, trace, index).text.c_str());
         }
