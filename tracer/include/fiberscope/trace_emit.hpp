@@ -184,8 +184,10 @@ private:
 
 } // namespace fiberscope::trace
 
-// Typed emitters: the one place that fixes each record's field order (the
-// reader's table in reader/reader.cpp mirrors it; FORMAT.md documents it).
+// Typed emitters: they write each record's fields in the order the record
+// table lists them (trace_records.hpp, which the reader decodes with;
+// FORMAT.md documents it; tests/tracer/test_record_table.cpp round-trips
+// every kind through both).
 namespace fiberscope::trace::emit {
 
 inline void threadStart(std::uint64_t t, std::uint64_t worker, const char* stable_name) noexcept {

@@ -6,7 +6,9 @@
 // fields listed below, in order, each a varint unless noted. "fiber" fields
 // are zigzag deltas against the previous fiber field of the same chunk
 // (FORMAT.md, "Fiber numbers"); fiber 0 is "no fiber" (the thread's idle
-// loop), fiber 1 is the main fiber.
+// loop), fiber 1 is the main fiber. The comments below summarise each
+// kind's fields; the record table (trace_records.hpp) is the one the reader
+// and the tools read, and a test checks it against FORMAT.md and the emitters.
 #pragma once
 
 #include <cstdint>
