@@ -528,11 +528,14 @@ TEST_CASE("thread and fiber lanes of a hand-built trace", "[viewer]") {
                                       {50, 55, State::Idle, 0},
                                       {55, 70, State::Running, 1},
                                   });
+    // Worker 1 never stopped: it stays idle to the trace's end.
     checkLane(tl.threads[1].lane, {
                                       {30, 30, State::Idle, 0},
                                       {30, 60, State::Parked, 0},
-                                      {60, 60, State::Idle, 0},
+                                      {60, 70, State::Idle, 0},
                                   });
+    CHECK(tl.threads[1].alive_ns == 40);
+    CHECK(tl.threads[1].alive_end == 70);
     REQUIRE(tl.fibers.size() == 2);
     const FiberLane& main = tl.fibers[0];
     CHECK(main.fiber == 1);
@@ -1097,13 +1100,16 @@ TEST_CASE("a recorded trace: lane invariants, finishes, explanations", "[viewer]
     REQUIRE(tl.threads.size() >= 2);
     for (std::size_t l = 1; l < tl.threads.size(); ++l) CHECK(tl.threads[l - 1].worker < tl.threads[l].worker);
 
-    // Each thread's intervals: sorted, non-overlapping, covering its first to last event without gaps.
+    // Each thread's intervals: sorted, non-overlapping, covering its life
+    // (its first record to its thread-stop) without gaps.
     for (const ThreadLane& lane : tl.threads) {
         INFO(lane.name);
         const auto& iv = lane.lane.intervals;
         REQUIRE(!iv.empty());
+        CHECK(lane.stopped);
         CHECK(iv.front().start == lane.first_time);
-        CHECK(iv.back().end == lane.last_time);
+        CHECK(iv.back().end == lane.alive_end);
+        CHECK(lane.alive_end <= lane.last_time);
         for (std::size_t k = 0; k < iv.size(); ++k) {
             REQUIRE(iv[k].end >= iv[k].start);
             if (k) REQUIRE(iv[k - 1].end == iv[k].start);

@@ -62,8 +62,9 @@ SchedulerState stateAt(const Timeline& timeline, std::int64_t time) {
         ThreadState& ts = state.threads[lane];
         ts.thread = tl.thread;
         ts.worker = tl.worker;
-        // After its last record a thread stays in its last state, unless it stopped.
-        ts.alive = !tl.events.empty() && tl.first_time <= time && (time <= tl.last_time || !tl.stopped);
+        // Alive from its first record to its thread-stop; one that did not stop
+        // stays in its last state to the trace's end.
+        ts.alive = !tl.events.empty() && tl.first_time <= time && time <= tl.alive_end;
         std::size_t k = intervalAt(tl.lane, time);
         if (k == kNone && ts.alive && !tl.lane.intervals.empty() && time > tl.lane.intervals.back().end)
             k = tl.lane.intervals.size() - 1;

@@ -269,6 +269,8 @@ struct ThreadBuild {
     Interval open;
     bool has_open = false;
     bool started = false;
+    bool alive = false;         // between its first record (or a thread-start) and a thread-stop
+    std::int64_t alive_since = 0;
     bool initial_known = false;
     std::uint64_t initial = 0;  // the fiber running before its first switch
     std::uint64_t running = 0;
@@ -393,6 +395,7 @@ private:
         for (std::uint32_t t = 0; t < kinds.size(); ++t) {
             const KindCounts& k = kinds[t];
             ThreadLane& tl = tl_.threads[tl_.lane_of_thread[t]];
+            for (std::size_t kind = 0; kind < k.size(); ++kind) tl.records[kind] = static_cast<std::uint32_t>(k[kind]);
             std::size_t events = 0, instants = 0;
             for (std::size_t kind = 0; kind < k.size(); ++kind) {
                 total[kind] += k[kind];
@@ -473,6 +476,17 @@ private:
         }
         b.open = Interval{t, t, tl_.fibers[f].fiber, cause, thread, s, r};
         b.has_open = true;
+    }
+
+    // Closes the fiber's open interval at `t` without opening another.
+    void endFiberLane(std::uint32_t f, std::int64_t t) {
+        FiberBuild& b = fb_[f];
+        if (!b.has_open) return;
+        b.open.end = std::max(b.open.start, t);
+        auto& intervals = tl_.fibers[f].lane.intervals;
+        if (intervals.capacity() == 0) intervals.reserve(kFiberLaneStart);
+        intervals.push_back(b.open);
+        b.has_open = false;
     }
 
     // Marks a fiber ready (not if it is running: a late record; nor if finished).
@@ -581,6 +595,7 @@ private:
     // --- Threads ---------------------------------------------------------------
     void setThread(std::uint32_t lane, std::int64_t t, State s, std::uint64_t fiber, std::uint32_t cause) {
         ThreadBuild& b = tb_[lane];
+        if (!b.alive) return; // stopped: its records change no lane until a thread-start
         if (b.has_open) {
             if (b.open.state == s && b.open.fiber == fiber) return;
             b.open.end = t;
@@ -593,6 +608,8 @@ private:
     void startThread(std::uint32_t lane, std::int64_t t) {
         ThreadBuild& b = tb_[lane];
         b.started = true;
+        b.alive = true;
+        b.alive_since = t;
         tl_.threads[lane].first_time = t;
         b.running = b.initial;
         if (!b.initial_known) return; // no scheduling records on this thread: no intervals
@@ -601,6 +618,38 @@ private:
             bool created = false;
             const std::uint32_t f = fiberIndex(b.initial, &created);
             if (created) setFiber(f, t, State::Running, static_cast<std::int32_t>(threadOfLane(lane)), WaitReason::None, kNoEvent);
+        }
+    }
+
+    // Thread-stop: the thread's idle loop returned. Its lane ends here; what
+    // it records afterwards (the main thread resuming the main fiber outside
+    // the loop) is not the loop's, until a thread-start (a new loop) revives it.
+    void stopThread(std::uint32_t lane, std::int64_t t) {
+        ThreadBuild& b = tb_[lane];
+        ThreadLane& tl = tl_.threads[lane];
+        tl.stopped = true;
+        if (!b.alive) return;
+        if (b.has_open) {
+            b.open.end = std::max(b.open.start, t);
+            tl.lane.intervals.push_back(b.open);
+            b.has_open = false;
+        }
+        tl.alive_ns += std::max<std::int64_t>(0, t - b.alive_since);
+        tl.alive_end = std::max(b.alive_since, t);
+        b.alive = false;
+    }
+
+    // A thread-start after a thread-stop: the thread runs a loop again, with
+    // the fiber it last switched to (or its idle loop).
+    void restartThread(std::uint32_t lane, std::int64_t t, std::uint32_t cause) {
+        ThreadBuild& b = tb_[lane];
+        b.alive = true;
+        b.alive_since = t;
+        if (!b.initial_known) return;
+        setThread(lane, t, b.running ? State::Running : State::Idle, b.running, cause);
+        if (b.running) {
+            const std::uint32_t f = fiberIndex(b.running);
+            if (!fb_[f].finished) setFiber(f, t, State::Running, static_cast<std::int32_t>(threadOfLane(lane)), WaitReason::None, cause);
         }
     }
 
@@ -665,7 +714,10 @@ private:
             return;
         }
         case EventKind::StringDef: return;
-        case EventKind::ThreadStop: tl.stopped = true; break;
+        case EventKind::ThreadStart:
+            if (!tb.alive) restartThread(lane, t, i);
+            break;
+        case EventKind::ThreadStop: stopThread(lane, t); break;
         default: break;
         }
 
@@ -678,7 +730,7 @@ private:
             fl.created_thread = thread;
             fl.created_in_trace = true;
             fl.parent = e.arg[1];
-            if (e.arg[2] && !fl.named) {
+            if (!fl.named && !trace_.string(e.arg[2]).empty()) {
                 fl.name = trace_.string(e.arg[2]);
                 fl.named = true;
             }
@@ -688,7 +740,9 @@ private:
         }
         case EventKind::FiberFinish: finishFiber(fiberIndex(e.arg[0]), t, T, i); return;
         case EventKind::FiberName: {
+            // An empty name names nothing: the fiber keeps the one it had.
             FiberLane& fl = tl_.fibers[fiberIndex(e.arg[0])];
+            if (trace_.string(e.arg[1]).empty()) return;
             fl.name = trace_.string(e.arg[1]);
             fl.named = true;
             return;
@@ -723,6 +777,7 @@ private:
                 from.time = item.start;
                 from.event = item.event;
             }
+            if (victim >= 0) ++tl_.threads[static_cast<std::size_t>(victim)].steals_given;
             if (victim >= 0 && static_cast<std::uint32_t>(victim) != lane) stealQueue(lane, static_cast<std::uint32_t>(victim), t);
             tl_.flows.push_back(Flow{FlowKind::Steal, from, FlowEnd{t, head, T, i}});
             return;
@@ -863,7 +918,18 @@ private:
                 break;
             }
         }
-        if (to != 0) {
+        if (to != 0 && !tb.alive) {
+            // Switched to on a stopped thread: the main fiber resumed after its
+            // loop shut down. It runs outside the loop, which the model does
+            // not follow: its lane ends here, as the thread's did.
+            const std::uint32_t f = fiberIndex(to);
+            FiberBuild& b = fb_[f];
+            closeQueued(f, t);
+            endFiberLane(f, t);
+            b.ready_since = -1;
+            b.last_switch_in = i;
+            pending_.clear(b.pending);
+        } else if (to != 0) {
             const std::uint32_t f = fiberIndex(to);
             FiberBuild& b = fb_[f];
             closeQueued(f, t);
@@ -887,11 +953,16 @@ private:
         for (std::uint32_t lane = 0; lane < tb_.size(); ++lane) {
             ThreadBuild& b = tb_[lane];
             ThreadLane& tl = tl_.threads[lane];
-            if (b.has_open) {
-                b.open.end = std::max(b.open.start, tl.last_time);
-                tl.lane.intervals.push_back(b.open);
+            // A thread that did not stop was alive, in its last state, to the trace's end.
+            if (b.alive) {
+                if (b.has_open) {
+                    b.open.end = std::max(b.open.start, tl_.end_time);
+                    tl.lane.intervals.push_back(b.open);
+                }
+                tl.alive_ns += std::max<std::int64_t>(0, tl_.end_time - b.alive_since);
+                tl.alive_end = std::max(b.alive_since, tl_.end_time);
             }
-            for (std::uint32_t z : b.zone_stack) tl.zones[z].end = tl.last_time;
+            for (std::uint32_t z : b.zone_stack) tl.zones[z].end = b.alive ? tl_.end_time : tl.last_time;
         }
         for (std::uint32_t f = 0; f < fb_.size(); ++f) {
             FiberBuild& b = fb_[f];

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <ostream>
 
+#include "fiberscope/analysis/totals.hpp"
 #include "trace_tools.hpp"
 
 namespace fiberscope::trace {
@@ -31,188 +32,77 @@ LatencySummary summarizeLatencies(std::vector<std::int64_t>& samples) {
     return summary;
 }
 
-namespace {
-
-struct FiberAccumulator {
-    FiberStats stats;
-    std::int64_t first_seen = -1;
-    std::int64_t ready_since = -1; // -1: not known ready
-    std::int64_t last_thread = -1;
-    bool running = false;
-    std::vector<std::int64_t> latencies;
-};
-
-struct StatsBuilder {
-    std::unordered_map<std::uint64_t, FiberAccumulator> fibers;
-    std::vector<ThreadStats> threads;
-    std::vector<bool> recorded;             // by thread number
-    std::vector<std::int64_t> live_workers; // worker index -> thread, from thread-start records
-    std::vector<std::int64_t> known_workers; // the same from the thread table
-};
-
-FiberAccumulator& fiberAt(StatsBuilder& b, std::uint64_t id, std::int64_t time) {
-    FiberAccumulator& f = b.fibers[id];
-    f.stats.id = id;
-    if (f.first_seen < 0) f.first_seen = time;
-    return f;
-}
-
-void markReady(StatsBuilder& b, std::uint64_t id, std::int64_t time) {
-    if (id == 0) return;
-    FiberAccumulator& f = fiberAt(b, id, time);
-    if (!f.running && f.ready_since < 0) f.ready_since = time;
-}
-
-void switchIn(StatsBuilder& b, std::uint64_t id, std::uint32_t thread, std::int64_t time) {
-    FiberAccumulator& f = fiberAt(b, id, time);
-    ++f.stats.runs;
-    if (f.last_thread >= 0 && f.last_thread != thread) ++f.stats.migrations;
-    f.last_thread = thread;
-    if (f.ready_since >= 0) f.latencies.push_back(std::max<std::int64_t>(0, time - f.ready_since));
-    f.ready_since = -1;
-    f.running = true;
-}
-
-ThreadStats* threadOfWorker(StatsBuilder& b, std::uint64_t worker) {
-    std::int64_t thread = -1;
-    if (worker < b.live_workers.size()) thread = b.live_workers[worker];
-    if (thread < 0 && worker < b.known_workers.size()) thread = b.known_workers[worker];
-    if (thread < 0 || static_cast<std::size_t>(thread) >= b.threads.size()) return nullptr;
-    return &b.threads[static_cast<std::size_t>(thread)];
-}
-
-void countEvent(StatsBuilder& b, TraceStats& out, const Event& e) {
-    ThreadStats& t = b.threads[e.thread];
-    switch (e.kind) {
-    case EventKind::ThreadStart:
-        if (e.arg[0] <= 65535) {
-            if (b.live_workers.size() <= e.arg[0]) b.live_workers.resize(e.arg[0] + 1, -1);
-            b.live_workers[e.arg[0]] = e.thread;
-        }
-        break;
-    case EventKind::Switch: {
-        ++t.switches;
-        ++out.switches;
-        if (e.small <= kMaxSwitchReason) ++out.switch_reasons[e.small];
-        if (const std::uint64_t from = e.arg[0]) {
-            FiberAccumulator& f = fiberAt(b, from, e.time);
-            f.running = false;
-            if (e.small == static_cast<std::uint8_t>(SwitchReason::Finish) && f.stats.finished < 0)
-                f.stats.finished = e.time;
-        }
-        if (const std::uint64_t to = e.arg[1]) switchIn(b, to, e.thread, e.time);
-        break;
-    }
-    case EventKind::FiberCreate: {
-        FiberAccumulator& f = fiberAt(b, e.arg[0], e.time);
-        f.stats.created = e.time;
-        f.stats.parent = e.arg[1];
-        markReady(b, e.arg[0], e.time);
-        break;
-    }
-    case EventKind::FiberFinish: {
-        FiberAccumulator& f = fiberAt(b, e.arg[0], e.time);
-        if (f.stats.finished < 0) f.stats.finished = e.time;
-        break;
-    }
-    case EventKind::Schedule:
-    case EventKind::ConditionWake:
-        markReady(b, e.arg[0], e.time);
-        break;
-    case EventKind::MutexHandoff:
-        markReady(b, e.arg[1], e.time);
-        break;
-    case EventKind::Complete:
-        ++t.completions;
-        markReady(b, e.arg[0], e.time);
-        break;
-    case EventKind::Submit:
-        ++t.submits;
-        break;
-    case EventKind::Steal:
-        ++t.steals_taken;
-        if (ThreadStats* victim = threadOfWorker(b, e.arg[1])) ++victim->steals_given;
-        break;
-    case EventKind::WakeupSent:
-        ++t.wakeups_sent;
-        break;
-    case EventKind::WakeupReceived:
-        ++t.wakeups_received;
-        break;
-    case EventKind::Park:
-        ++t.parks;
-        break;
-    default:
-        break;
-    }
-}
-
-} // namespace
-
-TraceStats computeStats(const Trace& trace) {
+// Everything below is read off the model (fiberscope/analysis): thread
+// times from the thread lanes, fiber times, runs and moves from the fiber
+// lanes, latencies from its samples; record counts from its per-thread
+// tallies. Nothing here replays the trace.
+TraceStats computeStats(const Trace& trace, const analysis::Timeline& timeline) {
+    using analysis::State;
     TraceStats out;
-    out.duration_ns = traceEnd(trace);
+    out.duration_ns = timeline.end_time;
     out.events = trace.events.size();
-
-    StatsBuilder b;
-    b.threads.resize(trace.threads.size());
-    b.recorded.assign(trace.threads.size(), false);
-    b.known_workers = workerThreads(trace);
-    const std::vector<std::uint64_t> initial = initialFibers(trace);
-    for (const Event& e : trace.events) {
-        if (e.thread >= b.threads.size()) continue;
-        if (!b.recorded[e.thread]) {
-            b.recorded[e.thread] = true;
-            // Whatever ran when the thread first recorded counts as a run.
-            if (initial[e.thread]) switchIn(b, initial[e.thread], e.thread, e.time);
-        }
-        countEvent(b, out, e);
+    for (std::uint32_t i : timeline.events_by_kind[static_cast<std::size_t>(EventKind::Switch)]) {
+        ++out.switches;
+        if (trace.events[i].small <= kMaxSwitchReason) ++out.switch_reasons[trace.events[i].small];
     }
 
-    // Time per state, from the timelines.
-    const std::vector<ThreadTimeline> timelines = buildThreadTimelines(trace);
-    for (const ThreadTimeline& timeline : timelines) {
-        if (timeline.thread >= b.threads.size() || !b.recorded[timeline.thread]) continue;
-        ThreadStats& t = b.threads[timeline.thread];
-        t.thread = timeline.thread;
-        t.worker = timeline.worker;
-        t.name = timeline.name;
-        t.begin = timeline.begin;
-        t.end = timeline.end;
-        t.alive_ns = timeline.alive_ns;
-        for (const StateSpan& span : timeline.spans) {
-            const std::int64_t length = span.end - span.begin;
-            switch (span.state) {
-            case ThreadState::Running:
-                t.busy_ns += length;
-                fiberAt(b, span.fiber, span.begin).stats.run_ns += length;
-                break;
-            case ThreadState::Idle: t.idle_ns += length; break;
-            case ThreadState::Parked: t.parked_ns += length; break;
-            }
-        }
-        out.threads.push_back(t);
+    // Threads that recorded something, by thread number.
+    for (std::uint32_t lane : timeline.lane_of_thread) {
+        const analysis::ThreadLane& tl = timeline.threads[lane];
+        if (tl.events.empty()) continue;
+        ThreadStats t;
+        t.thread = tl.thread;
+        t.worker = tl.worker;
+        t.name = tl.name;
+        t.begin = tl.first_time;
+        t.end = tl.alive_end;
+        t.alive_ns = tl.alive_ns;
+        const analysis::LaneTotals totals = analysis::laneTotals(tl.lane);
+        t.busy_ns = totals.time(State::Running);
+        t.idle_ns = totals.time(State::Idle);
+        t.parked_ns = totals.time(State::Parked);
+        const auto count = [&](EventKind kind) { return std::uint64_t{tl.records[static_cast<std::size_t>(kind)]}; };
+        t.switches = count(EventKind::Switch);
+        t.steals_taken = count(EventKind::Steal);
+        t.steals_given = tl.steals_given;
+        t.wakeups_sent = count(EventKind::WakeupSent);
+        t.wakeups_received = count(EventKind::WakeupReceived);
+        t.submits = count(EventKind::Submit);
+        t.completions = count(EventKind::Complete);
+        t.parks = count(EventKind::Park);
+        out.threads.push_back(std::move(t));
     }
 
-    const FiberNames names = collectFiberNames(trace);
-    std::vector<std::int64_t> all_latencies;
-    for (auto& [id, f] : b.fibers) {
-        if (id == 0) continue;
-        FiberStats stats = f.stats;
-        stats.name = fiberDisplayName(names, id);
-        const std::int64_t begin = stats.created >= 0 ? stats.created : f.first_seen;
-        const std::int64_t end = stats.finished >= 0 ? stats.finished : out.duration_ns;
-        stats.wait_ns = std::max<std::int64_t>(0, end - begin - stats.run_ns);
-        all_latencies.insert(all_latencies.end(), f.latencies.begin(), f.latencies.end());
-        stats.latency = summarizeLatencies(f.latencies);
-        out.fibers.push_back(std::move(stats));
+    // Every fiber but the idle loop's 0.
+    const analysis::FiberLatencies latencies = analysis::latenciesByFiber(timeline);
+    for (std::size_t k = 0; k < timeline.fibers.size(); ++k) {
+        const analysis::FiberLane& fl = timeline.fibers[k];
+        if (fl.fiber == 0) continue;
+        FiberStats f;
+        f.id = fl.fiber;
+        f.parent = fl.parent;
+        f.name = fl.name;
+        f.created = fl.created;
+        f.finished = fl.finished;
+        const analysis::LaneTotals totals = analysis::laneTotals(fl.lane);
+        f.run_ns = totals.time(State::Running);
+        f.wait_ns = totals.time(State::Ready) + totals.time(State::Waiting);
+        f.runs = totals.runs;
+        f.migrations = totals.migrations;
+        std::vector<std::int64_t> samples(latencies.values.begin() + static_cast<std::ptrdiff_t>(latencies.offsets[k]),
+                                          latencies.values.begin() + static_cast<std::ptrdiff_t>(latencies.offsets[k + 1]));
+        f.latency = summarizeLatencies(samples);
+        out.fibers.push_back(std::move(f));
     }
     std::sort(out.fibers.begin(), out.fibers.end(), [](const FiberStats& a, const FiberStats& b) {
         return a.run_ns != b.run_ns ? a.run_ns > b.run_ns : a.id < b.id;
     });
-    out.latency = summarizeLatencies(all_latencies);
+    std::vector<std::int64_t> all = latencies.values;
+    out.latency = summarizeLatencies(all);
     return out;
 }
+
+TraceStats computeStats(const Trace& trace) { return computeStats(trace, analysis::buildTimeline(trace)); }
 
 // ---------------------------------------------------------------------------
 // The text report

@@ -26,6 +26,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "fiberscope/analysis/timeline.hpp"
 #include "fiberscope/trace_reader.hpp"
 #include "fiberscope/trace_vocabulary.hpp"
 
@@ -143,10 +144,16 @@ struct TraceStats {
     LatencySummary latency;           // schedule-to-run over all fibers
 };
 
-// Schedule-to-run latency: from the moment a fiber is known ready (created,
-// scheduled, its I/O completed, woken by a condition, handed a mutex) to its
-// next switch-in.
+// Read off the trace's model (fiberscope/analysis/timeline.hpp): a thread's
+// busy, idle and parked times are its lane's Running, Idle and Parked time,
+// over its life (first record to thread-stop, or the trace's end); a fiber's
+// run and wait times, runs and moves are its lane's (wait = Ready + Waiting);
+// schedule-to-run latency is the model's samples: from the moment a fiber
+// became ready (created, scheduled, its I/O completed, woken by a condition,
+// handed a mutex, or switched away by a yield) to its next switch-in.
 TraceStats computeStats(const Trace& trace);
+// The same from a model already built from `trace`.
+TraceStats computeStats(const Trace& trace, const analysis::Timeline& timeline);
 
 struct StatsOptions {
     std::size_t top_fibers = 20;

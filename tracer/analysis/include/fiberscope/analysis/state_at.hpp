@@ -36,7 +36,7 @@ struct InFlightOp {
 struct ThreadState {
     std::uint32_t thread = 0; // trace thread number
     std::int64_t worker = -1;
-    bool alive = false;        // after its first record, and before its last if it stopped (thread-stop)
+    bool alive = false;        // from its first record to its thread-stop (or the trace's end: ThreadLane::alive_end)
     State state = State::Idle; // Running, Idle or Parked
     std::uint64_t running = 0; // the fiber running (State::Running)
     std::vector<ReadyEntry> ready;      // its ready queue, by `since`

@@ -7,7 +7,14 @@
 // Design:
 //   * Thread lanes (ordered by worker index) are built from switch, park and
 //     unpark records: the thread runs the `to` fiber of its last switch, or
-//     its idle loop (fiber 0), or is parked in the kernel.
+//     its idle loop (fiber 0), or is parked in the kernel. A lane covers the
+//     thread's life as a loop thread: from its first record to its
+//     thread-stop, or to the trace's end if it never stopped (it was still in
+//     its last state when the recording ended). A fiber switched to on a
+//     stopped thread (the main fiber resumed after the loop shut down) leaves
+//     the model there too, so a fiber's Running intervals are exactly the
+//     thread lanes' Running intervals of it, and per-thread busy time adds
+//     up to per-fiber run time.
 //   * Fiber lanes are a small state machine per fiber driven by every record
 //     that names it: create/schedule/complete/condition-wake/mutex-handoff
 //     make it Ready, a switch to it makes it Running, a switch away makes it
@@ -69,6 +76,14 @@ struct ThreadLane {
     std::int64_t first_time = 0; // its first and last event
     std::int64_t last_time = 0;
     bool stopped = false;        // it recorded thread-stop (its idle loop returned)
+    // Its life as a loop thread: from its first record (or a thread-start
+    // after a stop) to its thread-stop, or to the trace's end if it did not
+    // stop. `lane` covers exactly this time when the thread recorded any
+    // switch, park or unpark (a blocking-pool thread records none: no lane).
+    std::int64_t alive_ns = 0;
+    std::int64_t alive_end = 0;  // its last moment alive
+    std::array<std::uint32_t, trace::kMaxEventKind + 1> records{}; // its records, counted by kind
+    std::uint32_t steals_given = 0; // steal records (on any thread) naming its worker as the victim
     Lane lane;                   // Running / Idle / Parked
     std::vector<Instant> instants; // every record but switch, park, unpark, zone-begin/end, by time
     std::vector<Zone> zones;       // zones opened by its idle loop (fiber 0)
