@@ -1260,11 +1260,195 @@ TEST_CASE("lesson 13: one program on io_uring (completions) and on epoll (readin
     }
 }
 
+namespace {
+
+// What lesson 14 must show on any thread count.
+void checkLesson14(const LessonRun& run, const View& view) {
+    requireCheckpointsMatchNarrative(view, "14-read-mostly-cache");
+    const std::vector<std::string> order = {"gate opens",          "refresher locks", "late reader arrives",
+                                            "first refresh done",  "late reader reads", "second refresh done",
+                                            "readers done",        "fetches start",     "impatient fetch",
+                                            "impatient fetch gives up", "fetches done"};
+    std::map<std::string, std::size_t> at;
+    for (const auto& name : order) at[name] = view.checkpoint(name);
+    for (std::size_t i = 1; i < order.size(); ++i) {
+        INFO("checkpoint \"" << order[i - 1] << "\" comes before \"" << order[i] << "\"");
+        REQUIRE(at[order[i - 1]] < at[order[i]]);
+    }
+    CHECK(run.output.find("it read version 1") != std::string::npos);
+    CHECK(run.output.find("4 misses fetched, at most 2 at once") != std::string::npos);
+    CHECK(run.output.find("gave up: TimedOut") != std::string::npos);
+
+    std::vector<std::uint64_t> readers;
+    for (int i = 0; i < 4; ++i) readers.push_back(view.fiber("reader " + std::to_string(i)));
+    const std::uint64_t late = view.fiber("late reader");
+    const std::uint64_t refresher = view.fiber("refresher");
+    const std::uint64_t impatient = view.fiber("impatient fetch");
+    // The condition-waits of `fiber` strictly between events `from` and `to`.
+    auto waitsBetween = [&](std::uint64_t fiber, std::size_t from, std::size_t to) {
+        std::vector<std::size_t> found;
+        for (std::size_t i = from + 1; i < to; ++i)
+            if (view.at(i).kind == EventKind::ConditionWait && view.at(i).arg[0] == fiber) found.push_back(i);
+        return found;
+    };
+
+    // The gate (an Event): the readers that reached it wait on its
+    // condition; set() wakes them all with one broadcast, and nobody waits
+    // on it after that.
+    std::set<std::uint64_t> gate_conditions;
+    for (std::uint64_t r : readers)
+        for (std::size_t i : waitsBetween(r, 0, at["gate opens"])) gate_conditions.insert(view.at(i).arg[1]);
+    REQUIRE(gate_conditions.size() == 1);
+    const std::uint64_t gate = *gate_conditions.begin();
+    const auto gate_wakes = view.all([&](const TraceEvent& e) { return e.kind == EventKind::ConditionWake && e.arg[1] == gate; });
+    REQUIRE(gate_wakes.size() == 1);
+    CHECK(view.at(gate_wakes[0]).small == static_cast<std::uint8_t>(ConditionWakeHow::Broadcast));
+    CHECK(gate_wakes[0] > at["gate opens"]);
+    CHECK(view.all([&](const TraceEvent& e) {
+                  return e.kind == EventKind::ConditionWait && e.arg[1] == gate && e.time > view.at(at["gate opens"]).time;
+              }).empty());
+
+    // Writer preference: the refresher waits for the readers holding the
+    // lock (on the writers' condition)...
+    const auto refresher_waits = waitsBetween(refresher, at["refresher locks"], at["first refresh done"]);
+    REQUIRE(refresher_waits.size() == 1);
+    const std::size_t writer_waits = refresher_waits[0];
+    const std::uint64_t writers_cv = view.at(writer_waits).arg[1];
+    // ...and the late reader, refused by tryLockShared() only once the
+    // refresher waited, waits too (on the readers' condition), and reads
+    // only after the refresher's unlock.
+    CHECK(writer_waits < at["late reader arrives"]);
+    // The last reader out wakes it with a signal.
+    CHECK(view.next(writer_waits, [&](const TraceEvent& e) {
+                  return e.kind == EventKind::ConditionWake && e.arg[0] == refresher && e.arg[1] == writers_cv &&
+                         e.small == static_cast<std::uint8_t>(ConditionWakeHow::Signal) &&
+                         e.time < view.at(at["first refresh done"]).time;
+              }).has_value());
+    const auto late_waits = waitsBetween(late, at["late reader arrives"], at["late reader reads"]);
+    REQUIRE(late_waits.size() == 1);
+    const std::uint64_t readers_cv = view.at(late_waits[0]).arg[1];
+    CHECK(readers_cv != writers_cv);
+    CHECK(readers_cv != gate);
+    // So do the four readers' next lookups, although readers hold the lock.
+    for (std::uint64_t r : readers) {
+        INFO(view.names.at(r) << " queues behind the waiting refresher");
+        const auto waits = waitsBetween(r, writer_waits, at["first refresh done"]);
+        REQUIRE(waits.size() == 1);
+        CHECK(view.at(waits[0]).arg[1] == readers_cv);
+    }
+    // The refresher's unlock admits the waiting readers as one batch: one
+    // broadcast, one schedule of them all...
+    const auto batch_wake = view.next(at["first refresh done"], [&](const TraceEvent& e) {
+        return e.kind == EventKind::ConditionWake && e.arg[1] == readers_cv;
+    });
+    REQUIRE(batch_wake);
+    CHECK(view.at(*batch_wake).small == static_cast<std::uint8_t>(ConditionWakeHow::Broadcast));
+    CHECK(*batch_wake < at["late reader reads"]);
+    const auto batch_schedule = view.nextOnThread(*batch_wake, kindIs(EventKind::Schedule));
+    REQUIRE(batch_schedule);
+    INFO("the batch: " << view.at(*batch_schedule).arg[1] << " readers");
+    CHECK(view.at(*batch_schedule).arg[1] >= 2);
+    // ...before the refresher's own next lock(), which waits for them to leave.
+    const auto second_waits = waitsBetween(refresher, at["first refresh done"], at["second refresh done"]);
+    REQUIRE(second_waits.size() == 1);
+    CHECK(view.at(second_waits[0]).arg[1] == writers_cv);
+    // The readers queue behind it again for their next lookup.
+    for (std::uint64_t r : readers) {
+        INFO(view.names.at(r) << " queues behind the refresher's second lock()");
+        const auto waits = waitsBetween(r, at["first refresh done"], at["second refresh done"]);
+        REQUIRE(!waits.empty());
+        CHECK(view.at(waits.back()).arg[1] == readers_cv);
+    }
+    // What each reader read, by its marks: version 0, then version 1 in the
+    // batch between the refreshes, then version 2.
+    for (int i = 0; i < 4; ++i) {
+        const std::string name = "reader " + std::to_string(i);
+        INFO(name);
+        std::vector<std::size_t> reads[3];
+        for (int v = 0; v < 3; ++v)
+            reads[v] = view.all([&](const TraceEvent& e) {
+                return e.kind == EventKind::Mark && view.trace.string(e.arg[0]) == name + " reads v" + std::to_string(v);
+            });
+        for (int v = 0; v < 3; ++v) REQUIRE(!reads[v].empty());
+        CHECK(reads[0].back() < at["first refresh done"]);
+        CHECK(reads[1].front() > at["first refresh done"]);
+        CHECK(reads[1].back() < at["second refresh done"]);
+        CHECK(reads[2].front() > at["second refresh done"]);
+        CHECK(reads[2].back() < at["readers done"]);
+    }
+
+    // The fetches: one timeout each, never more than two in flight (the
+    // semaphore's two slots), and two at once at some moment.
+    const auto fetchers = view.fibersNamedLike("fetch ");
+    REQUIRE(fetchers.size() == 4);
+    const std::set<std::uint64_t> fetcher_set(fetchers.begin(), fetchers.end());
+    int in_flight = 0, most = 0, submits = 0, completes = 0;
+    for (std::size_t i = 0; i < run.trace.events.size(); ++i) {
+        const TraceEvent& e = view.at(i);
+        if (e.small != kOpTimeout || !fetcher_set.count(e.arg[0])) continue;
+        if (e.kind == EventKind::Submit) {
+            CHECK(i > at["fetches start"]);
+            ++submits;
+            most = std::max(most, ++in_flight);
+        } else if (e.kind == EventKind::Complete) {
+            CHECK(e.signedArg(1) == -ETIME);
+            CHECK(i < at["fetches done"]);
+            ++completes;
+            --in_flight;
+        }
+    }
+    CHECK(submits == 4);
+    CHECK(completes == 4);
+    CHECK(most == 2);
+    // The impatient fetch waits on the semaphore's condition (where patient
+    // fetches wait too, and post() wakes them with a signal), never sleeps,
+    // and its 1 ms Timeout passes: a condition-wake with how = timed-out,
+    // no sooner than 1 ms after it began to wait.
+    CHECK(view.all([&](const TraceEvent& e) { return e.kind == EventKind::Submit && e.arg[0] == impatient; }).empty());
+    const auto impatient_waits = waitsBetween(impatient, at["impatient fetch"], at["impatient fetch gives up"]);
+    REQUIRE(impatient_waits.size() == 1);
+    const std::uint64_t slots_cv = view.at(impatient_waits[0]).arg[1];
+    const auto timed_out = view.all([](const TraceEvent& e) {
+        return e.kind == EventKind::ConditionWake && e.small == static_cast<std::uint8_t>(ConditionWakeHow::TimedOut);
+    });
+    REQUIRE(timed_out.size() == 1);
+    const TraceEvent& wake = view.at(timed_out[0]);
+    CHECK(wake.arg[0] == impatient);
+    CHECK(wake.arg[1] == slots_cv);
+    CHECK(timed_out[0] < at["impatient fetch gives up"]);
+    CHECK(wake.time - view.at(at["impatient fetch"]).time >= kMs - kMs / 20);
+    bool patient_waited = false, patient_signaled = false;
+    for (const TraceEvent& e : run.trace.events) {
+        if (!fetcher_set.count(e.arg[0]) || e.arg[1] != slots_cv) continue;
+        patient_waited |= e.kind == EventKind::ConditionWait;
+        patient_signaled |= e.kind == EventKind::ConditionWake && e.small == static_cast<std::uint8_t>(ConditionWakeHow::Signal);
+    }
+    CHECK(patient_waited);
+    CHECK(patient_signaled);
+}
+
+} // namespace
+
+TEST_CASE("lesson 14: an Event gate, a writer-preferring RwLock, a Semaphore of two fetches and a timed-out wait",
+          "[lessons][lesson14]") {
+    // The claims hold on one thread (every step in one place) and on two
+    // (the lesson's default), and on either backend: the primitives are
+    // the scheduler's, not the kernel interface's.
+    const std::vector<std::vector<std::string>> runs = {
+        {"--threads", "1"}, {"--threads", "2"}, {"--threads", "2", "--backend", "epoll"}};
+    for (const auto& args : runs) {
+        const LessonRun run = runLesson(LESSON14, ("14-" + std::to_string(&args - runs.data())).c_str(), args);
+        const View view(run.trace);
+        INFO(Catch::Detail::stringify(args) << "; output:\n" << run.output);
+        checkLesson14(run, view);
+    }
+}
+
 TEST_CASE("every lesson takes --threads N and --backend uring|epoll and rejects anything else with a one-line usage "
           "error",
           "[lessons][args]") {
     const char* lessons[] = {LESSON01, LESSON02, LESSON03, LESSON04, LESSON05, LESSON06, LESSON07,
-                             LESSON08, LESSON09, LESSON10, LESSON11, LESSON12, LESSON13};
+                             LESSON08, LESSON09, LESSON10, LESSON11, LESSON12, LESSON13, LESSON14};
     const std::string output = tempDir() + "/fiberscope-test-lesson-" + std::to_string(getpid()) + "-args.out";
     const std::vector<std::vector<std::string>> bad = {{"--bogus"},
                                                        {"--threads"},
