@@ -1041,14 +1041,15 @@ private:
 
 } // namespace
 
+std::int64_t traceEndTime(const trace::Trace& trace) noexcept {
+    if (trace.events.empty()) return std::max<std::int64_t>(0, trace.header.duration_ns);
+    return std::max(trace.events.back().time, trace.header.duration_ns);
+}
+
 Timeline buildTimeline(const trace::Trace& trace) {
     Timeline timeline;
-    if (!trace.events.empty()) {
-        timeline.start_time = trace.events.front().time;
-        timeline.end_time = std::max(trace.events.back().time, trace.header.duration_ns);
-    } else {
-        timeline.end_time = std::max<std::int64_t>(0, trace.header.duration_ns);
-    }
+    if (!trace.events.empty()) timeline.start_time = trace.events.front().time;
+    timeline.end_time = traceEndTime(trace);
     Builder(trace, timeline).run();
     return timeline;
 }

@@ -8,15 +8,17 @@
 //   process 2 "fibers": one track per fiber (tid = fiber id) with its runs
 //     (named after the thread they ran on) and its zones (B/E). Slices on
 //     one track must nest, so runs are cut where a zone begins or ends.
-//   Marks are global instants. Flow arrows: wake-ups (sender -> receiver),
-//   steals (victim -> thief) and spawns (parent -> the child's first run).
+//   Marks are global instants. Flow arrows: every flow of the model
+//   (wake-ups, steals, spawns, completions, await chains, cancels, mutex
+//   hand-offs and condition wakes), named after its kind.
+// Everything is read off the trace's model (fiberscope/analysis): the thread
+// tracks are its thread lanes, the fiber tracks its fiber lanes and zones,
+// the arrows its flows, so the export and the viewer show the same thing.
 // Times are microseconds with a fractional part (nanosecond precision).
 #include <algorithm>
 #include <climits>
-#include <deque>
-#include <map>
-#include <optional>
 #include <ostream>
+#include <tuple>
 
 #include "trace_tools.hpp"
 
@@ -199,6 +201,9 @@ struct JsonOut {
     }
 };
 
+// A run that did not end with a switch (a park, a thread-stop, the trace's end, a zone cut).
+constexpr std::uint8_t kNoSwitchReason = 0xFF;
+
 // One piece of what a fiber track shows, in time order.
 struct FiberItem {
     enum Kind : std::uint8_t { ZoneEnd, ZoneBegin, Run };
@@ -212,38 +217,28 @@ struct FiberItem {
 
 struct ExportState {
     const Trace& trace;
+    const analysis::Timeline& tl;
     JsonOut& json;
-    const FiberNames names;
-    const std::vector<ThreadTimeline> timelines;
-    std::vector<std::int64_t> known_workers; // worker -> thread, from the thread table
-    std::vector<std::int64_t> live_workers = {};  // worker -> thread, from thread-start records
-    std::vector<std::uint64_t> current = {};      // thread -> fiber running
-    std::uint64_t next_flow = 1;
-    // Wake-ups sent and not yet received, by (sender worker, target worker).
-    std::map<std::pair<std::uint64_t, std::uint64_t>, std::deque<std::pair<std::uint32_t, std::int64_t>>> wakeups = {};
-    struct Where {
-        std::uint32_t thread = 0;
-        std::int64_t time = 0;
-        std::int64_t end = 0;
-    };
-    std::unordered_map<std::uint64_t, Where> first_run = {};
-    std::unordered_map<std::uint64_t, std::vector<FiberItem>> fiber_items = {};
-    std::unordered_map<std::uint64_t, std::vector<std::string>> open_zones = {};
 };
 
-std::string runName(const ExportState& s, std::uint64_t fiber) { return fiberDisplayName(s.names, fiber); }
-
-std::optional<std::uint32_t> threadOfWorker(const ExportState& s, std::uint64_t worker) {
-    std::int64_t thread = -1;
-    if (worker < s.live_workers.size()) thread = s.live_workers[worker];
-    if (thread < 0 && worker < s.known_workers.size()) thread = s.known_workers[worker];
-    if (thread < 0) return std::nullopt;
-    return static_cast<std::uint32_t>(thread);
+std::string fiberName(const ExportState& s, std::uint64_t fiber) {
+    const analysis::FiberLane* lane = analysis::findFiber(s.tl, fiber);
+    return lane ? lane->name : fiber == 0 ? std::string("idle") : "fiber #" + std::to_string(fiber);
 }
 
-bool aliveAt(const ExportState& s, std::uint32_t thread, std::int64_t time) {
-    return thread < s.timelines.size() && !s.timelines[thread].spans.empty() && s.timelines[thread].begin <= time &&
-           time <= s.timelines[thread].end;
+std::string threadName(const ExportState& s, std::uint32_t thread) {
+    const analysis::ThreadLane* lane = analysis::findThread(s.tl, thread);
+    return lane ? lane->name : "thread " + std::to_string(thread);
+}
+
+// Why the run in intervals[k] stopped: the reason of the switch that began
+// the next interval, if one did at its end (not a park, a thread-stop, the end).
+std::uint8_t outReason(const ExportState& s, const std::vector<analysis::Interval>& intervals, std::size_t k) {
+    if (k + 1 >= intervals.size() || intervals[k + 1].start != intervals[k].end) return kNoSwitchReason;
+    const std::uint32_t cause = intervals[k + 1].cause;
+    if (cause == analysis::kNoEvent || cause >= s.trace.events.size()) return kNoSwitchReason;
+    const Event& e = s.trace.events[cause];
+    return e.kind == EventKind::Switch ? e.small : kNoSwitchReason;
 }
 
 void writeMetadata(ExportState& s) {
@@ -256,40 +251,30 @@ void writeMetadata(ExportState& s) {
     s.json.sortIndex("process_sort_index", kThreadsPid, 0, 0);
     s.json.metadata("process_name", kFibersPid, 0, "fibers");
     s.json.sortIndex("process_sort_index", kFibersPid, 0, 1);
-    for (const ThreadTimeline& t : s.timelines) {
-        if (t.spans.empty()) continue;
+    for (const analysis::ThreadLane& t : s.tl.threads) {
+        if (t.events.empty()) continue;
         s.json.metadata("thread_name", kThreadsPid, t.thread, t.name);
         s.json.sortIndex("thread_sort_index", kThreadsPid, t.thread, t.worker >= 0 ? t.worker : 100000 + t.thread);
     }
 }
 
-// Thread tracks: every span; and the runs, collected per fiber.
-void writeThreadSpans(ExportState& s) {
-    for (const ThreadTimeline& t : s.timelines) {
-        for (const StateSpan& span : t.spans) {
-            switch (span.state) {
-            case ThreadState::Running: {
+// Thread tracks: each thread lane's intervals (empty idle and parked ones
+// carry nothing; an empty run is still a run).
+void writeThreadSlices(ExportState& s) {
+    using analysis::State;
+    for (const analysis::ThreadLane& t : s.tl.threads) {
+        const auto& intervals = t.lane.intervals;
+        for (std::size_t k = 0; k < intervals.size(); ++k) {
+            const analysis::Interval& iv = intervals[k];
+            if (iv.state == State::Running) {
                 Args args;
-                args.add("fiber", span.fiber);
-                if (span.out_reason != kNoSwitchReason)
-                    args.add("switched out", switchReasonName(static_cast<SwitchReason>(span.out_reason)));
-                s.json.slice(kThreadsPid, t.thread, span.begin, span.end, runName(s, span.fiber), "fiber", args);
-                FiberItem item;
-                item.time = span.begin;
-                item.end = span.end;
-                item.thread = t.thread;
-                item.out_reason = span.out_reason;
-                s.fiber_items[span.fiber].push_back(item);
-                auto [it, inserted] = s.first_run.try_emplace(span.fiber, ExportState::Where{t.thread, span.begin, span.end});
-                if (!inserted && span.begin < it->second.time) it->second = {t.thread, span.begin, span.end};
-                break;
-            }
-            case ThreadState::Idle:
-                s.json.slice(kThreadsPid, t.thread, span.begin, span.end, "idle", "idle");
-                break;
-            case ThreadState::Parked:
-                s.json.slice(kThreadsPid, t.thread, span.begin, span.end, "parked", "parked");
-                break;
+                args.add("fiber", iv.fiber);
+                if (const std::uint8_t reason = outReason(s, intervals, k); reason != kNoSwitchReason)
+                    args.add("switched out", switchReasonName(static_cast<SwitchReason>(reason)));
+                s.json.slice(kThreadsPid, t.thread, iv.start, iv.end, fiberName(s, iv.fiber), "fiber", args);
+            } else if (iv.duration() > 0) {
+                const char* what = iv.state == State::Parked ? "parked" : "idle";
+                s.json.slice(kThreadsPid, t.thread, iv.start, iv.end, what, what);
             }
         }
     }
@@ -350,119 +335,51 @@ void recordInstant(ExportState& s, const Event& e) {
     threadInstant(s, e, name, recordKind(e.kind).category, fieldArgs(s.trace, e));
 }
 
-void zoneBegin(ExportState& s, const Event& e) {
-    const std::uint64_t fiber = s.current[e.thread];
-    const std::string& label = s.trace.string(e.arg[0]);
-    if (fiber == 0) {
-        threadInstant(s, e, "zone begin: " + label, "zone", Args{});
-        return;
-    }
-    FiberItem item;
-    item.time = e.time;
-    item.kind = FiberItem::ZoneBegin;
-    item.label = label.empty() ? "zone" : label;
-    s.fiber_items[fiber].push_back(item);
-    s.open_zones[fiber].push_back(item.label);
-}
-
-void zoneEnd(ExportState& s, const Event& e) {
-    const std::uint64_t fiber = s.current[e.thread];
-    auto open = s.open_zones.find(fiber);
-    if (fiber == 0 || open == s.open_zones.end() || open->second.empty()) {
-        threadInstant(s, e, "zone end", "zone", Args{});
-        return;
-    }
-    open->second.pop_back();
-    FiberItem item;
-    item.time = e.time;
-    item.kind = FiberItem::ZoneEnd;
-    s.fiber_items[fiber].push_back(item);
-}
-
-void steal(ExportState& s, const Event& e, const std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::int64_t>>& ready) {
-    const auto victim = threadOfWorker(s, e.arg[1]);
-    std::uint32_t from_thread = 0;
-    std::int64_t from_time = e.time;
-    if (victim && aliveAt(s, *victim, e.time)) {
-        from_thread = *victim;
-    } else if (auto it = ready.find(e.arg[0]); it != ready.end()) {
-        // The victim had not started yet (its first work was taken from it):
-        // start the arrow where the fibers were queued.
-        from_thread = it->second.first;
-        from_time = it->second.second;
-    } else {
-        return;
-    }
-    s.json.flow(s.next_flow++, "steal", from_thread, from_time, e.thread, e.time);
-}
-
-void spawn(ExportState& s, const Event& e) {
-    auto it = s.first_run.find(e.arg[0]);
-    if (it == s.first_run.end()) return;
-    const ExportState::Where& run = it->second;
-    // Aim inside the child's first slice so the arrow binds to it.
-    s.json.flow(s.next_flow++, "spawn", e.thread, e.time, run.thread, run.time + (run.end - run.time) / 2);
-}
-
-// Instants, flows and zones, replaying which fiber runs where.
-void writeEvents(ExportState& s) {
-    const std::vector<std::uint64_t> initial = initialFibers(s.trace);
-    s.current = initial;
-    // Where each fiber was last made ready (thread, time), for steal arrows.
-    std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::int64_t>> ready;
-    for (const Event& e : s.trace.events) {
-        if (e.thread >= s.current.size()) continue;
-        const std::int64_t worker = s.trace.threads[e.thread].worker;
-        switch (e.kind) {
-        case EventKind::ThreadStart:
-            if (e.arg[0] <= 65535) {
-                if (s.live_workers.size() <= e.arg[0]) s.live_workers.resize(e.arg[0] + 1, -1);
-                s.live_workers[e.arg[0]] = e.thread;
-            }
-            break;
-        case EventKind::Switch:
-            s.current[e.thread] = e.arg[1];
-            break;
-        case EventKind::FiberCreate:
-            ready[e.arg[0]] = {e.thread, e.time};
-            spawn(s, e);
-            break;
-        case EventKind::Schedule:
-            ready[e.arg[0]] = {e.thread, e.time};
-            break;
-        case EventKind::Steal:
-            steal(s, e, ready);
-            break;
-        case EventKind::WakeupSent:
-            if (worker >= 0) s.wakeups[{static_cast<std::uint64_t>(worker), e.arg[0]}].push_back({e.thread, e.time});
-            break;
-        case EventKind::WakeupReceived: {
-            if (worker < 0) break;
-            auto it = s.wakeups.find({e.arg[0], static_cast<std::uint64_t>(worker)});
-            if (it == s.wakeups.end() || it->second.empty()) break;
-            const auto [from_thread, from_time] = it->second.front();
-            it->second.pop_front();
-            s.json.flow(s.next_flow++, "wakeup", from_thread, from_time, e.thread, e.time);
-            break;
+// Instants: every thread's instants (the model's: all records but switches,
+// parks, unparks and zone edges), those the record table calls scheduling,
+// ring, cancel or synchronisation steps on their thread's track, marks and
+// lost records as global instants; the zones of an idle loop (which has no
+// track of its own) as instants at their edges.
+void writeInstants(ExportState& s) {
+    for (const analysis::ThreadLane& t : s.tl.threads) {
+        for (const analysis::Instant& instant : t.instants) {
+            const Event& e = s.trace.events[instant.event];
+            if (e.kind == EventKind::Mark)
+                s.json.instant(kThreadsPid, e.thread, e.time, s.trace.string(e.arg[0]), "mark", 'g',
+                               Args{}.add("fiber", instant.fiber).add("thread", t.name));
+            else if (e.kind == EventKind::LostEvents)
+                s.json.instant(kThreadsPid, e.thread, e.time, "lost " + std::to_string(e.arg[0]) + " events", "lost", 'g');
+            else if (threadInstantKind(e.kind))
+                recordInstant(s, e);
         }
-        case EventKind::Mark:
-            s.json.instant(kThreadsPid, e.thread, e.time, s.trace.string(e.arg[0]), "mark", 'g',
-                           Args{}.add("fiber", s.current[e.thread]).add("thread", s.trace.threads[e.thread].name));
-            break;
-        case EventKind::ZoneBegin:
-            zoneBegin(s, e);
-            break;
-        case EventKind::ZoneEnd:
-            zoneEnd(s, e);
-            break;
-        case EventKind::LostEvents:
-            s.json.instant(kThreadsPid, e.thread, e.time, "lost " + std::to_string(e.arg[0]) + " events", "lost", 'g');
-            break;
-        default:
-            break;
+        for (const analysis::Zone& zone : t.zones) {
+            threadInstant(s, s.trace.events[zone.begin_event], "zone begin: " + s.trace.string(zone.label), "zone", Args{});
+            if (zone.end_event != analysis::kNoEvent) threadInstant(s, s.trace.events[zone.end_event], "zone end", "zone", Args{});
         }
-        if (threadInstantKind(e.kind)) recordInstant(s, e);
     }
+}
+
+// Flow arrows: the model's flows, by start. An arrow that ends where a run
+// begins (a spawn, a completion, an await, a hand-off: the switch-in) aims
+// at the middle of that run, so that Perfetto binds it to the run rather
+// than to the idle slice ending at the same instant.
+std::int64_t flowEndTime(const ExportState& s, const analysis::FlowEnd& to) {
+    if (to.event == analysis::kNoEvent || to.event >= s.trace.events.size() ||
+        s.trace.events[to.event].kind != EventKind::Switch)
+        return to.time;
+    const analysis::ThreadLane* lane = analysis::findThread(s.tl, to.thread);
+    if (!lane) return to.time;
+    const auto& iv = lane->lane.intervals;
+    auto it = std::lower_bound(iv.begin(), iv.end(), to.time, [](const analysis::Interval& a, std::int64_t t) { return a.start < t; });
+    for (; it != iv.end() && it->start == to.time; ++it)
+        if (it->state == analysis::State::Running && it->fiber == to.fiber) return it->start + it->duration() / 2;
+    return to.time;
+}
+
+void writeFlows(ExportState& s) {
+    std::uint64_t id = 1;
+    for (const analysis::Flow& flow : s.tl.flows)
+        s.json.flow(id++, analysis::flowKindName(flow.kind), flow.from.thread, flow.from.time, flow.to.thread, flowEndTime(s, flow.to));
 }
 
 // Fiber tracks: runs cut at zone boundaries, and the zones around them.
@@ -509,23 +426,52 @@ std::vector<FiberItem> cutRuns(const std::vector<FiberItem>& items) {
     return pieces;
 }
 
-void writeFiberTracks(ExportState& s) {
-    const std::int64_t trace_end = traceEnd(s.trace);
-    std::vector<std::uint64_t> fibers;
-    for (const auto& [fiber, items] : s.fiber_items) fibers.push_back(fiber);
-    std::sort(fibers.begin(), fibers.end());
-    for (std::uint64_t fiber : fibers) {
-        std::vector<FiberItem>& items = s.fiber_items[fiber];
-        // Zones still open at the end close with the trace.
-        for (std::size_t i = s.open_zones[fiber].size(); i > 0; --i) {
-            FiberItem end;
-            end.time = trace_end;
-            end.kind = FiberItem::ZoneEnd;
-            items.push_back(end);
+// The items of one fiber's track: its runs (its lane's Running intervals)
+// and its zones' edges, in recorded order (ties: an unclosed zone, ended by
+// the fiber's finish or the trace's end, closes inner first).
+std::vector<FiberItem> fiberItems(const ExportState& s, const analysis::FiberLane& fl) {
+    std::vector<FiberItem> items;
+    const auto& intervals = fl.lane.intervals;
+    for (std::size_t k = 0; k < intervals.size(); ++k) {
+        const analysis::Interval& iv = intervals[k];
+        if (iv.state != analysis::State::Running) continue;
+        FiberItem run;
+        run.time = iv.start;
+        run.end = iv.end;
+        run.thread = static_cast<std::uint32_t>(std::max(iv.thread, 0));
+        run.out_reason = outReason(s, intervals, k);
+        items.push_back(run);
+    }
+    // Zone edges sorted by (time, recorded order); edges without a record last, deeper first.
+    std::vector<std::tuple<std::int64_t, std::uint64_t, std::size_t, bool>> edges; // time, order, zone, begin
+    for (std::size_t z = 0; z < fl.zones.size(); ++z) {
+        const analysis::Zone& zone = fl.zones[z];
+        edges.emplace_back(zone.start, zone.begin_event, z, true);
+        const std::uint64_t order = zone.end_event != analysis::kNoEvent ? zone.end_event : (std::uint64_t{1} << 40) - zone.depth;
+        edges.emplace_back(zone.end, order, z, false);
+    }
+    std::sort(edges.begin(), edges.end());
+    for (const auto& [time, order, z, begin] : edges) {
+        FiberItem item;
+        item.time = time;
+        item.kind = begin ? FiberItem::ZoneBegin : FiberItem::ZoneEnd;
+        if (begin) {
+            item.label = s.trace.string(fl.zones[z].label);
+            if (item.label.empty()) item.label = "zone";
         }
-        const bool named = s.names.count(fiber) || fiber == 1;
-        s.json.metadata("thread_name", kFibersPid, fiber,
-                        named ? runName(s, fiber) + " (#" + std::to_string(fiber) + ")" : runName(s, fiber));
+        items.push_back(std::move(item));
+    }
+    return items;
+}
+
+void writeFiberTracks(ExportState& s) {
+    for (const analysis::FiberLane& fl : s.tl.fibers) { // by id
+        const std::uint64_t fiber = fl.fiber;
+        if (fiber == 0) continue;
+        const std::vector<FiberItem> items = fiberItems(s, fl);
+        if (items.empty()) continue;
+        const bool named = fl.named || fiber == 1;
+        s.json.metadata("thread_name", kFibersPid, fiber, named ? fl.name + " (#" + std::to_string(fiber) + ")" : fl.name);
         s.json.sortIndex("thread_sort_index", kFibersPid, fiber, static_cast<std::int64_t>(fiber));
         std::vector<std::string> stack;
         for (const FiberItem& item : cutRuns(items)) {
@@ -543,7 +489,7 @@ void writeFiberTracks(ExportState& s) {
                 args.add("fiber", fiber);
                 if (item.out_reason != kNoSwitchReason)
                     args.add("switched out", switchReasonName(static_cast<SwitchReason>(item.out_reason)));
-                s.json.slice(kFibersPid, fiber, item.time, item.end, s.timelines[item.thread].name, "run", args);
+                s.json.slice(kFibersPid, fiber, item.time, item.end, threadName(s, item.thread), "run", args);
                 break;
             }
             }
@@ -554,16 +500,17 @@ void writeFiberTracks(ExportState& s) {
 } // namespace
 
 bool writeChromeJson(const Trace& trace, std::ostream& out, std::string& error) {
+    return writeChromeJson(trace, analysis::buildTimeline(trace), out, error);
+}
+
+bool writeChromeJson(const Trace& trace, const analysis::Timeline& timeline, std::ostream& out, std::string& error) {
     JsonOut json{out, {}, true};
-    ExportState s{.trace = trace,
-                  .json = json,
-                  .names = collectFiberNames(trace),
-                  .timelines = buildThreadTimelines(trace),
-                  .known_workers = workerThreads(trace)};
+    ExportState s{.trace = trace, .tl = timeline, .json = json};
     json.buffer = "{\"traceEvents\":[";
     writeMetadata(s);
-    writeThreadSpans(s);
-    writeEvents(s);
+    writeThreadSlices(s);
+    writeInstants(s);
+    writeFlows(s);
     writeFiberTracks(s);
     json.buffer += "\n],\n\"displayTimeUnit\":\"ns\"}\n";
     json.flush();

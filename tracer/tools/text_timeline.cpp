@@ -1,5 +1,7 @@
 // `fiberscope timeline`: a terminal map of which fiber ran where, in the
 // spirit of `perf sched map`. One column per thread, one row per time bucket.
+// The cells are read off the trace's model (fiberscope/analysis): a column
+// is a thread lane, so the map shows what the viewer's thread lanes show.
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -31,11 +33,14 @@ std::int64_t niceBucket(std::int64_t ns) {
     }
 }
 
-// Fills the cells of one column from its timeline.
-void fillColumn(const ThreadTimeline& timeline, std::int64_t bucket, std::vector<Cell>& cells) {
+// Fills the cells of one column from its thread lane. Empty idle and parked
+// intervals carry nothing (an empty run is still a run).
+void fillColumn(const analysis::ThreadLane& thread, std::int64_t bucket, std::vector<Cell>& cells) {
+    using analysis::State;
     const auto rows = static_cast<std::int64_t>(cells.size());
-    for (const StateSpan& span : timeline.spans) {
-        const std::int64_t begin = std::max<std::int64_t>(0, span.begin);
+    for (const analysis::Interval& span : thread.lane.intervals) {
+        if (span.state != State::Running && span.duration() == 0) continue;
+        const std::int64_t begin = std::max<std::int64_t>(0, span.start);
         const std::int64_t end = std::max(begin, span.end);
         const std::int64_t first = std::min(begin / bucket, rows - 1);
         const std::int64_t last = std::min(end > begin ? (end - 1) / bucket : first, rows - 1);
@@ -44,12 +49,12 @@ void fillColumn(const ThreadTimeline& timeline, std::int64_t bucket, std::vector
             cell.alive = true;
             const std::int64_t overlap = std::min(end, (row + 1) * bucket) - std::max(begin, row * bucket);
             switch (span.state) {
-            case ThreadState::Running:
+            case State::Running:
                 // Even an instant run is a run: it shows if nothing longer ran.
                 cell.run_ns[span.fiber] += std::max<std::int64_t>(0, overlap);
                 break;
-            case ThreadState::Idle: cell.idle_ns += std::max<std::int64_t>(0, overlap); break;
-            case ThreadState::Parked: cell.parked_ns += std::max<std::int64_t>(0, overlap); break;
+            case State::Parked: cell.parked_ns += std::max<std::int64_t>(0, overlap); break;
+            default: cell.idle_ns += std::max<std::int64_t>(0, overlap); break;
             }
         }
     }
@@ -82,17 +87,17 @@ TimeUnit unitFor(std::int64_t bucket) {
     return unit;
 }
 
-std::string columnHeader(const ThreadTimeline& t) {
+std::string columnHeader(const analysis::ThreadLane& t) {
     return t.worker >= 0 ? "w" + std::to_string(t.worker) : "t" + std::to_string(t.thread);
 }
 
 // Names the fibers that ran (those with a name; the others are counted).
-void writeLegend(const Trace& trace, const std::set<std::uint64_t>& ran, std::size_t limit, std::ostream& out) {
-    const FiberNames names = collectFiberNames(trace);
+void writeLegend(const analysis::Timeline& timeline, const std::set<std::uint64_t>& ran, std::size_t limit, std::ostream& out) {
     std::vector<std::string> named;
     std::size_t unnamed = 0;
     for (std::uint64_t fiber : ran) {
-        if (names.count(fiber) || fiber == 1) named.push_back(std::to_string(fiber) + " = " + terminalSafe(fiberDisplayName(names, fiber)));
+        const analysis::FiberLane* lane = analysis::findFiber(timeline, fiber);
+        if (lane && (lane->named || fiber == 1)) named.push_back(std::to_string(fiber) + " = " + terminalSafe(lane->name));
         else ++unnamed;
     }
     if (named.size() > limit) {
@@ -121,15 +126,16 @@ void writeLegend(const Trace& trace, const std::set<std::uint64_t>& ran, std::si
 } // namespace
 
 void writeTextTimeline(const Trace& trace, std::ostream& out, TimelineOptions options) {
-    std::vector<ThreadTimeline> columns;
-    for (ThreadTimeline& t : buildThreadTimelines(trace))
-        if (!t.spans.empty()) columns.push_back(std::move(t));
-    std::sort(columns.begin(), columns.end(), [](const ThreadTimeline& a, const ThreadTimeline& b) {
-        const bool a_worker = a.worker >= 0, b_worker = b.worker >= 0;
-        if (a_worker != b_worker) return a_worker;
-        return a.worker != b.worker ? a.worker < b.worker : a.thread < b.thread;
-    });
-    const std::int64_t end = traceEnd(trace);
+    writeTextTimeline(trace, analysis::buildTimeline(trace), out, options);
+}
+
+void writeTextTimeline(const Trace& trace, const analysis::Timeline& timeline, std::ostream& out, TimelineOptions options) {
+    // The thread lanes (in the model's order: by worker index, then the
+    // threads of unknown worker by number) that have intervals.
+    std::vector<const analysis::ThreadLane*> columns;
+    for (const analysis::ThreadLane& t : timeline.threads)
+        if (!t.lane.intervals.empty()) columns.push_back(&t);
+    const std::int64_t end = timeline.end_time;
     if (columns.empty() || end <= 0) {
         out << "The trace has no thread activity to show.\n";
         return;
@@ -152,18 +158,20 @@ void writeTextTimeline(const Trace& trace, std::ostream& out, TimelineOptions op
     const std::int64_t rows = std::max<std::int64_t>(1, (end + bucket - 1) / bucket);
 
     std::vector<std::vector<std::string>> marks(static_cast<std::size_t>(rows));
-    for (const Event& e : trace.events)
-        if (e.kind == EventKind::Mark && e.time >= 0)
+    for (const std::uint32_t i : timeline.events_by_kind[static_cast<std::size_t>(EventKind::Mark)]) {
+        const Event& e = trace.events[i];
+        if (e.time >= 0)
             marks[static_cast<std::size_t>(std::min(e.time / bucket, rows - 1))].push_back(terminalSafe(trace.string(e.arg[0])));
+    }
 
     // Texts first, to size the columns.
     std::set<std::uint64_t> ran;
     std::vector<std::vector<std::string>> texts(columns.size());
     std::size_t width = 3;
     for (std::size_t c = 0; c < columns.size(); ++c) {
-        width = std::max(width, columnHeader(columns[c]).size());
+        width = std::max(width, columnHeader(*columns[c]).size());
         std::vector<Cell> cells(static_cast<std::size_t>(rows)); // one column's at a time
-        fillColumn(columns[c], bucket, cells);
+        fillColumn(*columns[c], bucket, cells);
         texts[c].reserve(cells.size());
         for (const Cell& cell : cells) {
             texts[c].push_back(cellText(cell, ran));
@@ -182,12 +190,23 @@ void writeTextTimeline(const Trace& trace, std::ostream& out, TimelineOptions op
     out << "Each cell: the fiber that ran longest in the row's time (+ if others ran too); . idle, _ parked, blank: not alive\n";
     out << "Columns:";
     for (std::size_t c = 0; c < columns.size(); ++c)
-        out << (c ? ", " : " ") << columnHeader(columns[c]) << " = " << terminalSafe(columns[c].name) << " (thread " << columns[c].thread
-            << ")";
+        out << (c ? ", " : " ") << columnHeader(*columns[c]) << " = " << terminalSafe(columns[c]->name) << " (thread "
+            << columns[c]->thread << ")";
     out << "\n";
     if (hidden_columns)
         out << "(" << hidden_columns << " more thread" << (hidden_columns == 1 ? "" : "s")
             << " not shown: a terminal has room for " << kColumnLimit << "; 'fiberscope stats' lists them all)\n";
+    // Threads that recorded but never switched, parked or unparked (the
+    // epoll backend's blocking pool) run no fibers: named, not drawn.
+    std::size_t laneless = 0;
+    std::string laneless_names;
+    for (const analysis::ThreadLane& t : timeline.threads) {
+        if (t.events.empty() || !t.lane.intervals.empty()) continue;
+        if (++laneless <= 8) laneless_names += (laneless > 1 ? ", " : "") + terminalSafe(t.name) + " (thread " + std::to_string(t.thread) + ")";
+    }
+    if (laneless)
+        out << "Not drawn (no fiber ever ran there): " << laneless_names << (laneless > 8 ? ", ... " + std::to_string(laneless - 8) + " more" : "")
+            << "\n";
     out << "\n";
 
     auto pad = [](std::string text, std::size_t n) {
@@ -195,7 +214,7 @@ void writeTextTimeline(const Trace& trace, std::ostream& out, TimelineOptions op
         return text;
     };
     std::string line = pad(std::string(time_width - std::min(time_width, std::string(stamp).size()), ' ') + stamp, time_width) + " |";
-    for (const ThreadTimeline& t : columns) line += " " + pad(columnHeader(t), width);
+    for (const analysis::ThreadLane* t : columns) line += " " + pad(columnHeader(*t), width);
     while (line.back() == ' ') line.pop_back();
     out << line << "\n";
     out << std::string(time_width + 1, '-') << "+" << std::string(columns.size() * (width + 1), '-') << "\n";
@@ -213,7 +232,7 @@ void writeTextTimeline(const Trace& trace, std::ostream& out, TimelineOptions op
         }
         out << line << "\n";
     }
-    writeLegend(trace, ran, options.legend_limit, out);
+    writeLegend(timeline, ran, options.legend_limit, out);
 }
 
 } // namespace fiberscope::trace

@@ -1,5 +1,4 @@
-// The trace tools: what `fiberscope stats`, `export` and `timeline` print,
-// and the models behind them (which the viewer reuses).
+// The trace tools: what `fiberscope stats`, `export` and `timeline` print.
 //
 //     fiberscope::trace::Trace trace;            // read with readTrace()
 //     fiberscope::trace::writeStats(trace, std::cout);
@@ -10,20 +9,20 @@
 // Everything here is plain data and free functions over a Trace; nothing
 // keeps state between calls.
 //
-// The model: a trace thread runs one thing at a time. The latest `switch`
-// record on a thread says which fiber runs there (0 = the idle loop); a
-// thread's state before its first switch is that switch's `from`. Between
-// `park` and `unpark` the thread waits in the kernel. A thread lives from its
-// first record (normally thread-start) to its thread-stop (or the end of the
-// trace); its time is split into running (a fiber), idle (the idle loop,
-// not parked) and parked.
+// The tools have no model of their own: each reads the one model of the
+// trace, fiberscope::analysis::Timeline (tracer/analysis), which the viewer
+// draws. A thread lane says what a thread ran when (a fiber, its idle loop,
+// or parked in the kernel) over its life, from its first record to its
+// thread-stop (or the end of the trace); a fiber lane says when the fiber
+// was ready, running, waiting (for what) and finished; flows link causes to
+// effects. Each entry point builds the model from the trace, or takes one
+// already built.
 #pragma once
 
 #include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "fiberscope/analysis/timeline.hpp"
@@ -32,53 +31,9 @@
 
 namespace fiberscope::trace {
 
-// ---------------------------------------------------------------------------
-// Thread timelines
-
-enum class ThreadState : std::uint8_t { Running, Idle, Parked };
-
-inline constexpr std::uint8_t kNoSwitchReason = 0xFF;
-
-// One stretch of a thread in one state.
-struct StateSpan {
-    std::int64_t begin = 0; // ns since the recording started
-    std::int64_t end = 0;
-    std::uint64_t fiber = 0; // the fiber running (Running spans only)
-    ThreadState state = ThreadState::Idle;
-    // Running spans: why the fiber stopped (a SwitchReason), or
-    // kNoSwitchReason if the span ended otherwise (thread stop, end of trace).
-    std::uint8_t out_reason = kNoSwitchReason;
-};
-
-struct ThreadTimeline {
-    std::uint32_t thread = 0; // index into Trace::threads (= the trace thread number in a well-formed file)
-    std::int64_t worker = -1;
-    std::string name;
-    std::int64_t begin = 0;    // first moment alive
-    std::int64_t end = 0;      // last moment alive
-    std::int64_t alive_ns = 0; // time alive (begin..end minus stopped gaps)
-    std::vector<StateSpan> spans; // in time order, covering the alive time
-};
-
-// One timeline per trace thread (indexed by thread number). Threads that
-// never recorded anything have no spans.
-std::vector<ThreadTimeline> buildThreadTimelines(const Trace& trace);
-
-// The fiber each thread runs when its recording starts (index: thread number).
-std::vector<std::uint64_t> initialFibers(const Trace& trace);
-
-// The end of the trace: the header's duration, or the last record if later.
+// The end of the trace: the header's duration, or the last record if later
+// (the model's Timeline::end_time).
 std::int64_t traceEnd(const Trace& trace);
-
-// Fiber names from fiber-create and fiber-name records (the last one wins).
-using FiberNames = std::unordered_map<std::uint64_t, std::string>;
-FiberNames collectFiberNames(const Trace& trace);
-// The name to show for a fiber: its recorded name, "main" for fiber 1,
-// "idle" for 0, else "fiber #id".
-std::string fiberDisplayName(const FiberNames& names, std::uint64_t fiber);
-
-// For each worker index, the trace thread that first announced it (-1: none).
-std::vector<std::int64_t> workerThreads(const Trace& trace);
 
 // formatDuration, formatCount and opcodeName: trace_vocabulary.hpp.
 // `text` made safe for a terminal: control characters (C0, DEL, C1) and
@@ -168,9 +123,12 @@ void writeStats(const Trace& trace, std::ostream& out, StatsOptions options = {}
 // which Perfetto and chrome://tracing open. Process 1 has one track per
 // trace thread (fiber runs, idle and parked slices, instants); process 2,
 // "fibers", has one track per fiber (its runs, wherever they ran, and its
-// zones). Flow arrows link wake-ups, steals and spawns. Returns false with
-// `error` set if the stream fails.
+// zones). Flow arrows are the model's flows (analysis::FlowKind), named by
+// flowKindName. All of it is the model's lanes, zones and flows. Returns
+// false with `error` set if the stream fails.
 bool writeChromeJson(const Trace& trace, std::ostream& out, std::string& error);
+// The same from a model already built from `trace`.
+bool writeChromeJson(const Trace& trace, const analysis::Timeline& timeline, std::ostream& out, std::string& error);
 
 // Appends `text` to `out` as a JSON string literal (quotes included);
 // invalid UTF-8 becomes U+FFFD.
@@ -188,6 +146,10 @@ struct TimelineOptions {
 // One column per thread, one row per time bucket; a cell is the fiber that
 // ran most in the bucket (its id; `+` if others ran too), `.` idle, `_`
 // parked, blank when the thread was not alive. Marks label their row.
+// The columns are the model's thread lanes (a thread with no switch, park or
+// unpark, such as a blocking-pool thread, has none and no column).
 void writeTextTimeline(const Trace& trace, std::ostream& out, TimelineOptions options = {});
+// The same from a model already built from `trace`.
+void writeTextTimeline(const Trace& trace, const analysis::Timeline& timeline, std::ostream& out, TimelineOptions options = {});
 
 } // namespace fiberscope::trace

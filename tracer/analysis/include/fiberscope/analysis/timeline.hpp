@@ -179,6 +179,9 @@ struct Timeline {
 };
 
 Timeline buildTimeline(const trace::Trace& trace);
+// The trace's end (Timeline::end_time): its last record, or the header's
+// duration if later (0 for an empty trace).
+std::int64_t traceEndTime(const trace::Trace& trace) noexcept;
 
 // Lookups (nullptr / kNone when absent).
 const FiberLane* findFiber(const Timeline& timeline, std::uint64_t fiber) noexcept;
