@@ -101,7 +101,10 @@ public:
     }
 
     bool open() {
-        if (!open_) open_ = io_uring_queue_init(4, &ring_, 0) == 0;
+        if (!open_) {
+            open_ = io_uring_queue_init(4, &ring_, 0) == 0;
+            if (open_) unpoisonRingMemory(ring_);
+        }
         return open_;
     }
 

@@ -32,7 +32,11 @@ Loop::Loop(const EventLoopOptions& opts) : options(opts), stacks(opts.stack_size
 }
 
 Loop::~Loop() {
-    if (main_idle_stack) munmap(main_idle_stack, kIdleStackSize + static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
+    if (main_idle_stack) {
+        const std::size_t size = kIdleStackSize + static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+        sanitizerUnpoison(main_idle_stack, size); // its frames' redzones (see ~StackPool)
+        munmap(main_idle_stack, size);
+    }
 }
 
 // Where the main thread's idle context starts: handle the switch that got

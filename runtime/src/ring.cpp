@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "errors.hpp"
+#include "sanitizer.hpp"
 
 namespace fiberscope::detail {
 
@@ -44,8 +45,20 @@ Status Ring::open(unsigned entries, unsigned completion_entries, int attach_to, 
     // 64 KiB: rather than fail there, take the kernel's smaller queue.
     if (result == -ENOMEM && completion_entries > 0) return open(entries, 0, attach_to, disabled);
     if (result < 0) return refusal(-result);
+    unpoisonRingMemory(ring_);
     open_ = true;
     return {};
+}
+
+void unpoisonRingMemory(const io_uring& ring) noexcept {
+    // The kernel maps a ring wherever it likes, possibly where a stack was
+    // (a fiber's, a thread's) whose abandoned frames left redzones in
+    // AddressSanitizer's shadow; the kernel and liburing write this memory
+    // without instrumentation, so nothing else clears them. Seen as
+    // "stack-buffer-underflow" in Ring::sqe()'s memset of a fresh entry.
+    sanitizerUnpoison(ring.sq.ring_ptr, ring.sq.ring_sz);
+    sanitizerUnpoison(ring.cq.ring_ptr, ring.cq.ring_sz);
+    sanitizerUnpoison(ring.sq.sqes, static_cast<std::size_t>(*ring.sq.kring_entries) * sizeof(io_uring_sqe));
 }
 
 Error Ring::refusal(int err) noexcept {

@@ -120,4 +120,7 @@ private:
     bool disabled_ = false;
 };
 
+// Clears AddressSanitizer's shadow over a freshly mapped ring (ring.cpp).
+void unpoisonRingMemory(const io_uring& ring) noexcept;
+
 } // namespace fiberscope::detail
