@@ -19,6 +19,7 @@
 #include "fiberscope/analysis/timeline.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <deque>
 #include <list>
@@ -287,6 +288,16 @@ struct Slot {
     std::uint32_t open = 0;
 };
 
+// A cancel of one fiber on its way: requested (by whom, where), then
+// delivered (the target's ring or mailbox saw it), then done (the canceled
+// operation's completion, or the canceled wait's resume).
+struct CancelState {
+    FlowEnd request;
+    FlowEnd delivery;
+    bool requested = false;
+    bool delivered = false;
+};
+
 struct WakeupQueue {
     std::deque<Flow> sent;         // sent, not yet received (`to.fiber` holds the handed head)
     std::deque<FlowEnd> received;  // received before the matching send was seen
@@ -322,6 +333,7 @@ private:
     std::unordered_map<std::uint64_t, ConditionWaiters> condition_waiters_;
     std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> awaiters_;
     std::unordered_map<std::uint64_t, WakeupQueue> wakeups_;
+    std::unordered_map<std::uint64_t, CancelState> cancels_; // fibers with a cancel requested or delivered, not yet done
 
     // --- Set-up -----------------------------------------------------------
     // One pass over the events finds the threads, their worker indices and
@@ -410,8 +422,11 @@ private:
         }
         for (std::size_t kind = 0; kind < total.size(); ++kind) tl_.events_by_kind[kind].reserve(total[kind]);
         const auto all = [&](EventKind kind) { return total[static_cast<std::size_t>(kind)]; };
-        // Every flow starts at one create, complete, await, steal or matched wake-up pair.
+        // Every flow starts at one create, complete, await, steal, mutex hand-off, condition
+        // wake (a broadcast's: one per waiter, estimated as one), cancel delivery (two), or
+        // matched wake-up pair.
         tl_.flows.reserve(all(EventKind::FiberCreate) + all(EventKind::Complete) + all(EventKind::Await) + all(EventKind::Steal) +
+                          all(EventKind::MutexHandoff) + all(EventKind::ConditionWake) + 2 * all(EventKind::CancelDelivered) +
                           std::min(all(EventKind::WakeupSent), all(EventKind::WakeupReceived)));
         tl_.latencies.reserve(switch_ins); // at most one per switch to a fiber
         // Usually one item per schedule and per submit, plus the queues steals move.
@@ -634,6 +649,13 @@ private:
             tl.lane.intervals.push_back(b.open);
             b.has_open = false;
         }
+        // A fiber still running here (a damaged trace) stops with its thread.
+        if (b.running) {
+            const std::uint32_t f = fiberIndex(b.running);
+            const FiberBuild& fb = fb_[f];
+            if (fb.has_open && fb.open.state == State::Running && fb.open.thread == static_cast<std::int32_t>(threadOfLane(lane)))
+                endFiberLane(f, t);
+        }
         tl.alive_ns += std::max<std::int64_t>(0, t - b.alive_since);
         tl.alive_end = std::max(b.alive_since, t);
         b.alive = false;
@@ -838,6 +860,27 @@ private:
                 pending_.pushBack(fb_[f].pending, Flow{FlowKind::Completion, FlowEnd{item.start, item.fiber, item.where, item.event}, {}});
             }
             if (makeReady(f, t, thread, i)) tb.pending_ready.push(e.arg[0]);
+            // A canceled operation completes with -ECANCELED (-EINTR for an
+            // interrupted system call): the delivered cancel's effect.
+            const std::int64_t result = e.signedArg(1);
+            if ((result == -ECANCELED || result == -EINTR) && !cancels_.empty())
+                if (auto it = cancels_.find(e.arg[0]); it != cancels_.end() && it->second.delivered) {
+                    tl_.flows.push_back(Flow{FlowKind::Canceled, it->second.delivery, FlowEnd{t, e.arg[0], T, i}});
+                    cancels_.erase(it);
+                }
+            return;
+        }
+        case EventKind::CancelRequest: {
+            // The record names the target; the requester is whoever runs here.
+            CancelState& c = cancels_[e.arg[0]];
+            if (!c.requested && !c.delivered) c.request = FlowEnd{t, tb.running, T, i}, c.requested = true;
+            return;
+        }
+        case EventKind::CancelDelivered: {
+            CancelState& c = cancels_[e.arg[0]];
+            const FlowEnd delivery{t, e.arg[0], T, i};
+            if (c.requested && !c.delivered) tl_.flows.push_back(Flow{FlowKind::Cancel, c.request, delivery});
+            if (!c.delivered) c.delivery = delivery, c.delivered = true;
             return;
         }
         case EventKind::ConditionWait: condition_waiters_[e.arg[1]].add(e.arg[0]); return;
@@ -845,12 +888,23 @@ private:
             std::vector<std::uint64_t>& woken = woken_;
             woken.clear();
             condition_waiters_[e.arg[1]].wake(e.arg[0], e.small == static_cast<std::uint8_t>(trace::ConditionWakeHow::Broadcast), woken);
-            for (std::uint64_t w : woken)
-                if (w && makeReady(fiberIndex(w), t, -1, i)) tb.pending_ready.push(w);
+            // Signal and broadcast come from the fiber running here; a timed-out wait woke itself.
+            const bool signaled = e.small != static_cast<std::uint8_t>(trace::ConditionWakeHow::TimedOut);
+            for (std::uint64_t w : woken) {
+                if (!w) continue;
+                const std::uint32_t f = fiberIndex(w);
+                if (!makeReady(f, t, -1, i)) continue;
+                tb.pending_ready.push(w);
+                if (signaled) pending_.pushBack(fb_[f].pending, Flow{FlowKind::ConditionWake, FlowEnd{t, tb.running, T, i}, {}});
+            }
             return;
         }
         case EventKind::MutexHandoff:
-            if (e.arg[1]) makeReady(fiberIndex(e.arg[1]), t, thread, i);
+            // `from` unlocked by handing the mutex to `to`: the arrow ends at the new owner's resume.
+            if (e.arg[1]) {
+                const std::uint32_t f = fiberIndex(e.arg[1]);
+                if (makeReady(f, t, thread, i)) pending_.pushBack(fb_[f].pending, Flow{FlowKind::MutexHandoff, FlowEnd{t, e.arg[0], T, i}, {}});
+            }
             return;
         case EventKind::Await: {
             const std::uint32_t waiter = fiberIndex(e.arg[0]);
@@ -943,6 +997,14 @@ private:
                 tl_.flows.push_back(flow);
             });
             pending_.clear(b.pending);
+            // A delivered cancel with no canceled completion (a mutex or
+            // condition wait unlinked, or an operation that had completed
+            // first) takes effect when the fiber resumes.
+            if (!cancels_.empty())
+                if (auto it = cancels_.find(to); it != cancels_.end() && it->second.delivered) {
+                    tl_.flows.push_back(Flow{FlowKind::Canceled, it->second.delivery, FlowEnd{t, to, T, i}});
+                    cancels_.erase(it);
+                }
         }
         setThread(lane, t, to ? State::Running : State::Idle, to, i);
         tb.running = to;
@@ -1100,6 +1162,10 @@ const char* flowKindName(FlowKind kind) noexcept {
     case FlowKind::Spawn: return "spawn";
     case FlowKind::Completion: return "completion";
     case FlowKind::AwaitChain: return "await";
+    case FlowKind::Cancel: return "cancel";
+    case FlowKind::Canceled: return "canceled";
+    case FlowKind::MutexHandoff: return "mutex-handoff";
+    case FlowKind::ConditionWake: return "condition-wake";
     }
     return "unknown";
 }

@@ -42,6 +42,9 @@ inline constexpr Color cancel = rgba(255, 80, 80);
 inline constexpr Color mark = rgba(230, 130, 255);
 inline constexpr Color spawn = rgba(160, 160, 255);
 inline constexpr Color await = rgba(200, 170, 120);
+inline constexpr Color canceled = rgba(255, 150, 150);      // a delivered cancel's effect
+inline constexpr Color mutex_handoff = rgba(240, 160, 60);  // an unlocker hands its mutex over
+inline constexpr Color condition_wake = rgba(110, 210, 200); // a signal or broadcast wakes a waiter
 } // namespace palette
 
 } // namespace fiberscope::viewer

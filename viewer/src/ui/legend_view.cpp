@@ -32,10 +32,13 @@ void drawLegend(App& app) {
     swatch(palette::wakeup, "wake-up: MSG_RING sent to an idle thread, and received");
     swatch(palette::submit, "submit: an io_uring operation queued by a fiber");
     swatch(palette::complete, "complete: its completion arrived");
-    swatch(palette::cancel, "cancel requested / delivered (ASYNC_CANCEL)");
+    swatch(palette::cancel, "cancel requested / delivered; arrow: request to delivery");
+    swatch(palette::canceled, "canceled: delivery to the -ECANCELED completion / resume");
     swatch(palette::mark, "a mark (trace::mark, lesson checkpoints)");
     swatch(palette::spawn, "spawn: parent fiber to child's first run");
-    swatch(palette::await, "await chain, mutex and condition hand-offs");
+    swatch(palette::await, "await chain: finish to the awaiter; mutex, condition records");
+    swatch(palette::mutex_handoff, "mutex hand-off: the unlocking fiber to the new owner");
+    swatch(palette::condition_wake, "condition wake: the signaling fiber to the woken one");
     ImGui::Spacing();
     ImGui::TextUnformatted("Controls");
     ImGui::BulletText("Mouse wheel: zoom at the pointer.  Drag: pan.  F: fit.");

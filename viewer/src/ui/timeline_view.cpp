@@ -73,6 +73,10 @@ Color flowColor(FlowKind kind) {
     case FlowKind::Spawn: return palette::spawn;
     case FlowKind::Completion: return palette::complete;
     case FlowKind::AwaitChain: return palette::await;
+    case FlowKind::Cancel: return palette::cancel;
+    case FlowKind::Canceled: return palette::canceled;
+    case FlowKind::MutexHandoff: return palette::mutex_handoff;
+    case FlowKind::ConditionWake: return palette::condition_wake;
     }
     return palette::text;
 }
@@ -235,10 +239,12 @@ void drawFlows(App& app, ImDrawList* dl, const Geometry& g, const std::vector<fl
     const Timeline& tl = *app.timeline;
     static std::vector<std::uint32_t> flows;
     flows.clear();
-    // Spawn and await arrows are many and short: only when zoomed in.
+    // Spawn, await and hand-off arrows are many and short: only when zoomed in.
+    // (Cancels are few, and each one is a story: always.)
     const double npp = app.view.nsPerPixel(g.width);
-    std::vector<FlowKind> kinds = {FlowKind::Wakeup, FlowKind::Steal};
-    if (npp < 2000) kinds.push_back(FlowKind::Spawn), kinds.push_back(FlowKind::AwaitChain);
+    std::vector<FlowKind> kinds = {FlowKind::Wakeup, FlowKind::Steal, FlowKind::Cancel, FlowKind::Canceled};
+    if (npp < 2000)
+        for (FlowKind k : {FlowKind::Spawn, FlowKind::AwaitChain, FlowKind::MutexHandoff, FlowKind::ConditionWake}) kinds.push_back(k);
     // Flows starting in the view, or up to one view-width before it (an
     // arrow reaching into the view from further left is rare and short).
     const double lookback = app.view.span();

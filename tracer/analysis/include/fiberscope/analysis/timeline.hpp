@@ -33,7 +33,10 @@
 //     sender/target pair), steal (where the head was queued -> the thief),
 //     spawn (create -> first run), completion (submit -> the resume after the
 //     completion), await chain (the awaited fiber's finish -> the awaiter's
-//     resume).
+//     resume), cancel (request -> delivery) and canceled (delivery -> the
+//     operation's -ECANCELED completion, or the wait's resume), mutex
+//     hand-off (the unlocker -> the new owner's resume) and condition wake
+//     (the signaling fiber -> the woken fiber's resume).
 //   * The Timeline never points into the Trace; functions that need event
 //     details (explanations, filters, statistics) take both. Indices of
 //     events (uint32) are indices into Trace::events.
@@ -106,8 +109,8 @@ struct FiberLane {
     std::vector<Zone> zones;      // by start
 };
 
-enum class FlowKind : std::uint8_t { Wakeup, Steal, Spawn, Completion, AwaitChain };
-inline constexpr int kFlowKindCount = 5;
+enum class FlowKind : std::uint8_t { Wakeup, Steal, Spawn, Completion, AwaitChain, Cancel, Canceled, MutexHandoff, ConditionWake };
+inline constexpr int kFlowKindCount = 9;
 
 struct FlowEnd {
     std::int64_t time = 0;
@@ -122,6 +125,16 @@ struct FlowEnd {
 // Spawn: from = the fiber-create (fiber: the parent), to = its first run.
 // Completion: from = the submit, to = the switch resuming it after the complete.
 // AwaitChain: from = the awaited fiber's finishing switch, to = the awaiter's resume.
+// Cancel: from = the cancel-request (fiber: the requesting fiber, thread: where
+//   it asked), to = the cancel-delivered (fiber: the canceled fiber).
+// Canceled: from = that cancel-delivered, to = the canceled operation's
+//   completion with -ECANCELED (or -EINTR), else the canceled fiber's next
+//   resume (a mutex or condition wait unlinked, an operation that completed first).
+// MutexHandoff: from = the mutex-handoff (fiber: the unlocking fiber), to = the
+//   new owner's resume.
+// ConditionWake: from = the condition-wake (fiber: the signaling fiber, the one
+//   running there; one flow per waiter a broadcast wakes; none for a timed-out
+//   wait), to = the woken fiber's resume.
 struct Flow {
     FlowKind kind = FlowKind::Wakeup;
     FlowEnd from;
