@@ -1,7 +1,9 @@
 // Drives every consumer of a trace the way the tools and the viewer do:
-// stats, the text timeline, the Chrome export, the viewer's model with its
-// queries (state at an instant, levels of detail, hit tests, explanations,
-// range statistics, filters) and the viewer's time arithmetic, without GL.
+// stats, the text timeline, the Chrome export (each building the analysis
+// model, and again from one shared model), the model itself with its totals
+// and queries (state at an instant, levels of detail), the viewer's queries
+// on it (hit tests, explanations, range statistics, filters) and the
+// viewer's time arithmetic, without GL.
 // The fuzzer and the hostile-corpus test both run this on every input, so a
 // crafted file that reads cleanly must also be drawable.
 #pragma once
@@ -11,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <fiberscope/analysis/totals.hpp>
 #include <fiberscope/trace_reader.hpp>
 
 #include "model/filter.hpp"
@@ -38,6 +41,18 @@ inline std::size_t consumeTrace(const trace::Trace& trace) {
         produced += out.str().size();
     }
     const viewer::Timeline tl = viewer::buildTimeline(trace);
+    {
+        // The tools on the one model, and its totals.
+        std::ostringstream out;
+        (void)trace::computeStats(trace, tl);
+        trace::writeTextTimeline(trace, tl, out);
+        std::string error;
+        trace::writeChromeJson(trace, tl, out, error);
+        produced += out.str().size();
+        for (const auto& lane : tl.threads) produced += analysis::laneTotals(lane.lane).runs;
+        for (const auto& lane : tl.fibers) produced += analysis::laneTotals(lane.lane).runs;
+        produced += analysis::latenciesByFiber(tl).values.size();
+    }
     const std::int64_t t0 = tl.start_time, t1 = tl.end_time;
     const std::int64_t instants[] = {t0, t1, t0 / 2 + t1 / 2, t0 + (t1 - t0) / 7, INT64_MIN, INT64_MAX, -1, 0};
     for (std::int64_t t : instants) {
