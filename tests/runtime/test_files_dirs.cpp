@@ -437,7 +437,12 @@ TEST_CASE("a trace records the file and directory operations by name", "[dirs][t
                                  {"renameat", 1}, {"unlinkat", 2},  {"getdents64", 2}, {"openat", 2}};
     for (const Expected& op : expected) {
         INFO(op.name);
-        CHECK(submitted.count(op.name) == op.times);
-        CHECK(completed.count(op.name) == op.times);
+        CHECK(submitted.count(op.name) == completed.count(op.name));
+        // A directory read takes as many getdents64 calls as the kernel
+        // needs to hand over the entries, plus the one that finds the end:
+        // at least two here, but the split is the filesystem's (a TSan run
+        // saw three).
+        if (std::string_view(op.name) == "getdents64") CHECK(submitted.count(op.name) >= op.times);
+        else CHECK(submitted.count(op.name) == op.times);
     }
 }
