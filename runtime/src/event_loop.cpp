@@ -145,7 +145,8 @@ Result<std::unique_ptr<EventLoop>> EventLoop::create(EventLoopOptions options) {
     main_thread.current_context = &loop->main_fiber.context;
     main_thread.ring_ready.store(true, std::memory_order_relaxed);
 
-    trace::startFromEnvironment();
+    // The header names the backend this loop chose (stats prints it).
+    trace::startFromEnvironment(ioBackendName(loop->backend));
     installOverflowHandler();
     t_main_alt_stack = new AltSignalStack();
     setCurrentThread(&main_thread);

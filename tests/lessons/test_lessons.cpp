@@ -1149,6 +1149,7 @@ TEST_CASE("lesson 13: one program on io_uring (completions) and on epoll (readin
         const View view(run->trace);
         checkLesson13(*run, view, "io_uring");
         INFO("io_uring run; output:\n" << run->output);
+        CHECK(run->trace.header.backend == "io_uring");
         CHECK(view.all([](const TraceEvent& e) {
                       return (e.kind == EventKind::Submit || e.kind == EventKind::Complete) && e.small == kOpPollAdd;
                   }).empty());
@@ -1186,6 +1187,8 @@ TEST_CASE("lesson 13: one program on io_uring (completions) and on epoll (readin
     const View view(run.trace);
     const auto [ping_fd, pong_fd] = checkLesson13(run, view, "epoll");
     INFO("epoll run; output:\n" << run.output);
+    // The header says which backend ran (it used to say io_uring always).
+    CHECK(run.trace.header.backend == "epoll");
     const std::uint64_t ping = view.fiber("ping");
     const std::uint64_t pong = view.fiber("pong");
     int recv_waits[2] = {0, 0}; // polls on ping's and pong's connections that a recv retried

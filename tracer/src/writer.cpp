@@ -200,12 +200,14 @@ bool Recorder::stop() {
 
 bool recording() noexcept { return enabled(); }
 
-Recorder* startFromEnvironment() {
+Recorder* startFromEnvironment(std::string_view backend) {
     const char* path = std::getenv("FIBERSCOPE_TRACE");
     if (!path || !*path || recording()) return nullptr;
     static Recorder* from_env = nullptr;
     if (from_env) return nullptr;
-    auto* recorder = new Recorder(path);
+    RecorderOptions options;
+    options.backend = std::string(backend);
+    auto* recorder = new Recorder(path, options);
     if (!recorder->ok()) {
         std::fprintf(stderr, "fiberscope: FIBERSCOPE_TRACE: %s; continuing without tracing\n", recorder->error().c_str());
         delete recorder;

@@ -49,7 +49,9 @@ private:
 // runtime calls this when a loop is created). Returns the recorder it
 // started, or nullptr (not requested, already recording, or failed: then a
 // one-line error is printed).
-Recorder* startFromEnvironment();
+// `backend` is the loop's backend ("io_uring" or "epoll"), recorded in the
+// header (the runtime passes the one its loop chose).
+Recorder* startFromEnvironment(std::string_view backend = "io_uring");
 bool recording() noexcept;
 
 // An instant mark on the calling thread (and fiber). `label` must be a
