@@ -38,6 +38,7 @@
 #include <fiberscope/analysis/timeline.hpp>
 #include <fiberscope/trace_reader.hpp>
 
+#include "decoded_trace.hpp"
 #include "chrome_json.hpp"
 #include "hostile_traces.hpp"
 #include "trace_tools.hpp"
@@ -414,40 +415,13 @@ std::vector<std::string> lessonPrograms() {
 // ---------------------------------------------------------------------------
 // Hand-built traces
 
-trace::Event ev(std::int64_t time, std::uint32_t thread, EventKind kind, std::uint64_t a0 = 0, std::uint64_t a1 = 0, std::uint64_t a2 = 0,
-                std::uint8_t small = 0) {
-    trace::Event e;
-    e.time = time;
-    e.thread = thread;
-    e.kind = kind;
-    e.arg[0] = a0;
-    e.arg[1] = a1;
-    e.arg[2] = a2;
-    e.small = small;
-    return e;
-}
+using test::ev;
 std::uint8_t sw(SwitchReason r) { return static_cast<std::uint8_t>(r); }
 std::uint8_t how(ScheduleHow h) { return static_cast<std::uint8_t>(h); }
 std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(v); }
 constexpr std::uint8_t kRead = 22; // IORING_OP_READ
 
-Trace makeTrace(unsigned threads, std::vector<trace::Event> events, std::vector<std::string> strings = {}) {
-    Trace t;
-    t.header.complete = true;
-    for (unsigned i = 0; i < threads; ++i) {
-        trace::ThreadInfo info;
-        info.number = i;
-        info.worker = i;
-        info.name = "worker " + std::to_string(i);
-        t.threads.push_back(info);
-    }
-    t.strings.push_back("");
-    for (auto& s : strings) t.strings.push_back(s);
-    std::stable_sort(events.begin(), events.end(), [](const trace::Event& a, const trace::Event& b) { return a.time < b.time; });
-    t.events = std::move(events);
-    t.header.duration_ns = t.events.empty() ? 0 : t.events.back().time;
-    return t;
-}
+using test::makeTrace;
 
 // Fiber 3 cancels fiber 2's read; 2 signals 3's condition and hands its
 // mutex to main (1), which waited for it; main yields to 3.
