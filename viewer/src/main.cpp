@@ -651,9 +651,11 @@ Command addBenchmark(CLI::App& top) {
     CLI::App* app = addCommand(top, "benchmark", "measure the viewer's load and frame times at 10k and 10M events",
                                "Measures the viewer at scale: writes a 10k-event and an N-event (default\n"
                                "10 million) synthetic trace, then reports the reader's time, the load time\n"
-                               "(reader + model) and the frame time at three zoom levels for each, with the\n"
-                               "ratios the viewer is held to (frame time at N events <= 2x at 10k; load <=\n"
-                               "5x read). Starts Xvfb when there is no display.");
+                               "(reader + model), the frame time at three zoom levels and the memory (file\n"
+                               "size, resident memory while viewing, peak while loading, the model's bytes\n"
+                               "per structure) for each, with the ratios the viewer is held to (frame time\n"
+                               "at N events <= 2x at 10k; load <= 2x read; resident memory <= 5x the file).\n"
+                               "Starts Xvfb when there is no display.");
     cli::addParsedOption<std::int64_t>(*app, "--events", *events, wholeNumber(10'000, 100'000'000),
                                        "events in the large trace, 10000 to 100000000 (default: 10000000)", "N");
     auto run = [app, events]() -> int {

@@ -1,0 +1,61 @@
+// The model's memory, counted by structure (see footprint.hpp).
+#include "fiberscope/analysis/footprint.hpp"
+
+#include <algorithm>
+
+namespace fiberscope::analysis {
+
+namespace {
+
+template <class T>
+std::size_t vectorBytes(const std::vector<T>& v) noexcept {
+    return heapBytes(v.capacity() * sizeof(T));
+}
+
+std::size_t stringBytes(const std::string& s) noexcept {
+    // Short names live inside the std::string (no heap block).
+    return s.capacity() > 15 ? heapBytes(s.capacity() + 1) : 0;
+}
+
+void addLane(const Lane& lane, std::size_t& intervals, std::size_t& lod) noexcept {
+    intervals += vectorBytes(lane.intervals);
+    lod += vectorBytes(lane.levels) + vectorBytes(lane.prefix);
+    for (const LodLevel& level : lane.levels) lod += vectorBytes(level.runs);
+}
+
+} // namespace
+
+std::size_t heapBytes(std::size_t bytes) noexcept {
+    if (bytes == 0) return 0;
+    return std::max<std::size_t>(32, (bytes + 8 + 15) & ~std::size_t{15});
+}
+
+ModelFootprint modelFootprint(const Timeline& timeline) noexcept {
+    ModelFootprint f;
+    f.lanes += vectorBytes(timeline.threads) + vectorBytes(timeline.fibers);
+    for (const ThreadLane& tl : timeline.threads) {
+        addLane(tl.lane, f.thread_intervals, f.lod);
+        f.instants += vectorBytes(tl.instants);
+        f.zones += vectorBytes(tl.zones);
+        f.thread_events += vectorBytes(tl.events);
+        f.lanes += stringBytes(tl.name);
+    }
+    for (const FiberLane& fl : timeline.fibers) {
+        addLane(fl.lane, f.fiber_intervals, f.lod);
+        f.zones += vectorBytes(fl.zones);
+        f.lanes += stringBytes(fl.name);
+    }
+    for (const auto& list : timeline.events_by_kind) f.events_by_kind += vectorBytes(list);
+    f.flows += vectorBytes(timeline.flows) + vectorBytes(timeline.flow_reach);
+    f.latencies += vectorBytes(timeline.latencies);
+    f.replay_items += vectorBytes(timeline.replay.items);
+    f.replay_index += vectorBytes(timeline.replay.slots) + vectorBytes(timeline.replay.checkpoints);
+    for (const auto& owners : timeline.replay.slots) f.replay_index += vectorBytes(owners);
+    for (const StateCheckpoint& c : timeline.replay.checkpoints) f.replay_index += vectorBytes(c.active);
+    f.other += vectorBytes(timeline.lane_of_thread);
+    return f;
+}
+
+std::size_t modelBytes(const Timeline& timeline) noexcept { return modelFootprint(timeline).total(); }
+
+} // namespace fiberscope::analysis
