@@ -396,6 +396,49 @@ TEST_CASE("lesson 2: two fibers yield to each other on one thread, switch then a
     CHECK(threads.size() == 1);
 }
 
+// lesson.md's "Try this": on two threads each turn's reschedule is an idle
+// hand-off with a MSG_RING, stolen back; the turns usually alternate, and
+// when they do not, the two fibers took their turns on both workers.
+TEST_CASE("lesson 2 on two threads: hand-offs stolen back, and turns that alternate only while on one thread",
+          "[lessons][lesson2]") {
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        const LessonRun run = runLesson(LESSON02, "02t2", {"--threads", "2"});
+        const View view(run.trace);
+        const std::uint64_t ping = view.fiber("ping");
+        const std::uint64_t pong = view.fiber("pong");
+        const auto handoffs = view.all([](const TraceEvent& e) {
+            return e.kind == EventKind::Schedule && e.small == static_cast<std::uint8_t>(ScheduleHow::IdleHandoff);
+        });
+        CHECK(handoffs.size() >= 20);
+        for (std::size_t i : handoffs) {
+            auto sent = view.nextOnThread(i, [](const TraceEvent&) { return true; });
+            REQUIRE(sent);
+            CHECK(view.at(*sent).kind == EventKind::WakeupSent);
+        }
+        CHECK(view.all([&](const TraceEvent& e) {
+                      return e.kind == EventKind::Steal && (e.arg[0] == ping || e.arg[0] == pong);
+                  }).size() >= 10);
+        // The program's count of turns that changed hands.
+        const std::string key = " of 39 consecutive turns changed hands.";
+        const std::size_t at = run.output.find(key);
+        INFO("output:\n" << run.output);
+        REQUIRE(at != std::string::npos);
+        const std::size_t start = run.output.rfind('\n', at) + 1;
+        const int alternations = std::stoi(run.output.substr(start, at - start));
+        std::set<std::uint32_t> yield_threads;
+        for (std::size_t i : view.all([&](const TraceEvent& e) {
+                 return e.kind == EventKind::Switch && e.small == static_cast<std::uint8_t>(SwitchReason::Yield) &&
+                        (e.arg[0] == ping || e.arg[0] == pong);
+             }))
+            yield_threads.insert(view.at(i).thread);
+        INFO(alternations << " of 39 turns changed hands; yields on " << yield_threads.size() << " thread(s)");
+        // Turns that did not alternate were taken on both workers.
+        if (alternations < 39) CHECK(yield_threads.size() == 2);
+        // All on one thread, they alternate.
+        if (yield_threads.size() == 1) CHECK(alternations == 39);
+    }
+}
+
 TEST_CASE("lesson 3: lazy worker spawn, and parked workers woken by MSG_RING", "[lessons][lesson3]") {
     const LessonRun run = runLesson(LESSON03, "03");
     const View view(run.trace);
@@ -603,6 +646,20 @@ TEST_CASE("lesson 7: select, then the loser's in-flight sleep is canceled throug
     auto fast_finish = view.all([&](const TraceEvent& e) { return e.kind == EventKind::FiberFinish && e.arg[0] == fast; });
     REQUIRE(fast_finish.size() == 1);
     CHECK(fast_finish[0] < selected);
+    // The finished fast fiber switches straight to the selecting main fiber
+    // (finishFiber(): its claim is the first, so the selector is the fiber
+    // yield() switches to), with no schedule of the main fiber in between.
+    {
+        auto last_switch = view.previousOnThread(fast_finish[0], kindIs(EventKind::Switch));
+        REQUIRE(last_switch);
+        const TraceEvent& sw = view.at(*last_switch);
+        INFO("fast's last switch: " << sw.arg[0] << " -> " << sw.arg[1] << " reason " << int(sw.small));
+        CHECK(sw.arg[0] == fast);
+        CHECK(sw.arg[1] == 1);
+        CHECK(sw.small == static_cast<std::uint8_t>(SwitchReason::Finish));
+        const auto main_scheduled = view.all([&](const TraceEvent& e) { return e.kind == EventKind::Schedule && e.arg[0] == 1; });
+        for (std::size_t i : main_scheduled) CHECK((i < *last_switch || i > selected));
+    }
 
     // The slow fiber's sleep was in flight in some worker's ring...
     auto requests = view.all([&](const TraceEvent& e) { return e.kind == EventKind::CancelRequest && e.arg[0] == slow; });
@@ -632,28 +689,57 @@ TEST_CASE("lesson 7: select, then the loser's in-flight sleep is canceled throug
 }
 
 TEST_CASE("lesson 8: a contended mutex is handed directly to a waiting fiber", "[lessons][lesson8]") {
-    // On two threads, contention is a scheduling outcome: on a heavily
-    // loaded machine (seen once in hundreds of runs) the tellers can happen
-    // to run one after another. Up to three runs for it to show; it must.
-    LessonRun run = runLesson(LESSON08, "08");
-    for (int attempt = 1; attempt < 3; ++attempt) {
-        bool contended = false;
-        for (const TraceEvent& e : run.trace.events) contended |= e.kind == EventKind::MutexContended;
-        if (contended) break;
-        WARN("lesson 8 run " << attempt << " showed no contention (scheduling accident); running it again");
-        run = runLesson(LESSON08, "08");
-    }
+    // The main fiber holds the mutex while it starts the tellers one at a
+    // time, each after the previous one found the mutex locked: contention
+    // is built in, in a known order.
+    const LessonRun run = runLesson(LESSON08, "08");
     const View view(run.trace);
     requireCheckpointsMatchNarrative(view, "08-mutex-handoff");
     const std::size_t start = view.checkpoint("tellers start");
+    const std::size_t unlocks = view.checkpoint("main unlocks");
     const std::size_t done = view.checkpoint("tellers done");
-    REQUIRE(start < done);
+    REQUIRE(start < unlocks);
+    REQUIRE(unlocks < done);
     REQUIRE(view.fibersNamedLike("teller ").size() == 4);
+    std::uint64_t teller[4];
+    for (int t = 0; t < 4; ++t) teller[t] = view.fiber("teller " + std::to_string(t));
+
+    // Before main unlocks: each teller, in order, found the mutex locked and
+    // left its thread with reason=mutex; nobody yielded (no hand-off and
+    // steal-back rounds of a teller running alone).
+    std::size_t previous_contended = start;
+    for (int t = 0; t < 4; ++t) {
+        INFO("teller " << t << " (fiber " << teller[t] << ")");
+        auto contended = view.next(start, [&](const TraceEvent& e) {
+            return e.kind == EventKind::MutexContended && e.arg[0] == teller[t];
+        });
+        REQUIRE(contended);
+        CHECK(*contended > previous_contended);
+        CHECK(*contended < unlocks);
+        previous_contended = *contended;
+        auto left = view.nextOnThread(*contended, [&](const TraceEvent& e) {
+            return e.kind == EventKind::Switch && e.arg[0] == teller[t];
+        });
+        REQUIRE(left);
+        CHECK(view.at(*left).small == static_cast<std::uint8_t>(SwitchReason::Mutex));
+    }
+    const auto yields = view.all([](const TraceEvent& e) {
+        return e.kind == EventKind::Switch && e.small == static_cast<std::uint8_t>(SwitchReason::Yield);
+    });
+    REQUIRE(!yields.empty());
+    CHECK(yields.front() > unlocks);
+    // Main's unlock is the first hand-off, to the most recent waiter, teller
+    // 3; teller 3's first unlock hands the mutex to the next, teller 2.
+    const auto handoffs = view.all(kindIs(EventKind::MutexHandoff));
+    REQUIRE(handoffs.size() >= 2);
+    CHECK(handoffs[0] > unlocks);
+    CHECK(view.at(handoffs[0]).arg[0] == 1);
+    CHECK(view.at(handoffs[0]).arg[1] == teller[3]);
+    CHECK(view.at(handoffs[1]).arg[0] == teller[3]);
+    CHECK(view.at(handoffs[1]).arg[1] == teller[2]);
 
     const auto contended = view.all(kindIs(EventKind::MutexContended));
-    const auto handoffs = view.all(kindIs(EventKind::MutexHandoff));
     REQUIRE(!contended.empty());
-    REQUIRE(!handoffs.empty());
     std::set<std::uint64_t> mutexes;
     for (std::size_t i : contended) mutexes.insert(view.at(i).arg[1]);
     CHECK(mutexes.size() == 1);
@@ -743,6 +829,11 @@ TEST_CASE("lesson 10: a fiber blocking its thread delays its neighbours; sleepin
     // thread did in between: the first switch after the request became
     // ready, and how many times the dispatcher yielded before it ran.
     std::vector<std::vector<std::int64_t>> latency(4);
+    struct YieldingRequest {
+        std::size_t created, runs;
+        int yields_before;
+    };
+    std::vector<YieldingRequest> yielding_requests; // the busy loop with yields
     const auto requests = view.fibersNamedLike("request");
     REQUIRE(requests.size() == 4 * 6 * 3);
     for (std::uint64_t fiber : requests) {
@@ -788,8 +879,31 @@ TEST_CASE("lesson 10: a fiber blocking its thread delays its neighbours; sleepin
             CHECK(first.small == static_cast<std::uint8_t>(SwitchReason::Yield));
             CHECK(yields_before >= 1);
             CHECK(yields_before <= 3);
+            // The dispatcher's yield switched straight to it.
+            CHECK(view.at(*runs).arg[0] == dispatcher);
+            CHECK(view.at(*runs).small == static_cast<std::uint8_t>(SwitchReason::Yield));
+            yielding_requests.push_back({created[0], *runs, yields_before});
             break;
         }
+    }
+    // The ready queue is LIFO (schedule() pushes on the head, findReadyFiber()
+    // pops it), and each request's switch message pushes the yielding
+    // dispatcher back on top: every yield runs one request, the newest
+    // first. In each round of three, the last spawned runs after one slice,
+    // the middle one after two, the first after three (the 0.5/1.0/1.5 ms
+    // waits of lesson.md).
+    std::sort(yielding_requests.begin(), yielding_requests.end(),
+              [](const YieldingRequest& a, const YieldingRequest& b) { return a.created < b.created; });
+    REQUIRE(yielding_requests.size() == 6 * 3);
+    for (std::size_t round = 0; round < 6; ++round) {
+        const YieldingRequest* r = &yielding_requests[round * 3];
+        INFO("round " << round << " of the yielding phase: yields before each request ran (in spawn order): "
+                      << r[0].yields_before << ", " << r[1].yields_before << ", " << r[2].yields_before);
+        CHECK(r[2].yields_before == 1);
+        CHECK(r[1].yields_before == 2);
+        CHECK(r[0].yields_before == 3);
+        CHECK(r[2].runs < r[1].runs);
+        CHECK(r[1].runs < r[0].runs);
     }
     std::int64_t med[4];
     for (int p = 0; p < 4; ++p) {
