@@ -150,7 +150,7 @@ constexpr const char* kThread = "runtime/src/thread.cpp";
 constexpr const char* kFiber = "runtime/src/fiber.cpp";
 constexpr const char* kSwitchMessage = "runtime/src/switch_message.cpp";
 constexpr const char* kEventLoop = "runtime/src/event_loop.cpp";
-constexpr const char* kOps = "runtime/src/uring_io.cpp";
+constexpr const char* kOps = "runtime/src/operation.cpp"; // execute(): to uringExecute() or pollerExecute()
 constexpr const char* kPoller = "runtime/src/poller.cpp";
 constexpr const char* kMutex = "runtime/src/mutex.cpp";
 constexpr const char* kCondition = "runtime/src/condition.cpp";
@@ -583,7 +583,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
             return make("The Timeout of " + c.fiber(e.arg[0]) + "'s wait on condition " + objectLabel(e.arg[1]) +
                             " passed: its thread's idle loop (SyncTimers::expire()) took it off the waiters and passed "
                             "it to schedule(); Condition::wait() returns TimedOut",
-                        "SyncTimers::expire()", kCondition, i);
+                        "SyncTimers::expire()", "runtime/src/sync_timers.cpp", i);
         if (e.small == static_cast<std::uint8_t>(trace::ConditionWakeHow::Broadcast))
             return make("Condition::broadcast() woke every waiter on condition " + objectLabel(e.arg[1]) + ", starting with " +
                             c.fiber(e.arg[0]) + ", and passed them to schedule() together",
