@@ -91,10 +91,12 @@ bool identChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c
 struct NameIndex {
     std::set<std::string> called;    // "schedule", "lockSlow", "~Zone"
     std::set<std::string> qualified; // "Mutex::lockSlow", "Zone::~Zone"
+    std::set<std::string> identifiers; // every name at all: fields, constants, enumerators
 
     void merge(const NameIndex& other) {
         called.insert(other.called.begin(), other.called.end());
         qualified.insert(other.qualified.begin(), other.qualified.end());
+        identifiers.insert(other.identifiers.begin(), other.identifiers.end());
     }
 };
 
@@ -130,6 +132,7 @@ NameIndex indexCode(const std::string& code) {
     std::string pending_class; // a class/struct head seen, its '{' not yet
     for (std::size_t t = 0; t < tokens.size(); ++t) {
         const Token& tok = tokens[t];
+        if (tok.ident) index.identifiers.insert(tok.text);
         if (tok.ident && (tok.text == "class" || tok.text == "struct") &&
             !(t > 0 && tokens[t - 1].text == "enum")) {
             // class [alignas(N)] Name ... {   (or ; for a declaration)
@@ -394,6 +397,42 @@ TEST_CASE("every runtime file and function the lessons and the viewer's explanat
     CHECK(stale.empty());
     CHECK(names_checked > 100);
     CHECK(paths_checked > 20);
+}
+
+// A lesson's markdown names the runtime's fields, constants and enumerators
+// in code spans too: `ready_queue`, `idle_search_index`, `kMaxIdleSearch`,
+// `register_select`. Checked: a span that is one (qualified) name written in
+// snake_case or as a kConstant. Not checked: kernel and liburing names
+// (`IORING_OP_READ`, `MSG_RING`, `io_uring_enter`, `io_uring_prep_accept`),
+// abbreviations (`_recv`), and plain words.
+TEST_CASE("every runtime field, constant and enumerator the lessons name exists", "[cited]") {
+    const Indexes& idx = indexes();
+    static const std::regex one_name(R"re((?:[A-Za-z_][A-Za-z0-9_]*::)*([A-Za-z_][A-Za-z0-9_]*))re");
+    static const std::regex constant_name(R"re(k[A-Z][A-Za-z0-9]*)re");
+    std::set<std::string> stale;
+    std::size_t checked = 0;
+    for (const fs::path& md : lessonNarratives()) {
+        const fs::path program = md.parent_path() / "main.cpp";
+        const NameIndex own = fs::exists(program) ? indexCode(codeOnly(slurp(program))) : NameIndex{};
+        for (const Cited& c : codeSpans(md)) {
+            std::smatch m;
+            if (!std::regex_match(c.text, m, one_name)) continue;
+            const std::string name = m[1].str();
+            if (c.text.rfind("std::", 0) == 0 || name.front() == '_' || name.rfind("io_uring_", 0) == 0) continue;
+            if (std::all_of(name.begin(), name.end(), [](char ch) { return !std::islower(static_cast<unsigned char>(ch)); }))
+                continue; // IORING_OP_READ, MSG_RING, EAGAIN
+            if (name.find('_') == std::string::npos && !std::regex_match(name, constant_name)) continue;
+            ++checked;
+            if (idx.runtime.identifiers.count(name) || idx.tracer.identifiers.count(name) || own.identifiers.count(name))
+                continue;
+            stale.insert(c.where + ": " + c.text);
+        }
+    }
+    std::string list;
+    for (const auto& s : stale) list += "  " + s + "\n";
+    INFO("checked " << checked << " names; stale (" << stale.size() << "):\n" << list);
+    CHECK(stale.empty());
+    CHECK(checked > 20);
 }
 
 TEST_CASE("every function a viewer explanation pairs with a file is in that file", "[cited]") {
