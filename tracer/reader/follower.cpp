@@ -304,4 +304,33 @@ bool TraceFollower::finished() const noexcept { return state_->finished; }
 bool TraceFollower::started() const noexcept { return state_->started; }
 const std::string& TraceFollower::path() const noexcept { return state_->path; }
 
+bool readTraceHeader(const std::string& path, TraceHeader& header, ReadError& error) {
+    error = ReadError{};
+    error.path = path;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        error.message = std::string("cannot open: ") + std::strerror(errno);
+        return false;
+    }
+    std::uint8_t prefix[16];
+    std::vector<std::uint8_t> bytes;
+    bool ok = preadAll(fd, prefix, sizeof prefix, 0);
+    if (ok) {
+        const auto claimed = load<std::uint32_t>(prefix + 12);
+        bytes.resize(16 + std::size_t{std::min(claimed, kMaxHeaderBytes)});
+        ok = preadAll(fd, bytes.data(), bytes.size(), 0);
+    }
+    ::close(fd);
+    if (!ok) {
+        error.message = "file is too short to hold a trace header";
+        return false;
+    }
+    Trace trace;
+    format::HeaderFixed fixed{};
+    std::size_t end = 0;
+    if (!parseHeader(bytes.data(), bytes.size(), trace, fixed, end, error)) return false;
+    header = std::move(trace.header);
+    return true;
+}
+
 } // namespace fiberscope::trace

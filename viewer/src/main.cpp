@@ -279,16 +279,20 @@ int record(const Args& program, const std::string& output) {
 Command addRecord(CLI::App& top, cli::HelpFormatter& help) {
     struct Options {
         std::string output = "fiberscope.fstrace";
+        bool view = false;
     };
     auto options = std::make_shared<Options>();
     CLI::App* app = addCommand(top, "record", "run a program and record its trace",
                                "Runs PROGRAM with FIBERSCOPE_TRACE=FILE, so a program built on the fiberscope\n"
                                "runtime records a trace of every scheduling decision into FILE, then prints a\n"
-                               "one-line summary of the trace. Exits with the program's exit status.");
-    help.setSynopsis(app, "[-o FILE] [--] PROGRAM [ARGS...]");
+                               "one-line summary of the trace. Exits with the program's exit status.\n"
+                               "With --view, the viewer shows the timeline growing while the program runs\n"
+                               "(as 'fiberscope view --live').");
+    help.setSynopsis(app, "[-o FILE] [--view] [--] PROGRAM [ARGS...]");
     // The program's own arguments are not ours: parsing stops at its name.
     app->prefix_command();
     app->add_option("-o,--output", options->output, "where to write the trace (default: fiberscope.fstrace)")->type_name("FILE");
+    app->add_flag("--view", options->view, "watch the trace in the viewer while the program runs");
     auto run = [app, &top, options]() -> int {
         // CLI11 leaves the program and its arguments unparsed; after "--"
         // they land in the top level's leftovers instead of the command's.
@@ -303,6 +307,7 @@ Command addRecord(CLI::App& top, cli::HelpFormatter& help) {
         if (const std::string clash = outputClash("-o", options->output, programPath(program[0]), "the program to run");
             !clash.empty())
             return usageError("record", clash);
+        if (options->view) return fiberscope::viewer::runLiveViewer(program, options->output);
         return record(program, options->output);
     };
     return {app, run, [options] { return "recording " + options->output; }, true};
@@ -447,19 +452,50 @@ int view(const std::string& path) {
 }
 
 Command addView(CLI::App& top, cli::HelpFormatter& help) {
-    auto path = std::make_shared<std::string>();
+    struct Options {
+        std::string path;
+        bool live = false;
+        std::string output = "fiberscope.fstrace";
+    };
+    auto options = std::make_shared<Options>();
     CLI::App* app = addCommand(top, "view", "open a trace in the viewer",
                                "Opens the Fiberscope viewer (on FILE if given): per-thread and per-fiber\n"
                                "timelines, flows between threads, the scheduler's state at any instant,\n"
                                "statistics of a range, and every event explained. Needs a display; without\n"
-                               "one, use 'fiberscope screenshot'. With no command at all, fiberscope opens it.");
-    help.markOptional(app->add_option("FILE", *path, "the trace (optional: File > Open, or drop a file)")->type_name(""));
-    auto run = [app, path]() -> int {
-        if (const std::string complaint = cli::leftoverComplaint(*app, "one trace at a time"); !complaint.empty())
-            return usageError("view", complaint);
-        return view(*path);
+                               "one, use 'fiberscope screenshot'. With no command at all, fiberscope opens it.\n"
+                               "A FILE still being recorded is followed as it grows. With --live, runs\n"
+                               "PROGRAM recording into FILE (-o) and shows its timeline growing while it runs;\n"
+                               "exits with the program's status.");
+    help.setSynopsis(app, "[FILE] | --live [-o FILE] -- PROGRAM [ARGS...]");
+    help.markOptional(app->add_option("FILE", options->path, "the trace (optional: File > Open, or drop a file)")->type_name(""));
+    app->add_flag("--live", options->live, "run PROGRAM (after --) and watch its trace while it runs");
+    app->add_option("-o,--output", options->output, "with --live: where to write the trace (default: fiberscope.fstrace)")
+        ->type_name("FILE");
+    auto run = [app, &top, options]() -> int {
+        if (!options->live) {
+            if (const std::string complaint = cli::leftoverComplaint(*app, "one trace at a time"); !complaint.empty())
+                return usageError("view", complaint);
+            if (app->count("--output")) return usageError("view", "-o only goes with --live (it names the trace to record)");
+            if (!top.remaining().empty()) return usageError("view", "a program to run needs --live; usage: fiberscope view --live -- PROGRAM [ARGS...]");
+            return view(options->path);
+        }
+        // The program: what took the FILE slot, then what followed it.
+        Args program;
+        if (!options->path.empty()) program.push_back(options->path);
+        for (const std::string& arg : app->remaining())
+            if (arg != "--" || !program.empty()) program.push_back(arg);
+        for (const std::string& arg : top.remaining()) program.push_back(arg);
+        std::erase(program, std::string("--"));
+        if (program.empty()) return usageError("view", "--live needs a program to run; usage: fiberscope view --live -- PROGRAM [ARGS...]");
+        if (program[0].size() > 1 && program[0][0] == '-')
+            return usageError("view", "unknown option '" + cli::printable(program[0]) +
+                                          "' (put '--' before a program whose name starts with '-')");
+        if (const std::string clash = outputClash("-o", options->output, programPath(program[0]), "the program to run");
+            !clash.empty())
+            return usageError("view", clash);
+        return fiberscope::viewer::runLiveViewer(program, options->output);
     };
-    return {app, run, [path] { return "viewing " + *path; }};
+    return {app, run, [options] { return options->live ? "watching " + options->output : "viewing " + options->path; }, true};
 }
 
 // ---------------------------------------------------------------------------
@@ -470,6 +506,7 @@ Command addScreenshot(CLI::App& top) {
         fiberscope::viewer::ScreenshotOptions shot;
         std::int64_t lesson = 0;
         std::pair<std::int64_t, std::int64_t> range;
+        bool live = false;
     };
     auto options = std::make_shared<Options>();
     fiberscope::viewer::ScreenshotOptions& shot = options->shot;
@@ -477,7 +514,9 @@ Command addScreenshot(CLI::App& top) {
                                "Renders the viewer's view of FILE to a PNG without a window. With no display\n"
                                "it starts Xvfb for the duration (apt-get install xvfb), which dies with it.\n"
                                "Times take a unit: ns, us, ms (a bare number) or s, e.g. --range 1.5ms:4ms\n"
-                               "--cursor 2ms.");
+                               "--cursor 2ms. With --live, runs PROGRAM (after --) recording into --trace FILE\n"
+                               "and takes the picture --after DURATION into the run, while it still runs\n"
+                               "(then stops it): what 'fiberscope view --live' would show at that moment.");
     app->add_option("FILE", shot.trace, "the trace")->type_name("");
     app->add_option("-o,--output", shot.output, "the PNG to write")->type_name("OUT.png");
     cli::addParsedOption<std::pair<std::int64_t, std::int64_t>>(
@@ -502,14 +541,43 @@ Command addScreenshot(CLI::App& top) {
     cli::addParsedOption<std::int64_t>(*app, "--lesson", options->lesson, wholeNumber(1, std::numeric_limits<int>::max()),
                                        "show lesson N's narrative in the lesson panel", "N");
     app->add_flag("--open-dialog", shot.open_dialog, "show the Open dialog (for documentation)");
-    auto run = [app, options]() -> int {
+    app->add_flag("--live", options->live, "run PROGRAM (after --) and picture it while it runs");
+    cli::addParsedOption<std::int64_t>(*app, "--after", shot.live_after_ns, timeValue(cli::TimeSign::positive),
+                                       "with --live: when to take the picture (default: 1s)", "DURATION");
+    app->add_option("--trace", shot.live_trace, "with --live: where the program records (default: fiberscope.fstrace)")
+        ->type_name("FILE");
+    auto run = [app, &top, options]() -> int {
         fiberscope::viewer::ScreenshotOptions& shot = options->shot;
-        if (const std::string complaint = cli::leftoverComplaint(*app, "one trace at a time"); !complaint.empty())
-            return usageError("screenshot", complaint);
-        if (shot.trace.empty()) return usageError("screenshot", "which trace? fiberscope screenshot FILE -o out.png");
-        if (shot.output.empty()) return usageError("screenshot", "where to? add -o out.png");
-        if (const std::string clash = outputClash("-o", shot.output, shot.trace, "the input trace"); !clash.empty())
-            return usageError("screenshot", clash);
+        if (options->live) {
+            // The program: what took the FILE slot, then what followed it.
+            Args program;
+            if (!shot.trace.empty()) program.push_back(shot.trace);
+            for (const std::string& arg : app->remaining()) program.push_back(arg);
+            for (const std::string& arg : top.remaining()) program.push_back(arg);
+            std::erase(program, std::string("--"));
+            if (program.empty()) return usageError("screenshot", "--live needs a program to run: fiberscope screenshot --live -o out.png -- PROGRAM [ARGS...]");
+            if (program[0].size() > 1 && program[0][0] == '-')
+                return usageError("screenshot", "unknown option '" + cli::printable(program[0]) +
+                                                    "' (put '--' before a program whose name starts with '-')");
+            if (shot.output.empty()) return usageError("screenshot", "where to? add -o out.png");
+            if (shot.live_trace.empty()) shot.live_trace = "fiberscope.fstrace";
+            if (const std::string clash = outputClash("--trace", shot.live_trace, programPath(program[0]), "the program to run");
+                !clash.empty())
+                return usageError("screenshot", clash);
+            if (const std::string clash = outputClash("-o", shot.output, shot.live_trace, "the trace it records"); !clash.empty())
+                return usageError("screenshot", clash);
+            shot.live_program = program;
+            shot.trace.clear();
+        } else {
+            if (const std::string complaint = cli::leftoverComplaint(*app, "one trace at a time"); !complaint.empty())
+                return usageError("screenshot", complaint);
+            if (!top.remaining().empty()) return usageError("screenshot", "a program to run needs --live");
+            if (app->count("--after") || app->count("--trace")) return usageError("screenshot", "--after and --trace only go with --live");
+            if (shot.trace.empty()) return usageError("screenshot", "which trace? fiberscope screenshot FILE -o out.png");
+            if (shot.output.empty()) return usageError("screenshot", "where to? add -o out.png");
+            if (const std::string clash = outputClash("-o", shot.output, shot.trace, "the input trace"); !clash.empty())
+                return usageError("screenshot", clash);
+        }
         if (options->lesson > 0) {
             std::string catalogue_error, error;
             const auto lessons = fiberscope::viewer::loadLessons(catalogue_error);
@@ -524,12 +592,12 @@ Command addScreenshot(CLI::App& top) {
             shot.range_start_ns = static_cast<double>(options->range.first);
             shot.range_end_ns = static_cast<double>(options->range.second);
         }
-        if (!checkTraceInput(shot.trace)) return kBadFile;
+        if (!options->live && !checkTraceInput(shot.trace)) return kBadFile;
         const int status = fiberscope::viewer::runScreenshot(shot);
         if (status == 0) std::printf("wrote %s\n", shot.output.c_str());
         return status;
     };
-    return {app, run, [options] { return "rendering " + options->shot.trace; }};
+    return {app, run, [options] { return "rendering " + (options->live ? options->shot.live_trace : options->shot.trace); }, true};
 }
 
 // ---------------------------------------------------------------------------
@@ -655,7 +723,9 @@ Command addBenchmark(CLI::App& top) {
                                "size, resident memory while viewing, peak while loading, the model's bytes\n"
                                "per structure) for each, with the ratios the viewer is held to (frame time\n"
                                "at N events <= 2x at 10k; load <= 2x read; resident memory <= 5x the file).\n"
-                               "Starts Xvfb when there is no display.");
+                               "Then records for 4 s while a live view follows the file, and reports the\n"
+                               "delay from a record being made to a frame drawing it (median, p99; target\n"
+                               "p99 <= 250 ms). Starts Xvfb when there is no display.");
     cli::addParsedOption<std::int64_t>(*app, "--events", *events, wholeNumber(10'000, 100'000'000),
                                        "events in the large trace, 10000 to 100000000 (default: 10000000)", "N");
     auto run = [app, events]() -> int {

@@ -67,4 +67,8 @@ private:
     std::unique_ptr<State> state_;
 };
 
+// Reads and checks only the header of `path` (its clock, flags, backend and
+// command line): `header.complete` says whether the recording has stopped.
+bool readTraceHeader(const std::string& path, TraceHeader& header, ReadError& error);
+
 } // namespace fiberscope::trace

@@ -22,7 +22,7 @@ namespace fiberscope::viewer {
 constexpr int kKeyF = 'F';
 constexpr int kKeyO = 'O';
 
-static void adopt(App& app, const std::string& path, std::unique_ptr<trace::Trace> trace, std::unique_ptr<Timeline> timeline) {
+void adopt(App& app, const std::string& path, std::unique_ptr<trace::Trace> trace, std::unique_ptr<Timeline> timeline) {
     app.path = path;
     app.warnings = trace->warnings;
     app.trace = std::move(trace);
@@ -261,6 +261,8 @@ void drawApp(App& app, const Fonts& fonts) {
         if (ImGui::IsKeyPressed(ImGuiKey_Escape)) app.selection.reset(), app.cursor = -1;
     }
     pollLesson(app);
+    pollLive(app);
+    drawLiveStatus(app);
     advancePlayback(app, ImGui::GetIO().DeltaTime);
     if (drawLoading(app)) {
         ImGui::End();

@@ -16,6 +16,7 @@
 #include "model/time_view.hpp"
 #include "ui/markdown.hpp"
 #include "lessons/catalog.hpp"
+#include "ui/live_view.hpp"
 
 #include <atomic>
 #include <thread>
@@ -58,6 +59,7 @@ struct App {
     std::string error;                 // last load error (shown in a banner)
     std::vector<std::string> warnings; // reader warnings of the loaded file
     std::unique_ptr<LoadJob> loading;  // a load in progress (interactive viewer)
+    std::unique_ptr<LiveFollow> live;  // following a trace while it is written (live_view.hpp)
 
     // The view.
     TimeView view;
@@ -128,6 +130,8 @@ struct App {
 
 // Loads `path` into `app` (replacing what was there only on success).
 bool loadTrace(App& app, const std::string& path);
+// Shows a loaded trace and its model (replacing what was shown), as a newly opened file.
+void adopt(App& app, const std::string& path, std::unique_ptr<trace::Trace> trace, std::unique_ptr<Timeline> timeline);
 // The same on a background thread; drawApp shows a progress bar and swaps
 // the trace in when it is ready.
 void loadTraceAsync(App& app, const std::string& path);

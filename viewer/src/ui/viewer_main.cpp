@@ -5,7 +5,11 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <chrono>
 #include <cstring>
+#include <thread>
+#include <functional>
+#include <mutex>
 
 #include "platform/virtual_display.hpp"
 #include "platform/window.hpp"
@@ -31,6 +35,10 @@ static bool looksLikeTrace(const std::string& path, std::string& error) {
     return true;
 }
 
+// Opens the window, then runs `start` (if any: false ends with exit code
+// 127), then draws frames until the window is closed.
+static int runWindow(App& app, const std::function<bool()>& start = {});
+
 int runViewer(const std::string& path, int lesson) {
     App app;
     if (!path.empty()) {
@@ -39,9 +47,34 @@ int runViewer(const std::string& path, int lesson) {
             std::fprintf(stderr, "fiberscope: %s\n", error.c_str());
             return 1;
         }
-        loadTraceAsync(app, path);
+        // A file whose recording is still going on is followed as it grows.
+        if (stillRecording(path))
+            followFile(app, path);
+        else
+            loadTraceAsync(app, path);
         if (lesson > 0) attachLesson(app, lesson);
     }
+    return runWindow(app);
+}
+
+int runLiveViewer(const std::vector<std::string>& program, const std::string& trace_path) {
+    App app;
+    // The window first: with no display, the program is not started at all.
+    const int code = runWindow(app, [&] {
+        if (startLive(app, program, trace_path)) return true;
+        std::fprintf(stderr, "fiberscope: %s\n", app.error.c_str());
+        return false;
+    });
+    if (code != 0 || !app.live) return code;
+    // The program's exit status is the command's, as for `record`.
+    std::lock_guard lock(app.live->mutex);
+    if (!app.live->program_done)
+        std::fprintf(stderr, "fiberscope: the viewer was closed: stopping %s; its trace so far is in %s\n", program[0].c_str(),
+                     trace_path.c_str());
+    return app.live->program_done ? app.live->program_exit_code : 0;
+}
+
+static int runWindow(App& app, const std::function<bool()>& start) {
     Window window;
     std::string error;
     if (!window.open({}, error)) {
@@ -57,10 +90,30 @@ int runViewer(const std::string& path, int lesson) {
     return 0;
 }
 
+// Draws frames of a live run until `after_ns` into it (and until something
+// was recorded, within a bound), so the picture shows the program running.
+static bool runLiveFrames(App& app, Window& window, std::int64_t after_ns, std::string& error) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto elapsed_ns = [&] {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+    };
+    // Up to 30 s more for a first record (a slow start under a sanitizer).
+    while (elapsed_ns() < after_ns || (!app.trace && elapsed_ns() < after_ns + 30'000'000'000)) {
+        window.frame([&] { drawApp(app, window.fonts()); });
+        window.present();
+        std::this_thread::sleep_for(std::chrono::milliseconds(16));
+    }
+    if (app.trace) return true;
+    std::lock_guard lock(app.live->mutex);
+    error = !app.live->error.empty() ? app.live->error : "nothing was recorded into " + app.live->path + " within 30 s";
+    return false;
+}
+
 int runScreenshot(const ScreenshotOptions& options) {
     App app;
     app.headless = true;
-    if (!loadTrace(app, options.trace)) {
+    const bool live = !options.live_program.empty();
+    if (!live && !loadTrace(app, options.trace)) {
         std::fprintf(stderr, "fiberscope: %s\n", app.error.c_str());
         return 1;
     }
@@ -79,6 +132,16 @@ int runScreenshot(const ScreenshotOptions& options) {
     if (!window.open(window_options, error)) {
         std::fprintf(stderr, "fiberscope: %s\n", error.c_str());
         return 1;
+    }
+    if (live) {
+        if (!startLive(app, options.live_program, options.live_trace)) {
+            std::fprintf(stderr, "fiberscope: %s\n", app.error.c_str());
+            return 127;
+        }
+        if (!runLiveFrames(app, window, options.live_after_ns, error)) {
+            std::fprintf(stderr, "fiberscope: %s\n", error.c_str());
+            return 1;
+        }
     }
     // A few frames: ImGui sizes windows and tables from the previous frame.
     for (int i = 0; i < 4; ++i) {

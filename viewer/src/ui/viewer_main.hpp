@@ -3,12 +3,17 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace fiberscope::viewer {
 
 // Opens the viewer window (on `path`, or empty). Returns a process exit code.
 // `lesson` > 0: show that lesson's narrative beside the trace.
+// A file whose recording is still going on is followed as it grows.
 int runViewer(const std::string& path, int lesson = 0);
+// Runs `program` recording into `trace_path` and shows its timeline growing
+// while it runs (`fiberscope view --live`). Returns the program's exit code.
+int runLiveViewer(const std::vector<std::string>& program, const std::string& trace_path);
 
 struct ScreenshotOptions {
     std::string trace;   // the trace to draw
@@ -20,6 +25,12 @@ struct ScreenshotOptions {
     int panel = 0;               // 0 scheduler state, 1 selection stats, 2 events, 3 legend, 4 lesson
     int lesson = 0;              // > 0: the lesson whose narrative the lesson panel shows
     bool open_dialog = false;    // show the Open dialog (for documentation)
+    // Live: run this program recording into `live_trace`, draw its timeline
+    // while it runs, and take the picture `live_after_ns` into the run (then
+    // stop the program if it still runs). `trace` is unused.
+    std::vector<std::string> live_program;
+    std::string live_trace;
+    std::int64_t live_after_ns = 1'000'000'000;
 };
 
 // Renders the viewer's view of a trace offscreen (starting Xvfb when there is
