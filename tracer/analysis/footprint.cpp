@@ -12,14 +12,20 @@ std::size_t vectorBytes(const std::vector<T>& v) noexcept {
     return heapBytes(v.capacity() * sizeof(T));
 }
 
+// The vector's own block and its elements' (nothing while it was never filled).
+template <class T>
+std::size_t heapVectorBytes(const HeapVector<T>& v) noexcept {
+    return v.get() ? heapBytes(sizeof(std::vector<T>)) + vectorBytes(*v.get()) : 0;
+}
+
 std::size_t stringBytes(const std::string& s) noexcept {
     // Short names live inside the std::string (no heap block).
     return s.capacity() > 15 ? heapBytes(s.capacity() + 1) : 0;
 }
 
 void addLane(const Lane& lane, std::size_t& intervals, std::size_t& lod) noexcept {
-    intervals += vectorBytes(lane.intervals);
-    lod += vectorBytes(lane.levels) + vectorBytes(lane.prefix);
+    intervals += heapBytes(lane.intervals.itemBytes()) + heapBytes(lane.intervals.wideBytes());
+    lod += heapVectorBytes(lane.levels) + heapVectorBytes(lane.prefix);
     for (const LodLevel& level : lane.levels) lod += vectorBytes(level.runs);
 }
 

@@ -33,6 +33,20 @@ int levelsApart(std::int64_t a, std::int64_t b) noexcept {
     return (width + kLevelBits - 1) / kLevelBits;
 }
 
+// A stored run as the Block it was made from.
+Block expandRun(const IntervalList& iv, const StoredRun& run) noexcept {
+    Block b = blockOf(iv[run.dominant], run.dominant);
+    b.start = iv.startOf(run.first);
+    b.end = iv.endOf(run.first + run.count - 1);
+    b.busy = run.busy;
+    b.dominant_ns = run.dominant_ns;
+    b.first = run.first;
+    b.count = run.count;
+    return b;
+}
+
+StoredRun storedRun(const Block& b) noexcept { return StoredRun{b.busy, b.dominant_ns, b.first, b.count, b.dominant}; }
+
 // Calls sink(block) for each unit of stored level `level` (-1: the intervals
 // themselves) covering intervals [lo, hi), in order. A run crossing lo or hi
 // is re-aggregated from the next finer level over its part inside [lo, hi).
@@ -63,14 +77,14 @@ void walkLevel(const Lane& lane, int level, std::uint32_t lo, std::uint32_t hi, 
     const auto& runs = lane.levels[static_cast<std::size_t>(level)].runs;
     // First run ending after lo.
     std::size_t r = static_cast<std::size_t>(
-        std::upper_bound(runs.begin(), runs.end(), lo, [](std::uint32_t v, const Block& b) { return v < b.first + b.count; }) -
+        std::upper_bound(runs.begin(), runs.end(), lo, [](std::uint32_t v, const StoredRun& b) { return v < b.first + b.count; }) -
         runs.begin());
     std::uint32_t p = lo;
     while (p < hi) {
         if (r < runs.size() && runs[r].first <= p) {
-            const Block& run = runs[r];
+            const StoredRun& run = runs[r];
             const std::uint32_t run_end = run.first + run.count;
-            if (run.first >= lo && run_end <= hi) sink(run);
+            if (run.first >= lo && run_end <= hi) sink(expandRun(iv, run));
             else sink(aggregate(lane, level - 1, std::max(lo, run.first), std::min(hi, run_end)));
             p = run_end;
             ++r;
@@ -126,7 +140,7 @@ void buildLevels(Lane& lane) {
         unit_first[k] = end;
     };
     for (std::size_t i = 1; i < n; ++i) {
-        const int apart = std::min(count, levelsApart(iv[i - 1].start, iv[i].start));
+        const int apart = std::min(count, levelsApart(iv.startOf(i - 1), iv.startOf(i)));
         for (int k = 0; k < apart; ++k) count_unit(k, i);
     }
     for (int k = 0; k < count; ++k) count_unit(k, n);
@@ -155,13 +169,13 @@ void buildLevels(Lane& lane) {
     };
     const auto close = [&](int k) {
         Block& unit = open[k];
-        if (unit.count >= 2 && stored[k] >= 0) lane.levels[static_cast<std::size_t>(stored[k])].runs.push_back(unit);
+        if (unit.count >= 2 && stored[k] >= 0) lane.levels[static_cast<std::size_t>(stored[k])].runs.push_back(storedRun(unit));
         if (k + 1 < top) add(open[k + 1], unit);
         unit.count = 0;
     };
     for (std::size_t i = 0; i < n; ++i) {
         if (i > 0) {
-            const int apart = std::min(top, levelsApart(iv[i - 1].start, iv[i].start));
+            const int apart = std::min(top, levelsApart(iv.startOf(i - 1), iv.startOf(i)));
             for (int k = 0; k < apart; ++k) close(k); // finest first: each feeds the next before it closes
         }
         add(open[0], blockOf(iv[i], static_cast<std::uint32_t>(i)));
@@ -195,6 +209,7 @@ Block blockOf(const Interval& interval, std::uint32_t index) noexcept {
     b.thread = interval.thread;
     b.state = interval.state;
     b.reason = interval.reason;
+    b.dominant = index;
     return b;
 }
 
@@ -210,6 +225,7 @@ void mergeBlock(Block& into, const Block& next) noexcept {
         into.state = next.state;
         into.reason = next.reason;
         into.thread = next.thread;
+        into.dominant = next.dominant;
     }
 }
 

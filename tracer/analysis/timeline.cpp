@@ -227,8 +227,8 @@ constexpr std::size_t kFiberLaneStart = 3;
 // list reserved at an upper bound or estimate that keeps under 1/8 slack is
 // left alone rather than copied whole (the never-written tail of a large
 // allocation is not even resident).
-template <class T>
-void trimSlack(std::vector<T>& v) {
+template <class List>
+void trimSlack(List& v) {
     if (v.capacity() - v.size() > v.size() / 8) v.shrink_to_fit();
 }
 

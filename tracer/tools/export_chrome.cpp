@@ -233,7 +233,7 @@ std::string threadName(const ExportState& s, std::uint32_t thread) {
 
 // Why the run in intervals[k] stopped: the reason of the switch that began
 // the next interval, if one did at its end (not a park, a thread-stop, the end).
-std::uint8_t outReason(const ExportState& s, const std::vector<analysis::Interval>& intervals, std::size_t k) {
+std::uint8_t outReason(const ExportState& s, const analysis::IntervalList& intervals, std::size_t k) {
     if (k + 1 >= intervals.size() || intervals[k + 1].start != intervals[k].end) return kNoSwitchReason;
     const std::uint32_t cause = intervals[k + 1].cause;
     if (cause == analysis::kNoEvent || cause >= s.trace.events.size()) return kNoSwitchReason;

@@ -670,7 +670,8 @@ Explanation explainThreadInterval(const Timeline& timeline, const trace::Trace& 
     const Interval& in = iv[interval];
     const std::string thread = c.thread(tl.thread);
     const std::string dur = formatDuration(in.duration());
-    const Interval* next = interval + 1 < iv.size() ? &iv[interval + 1] : nullptr;
+    Interval following; // lane intervals are read as values (lane.hpp)
+    const Interval* next = interval + 1 < iv.size() ? &(following = iv[interval + 1]) : nullptr;
     switch (in.state) {
     case State::Running: {
         std::string began = "it was already running when the thread's recording began";
@@ -714,7 +715,8 @@ Explanation explainFiberInterval(const Timeline& timeline, const trace::Trace& t
     const Interval& in = iv[interval];
     const std::string fiber = c.fiber(fl.fiber);
     const std::string dur = formatDuration(in.duration());
-    const Interval* next = interval + 1 < iv.size() ? &iv[interval + 1] : nullptr;
+    Interval following; // lane intervals are read as values (lane.hpp)
+    const Interval* next = interval + 1 < iv.size() ? &(following = iv[interval + 1]) : nullptr;
     const auto on = [&](std::int32_t thread) { return thread >= 0 ? c.thread(static_cast<std::uint32_t>(thread)) : std::string("an unknown thread"); };
     switch (in.state) {
     case State::Ready: {

@@ -1,7 +1,7 @@
 // Lanes: the rows of intervals the timeline draws (one per thread, one per
 // fiber), and what is precomputed on them once so frames stay cheap.
 //
-// Design: a lane is a sorted vector of non-overlapping intervals, plus
+// Design: a lane is a sorted list of non-overlapping intervals, plus
 //   * levels of detail (lod.hpp): for granularities g = 1, 8, 64, ... ns,
 //     the runs of consecutive intervals whose starts fall in the same g-ns
 //     bucket, merged into one Block. Only runs of two or more intervals are
@@ -10,14 +10,36 @@
 //     memory stays near the size of the lane itself;
 //   * per-state time prefix sums every kPrefixStride intervals, so the time a
 //     lane spent in each state over any range costs O(log n + stride).
+//   Both are held behind a pointer each (HeapVector): most lanes are short
+//   fiber lanes with neither. A stored run keeps only what its member
+//   intervals cannot give back (StoredRun: 32 bytes, a Block is 56).
 // Plain structs; the functions that fill and query them live in lod.hpp (and
 // the viewer's range statistics, viewer/src/model/range_stats.hpp, read the
 // prefix sums).
+//
+// Memory (issue 13: the model held ~140 bytes per trace event, the file ~5):
+// the intervals are among the model's largest parts (the benchmark's trace
+// makes ~0.5 thread and ~0.6 fiber intervals per event), so IntervalList
+// stores each in 24 bytes, not an Interval's 40, and hands out Interval
+// values. What the 40 held that 24 need not: an end (a lane's state usually
+// lasts until the next one begins, so the end is the next interval's start:
+// a flag; else a 32-bit duration), a 64-bit fiber id (runtime ids count up
+// from 1: 32 bits) and a 32-bit thread (16). An interval that does not fit (a
+// gap of more than 4 s, an id past 2^32, a crafted trace's thread 70000) is
+// stored whole in a side list, so nothing is lost, and a lane with none pays
+// one pointer for it. The last interval's end is held by the list (nothing
+// follows it). A read is a few instructions more than a vector's; the
+// level-of-detail walk keeps reads to O(pixels) per frame.
 #pragma once
 
 #include <array>
 #include <cstddef>
+#include <compare>
 #include <cstdint>
+#include <initializer_list>
+#include <iterator>
+#include <memory>
+#include <utility>
 #include <vector>
 
 namespace fiberscope::analysis {
@@ -58,6 +80,186 @@ struct Interval {
     std::int64_t duration() const noexcept { return end - start; }
 };
 
+// A lane's intervals, packed (see the design comment above). Reads return
+// Interval values, so `const Interval& iv = lane.intervals[k]` and
+// `for (const Interval& iv : lane.intervals)` read as from a vector; the only
+// way to change the list is push_back (its builder's).
+class IntervalList {
+public:
+    class const_iterator;
+
+    IntervalList() = default;
+    IntervalList(std::initializer_list<Interval> intervals) { // a lane by hand (tests)
+        reserve(intervals.size());
+        for (const Interval& iv : intervals) push_back(iv);
+    }
+    IntervalList(const IntervalList& other);
+    IntervalList(IntervalList&&) noexcept = default;
+    IntervalList& operator=(const IntervalList& other);
+    IntervalList& operator=(IntervalList&&) noexcept = default;
+
+    std::size_t size() const noexcept { return items_.size(); }
+    bool empty() const noexcept { return items_.empty(); }
+    std::size_t capacity() const noexcept { return items_.capacity(); }
+    void reserve(std::size_t n) { items_.reserve(n); }
+    void shrink_to_fit();
+    void clear() noexcept;
+    // Appends `iv`, which starts at or after the end of the last one.
+    void push_back(const Interval& iv);
+
+    Interval operator[](std::size_t k) const noexcept;
+    Interval front() const noexcept { return (*this)[0]; }
+    Interval back() const noexcept { return (*this)[items_.size() - 1]; }
+    // One field, without decoding the rest.
+    std::int64_t startOf(std::size_t k) const noexcept { return items_[k].start; }
+    std::int64_t endOf(std::size_t k) const noexcept;
+
+    const_iterator begin() const noexcept;
+    const_iterator end() const noexcept;
+
+    // Heap bytes by capacity: the packed items; the side list of wide ones.
+    std::size_t itemBytes() const noexcept { return items_.capacity() * sizeof(Packed); }
+    std::size_t wideBytes() const noexcept { return wide_ ? sizeof(Wide) + wide_->capacity() * sizeof(Wide::value_type) : 0; }
+    std::size_t wideCount() const noexcept { return wide_ ? wide_->size() : 0; }
+
+private:
+    enum How : std::uint8_t {
+        kLast,   // the last item: it ends at last_end_
+        kToNext, // it ends where the next item starts
+        kSpan,   // it ends at start + span
+        kWide,   // the whole interval is in wide_
+    };
+    struct Packed {
+        std::int64_t start = 0;
+        std::uint32_t cause = kNoEvent;
+        std::uint32_t span = 0;        // kSpan: end - start
+        std::uint32_t fiber = 0;
+        std::int16_t thread = -1;
+        std::uint8_t state_reason = 0; // State in the low 4 bits, WaitReason in the high 4
+        How how = kLast;
+    };
+    static_assert(sizeof(Packed) == 24);
+    using Wide = std::vector<std::pair<std::uint32_t, Interval>>; // by item index
+
+    const Interval& wideAt(std::size_t k) const noexcept;
+    void settleLast(std::int64_t next_start);
+
+    std::vector<Packed> items_;
+    std::int64_t last_end_ = 0;
+    std::unique_ptr<Wide> wide_;
+};
+
+class IntervalList::const_iterator {
+public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = Interval;
+    using difference_type = std::ptrdiff_t;
+    using reference = Interval; // a value: the list holds no Interval to refer to
+    struct pointer {
+        Interval value;
+        const Interval* operator->() const noexcept { return &value; }
+    };
+
+    const_iterator() = default;
+    const_iterator(const IntervalList* list, std::size_t k) noexcept : list_(list), k_(static_cast<difference_type>(k)) {}
+
+    Interval operator*() const noexcept { return (*list_)[static_cast<std::size_t>(k_)]; }
+    pointer operator->() const noexcept { return {**this}; }
+    Interval operator[](difference_type n) const noexcept { return (*list_)[static_cast<std::size_t>(k_ + n)]; }
+
+    const_iterator& operator++() noexcept { return ++k_, *this; }
+    const_iterator operator++(int) noexcept {
+        const_iterator old = *this;
+        ++k_;
+        return old;
+    }
+    const_iterator& operator--() noexcept { return --k_, *this; }
+    const_iterator operator--(int) noexcept {
+        const_iterator old = *this;
+        --k_;
+        return old;
+    }
+    const_iterator& operator+=(difference_type n) noexcept { return k_ += n, *this; }
+    const_iterator& operator-=(difference_type n) noexcept { return k_ -= n, *this; }
+    friend const_iterator operator+(const_iterator it, difference_type n) noexcept { return it += n; }
+    friend const_iterator operator+(difference_type n, const_iterator it) noexcept { return it += n; }
+    friend const_iterator operator-(const_iterator it, difference_type n) noexcept { return it -= n; }
+    friend difference_type operator-(const const_iterator& a, const const_iterator& b) noexcept { return a.k_ - b.k_; }
+    friend bool operator==(const const_iterator& a, const const_iterator& b) noexcept { return a.k_ == b.k_; }
+    friend auto operator<=>(const const_iterator& a, const const_iterator& b) noexcept { return a.k_ <=> b.k_; }
+
+private:
+    const IntervalList* list_ = nullptr;
+    difference_type k_ = 0;
+};
+
+inline IntervalList::const_iterator IntervalList::begin() const noexcept { return {this, 0}; }
+inline IntervalList::const_iterator IntervalList::end() const noexcept { return {this, items_.size()}; }
+
+inline std::int64_t IntervalList::endOf(std::size_t k) const noexcept {
+    const Packed& p = items_[k];
+    switch (p.how) {
+    case kToNext: return items_[k + 1].start;
+    case kSpan: return p.start + static_cast<std::int64_t>(p.span);
+    case kLast: return last_end_;
+    case kWide: break;
+    }
+    return wideAt(k).end;
+}
+
+inline Interval IntervalList::operator[](std::size_t k) const noexcept {
+    const Packed& p = items_[k];
+    if (p.how == kWide) return wideAt(k);
+    Interval iv;
+    iv.start = p.start;
+    iv.end = endOf(k);
+    iv.fiber = p.fiber;
+    iv.cause = p.cause;
+    iv.thread = p.thread;
+    iv.state = static_cast<State>(p.state_reason & 15);
+    iv.reason = static_cast<WaitReason>(p.state_reason >> 4);
+    return iv;
+}
+
+// A vector held behind one pointer: 8 bytes in its owner while empty, for
+// the lists that most lanes never fill (a fiber lane of 3 intervals has no
+// levels of detail and no prefix sums; there may be millions of fiber lanes).
+template <class T>
+class HeapVector {
+public:
+    HeapVector() = default;
+    HeapVector(const HeapVector& other) : v_(other.v_ ? std::make_unique<std::vector<T>>(*other.v_) : nullptr) {}
+    HeapVector(HeapVector&&) noexcept = default;
+    HeapVector& operator=(const HeapVector& other) {
+        if (this != &other) v_ = other.v_ ? std::make_unique<std::vector<T>>(*other.v_) : nullptr;
+        return *this;
+    }
+    HeapVector& operator=(HeapVector&&) noexcept = default;
+
+    std::size_t size() const noexcept { return v_ ? v_->size() : 0; }
+    bool empty() const noexcept { return !v_ || v_->empty(); }
+    std::size_t capacity() const noexcept { return v_ ? v_->capacity() : 0; }
+    const T& operator[](std::size_t k) const noexcept { return (*v_)[k]; }
+    T& operator[](std::size_t k) noexcept { return (*v_)[k]; }
+    const T& back() const noexcept { return v_->back(); }
+    const T* begin() const noexcept { return v_ ? v_->data() : nullptr; }
+    const T* end() const noexcept { return v_ ? v_->data() + v_->size() : nullptr; }
+    void clear() noexcept { v_.reset(); }
+    void reserve(std::size_t n) { vec().reserve(n); }
+    void push_back(const T& value) { vec().push_back(value); }
+    template <class... Args>
+    T& emplace_back(Args&&... args) { return vec().emplace_back(std::forward<Args>(args)...); }
+    // The vector itself, if any (for counting its bytes).
+    const std::vector<T>* get() const noexcept { return v_.get(); }
+
+private:
+    std::vector<T>& vec() {
+        if (!v_) v_ = std::make_unique<std::vector<T>>();
+        return *v_;
+    }
+    std::unique_ptr<std::vector<T>> v_;
+};
+
 // A run of consecutive intervals drawn as one: what visibleBlocks returns, and
 // what the levels of detail store. A block of one interval has count 1.
 struct Block {
@@ -71,21 +273,33 @@ struct Block {
     std::int32_t thread = -1;     // the dominant member's thread
     State state = State::Idle;    // the dominant member's state
     WaitReason reason = WaitReason::None;
+    std::uint32_t dominant = 0;   // index of a member with the dominant fiber, state, reason and thread
+};
+
+// A stored run: a Block less what its members give back (start: the first
+// member's; end: the last member's; fiber, thread, state, reason: the
+// `dominant` member's), 32 bytes instead of 56.
+struct StoredRun {
+    std::int64_t busy = 0;
+    std::int64_t dominant_ns = 0;
+    std::uint32_t first = 0;
+    std::uint32_t count = 0;
+    std::uint32_t dominant = 0;
 };
 
 struct LodLevel {
     std::int64_t granularity = 1; // ns: members' starts share floor(start / granularity)
-    std::vector<Block> runs;      // the runs of >= 2 intervals, by `first`
+    std::vector<StoredRun> runs;  // the runs of >= 2 intervals, by `first`
 };
 
 inline constexpr std::size_t kPrefixStride = 64;
 
 struct Lane {
-    std::vector<Interval> intervals;  // sorted by start, non-overlapping
-    std::vector<LodLevel> levels;     // by granularity; empty for short lanes
+    IntervalList intervals;           // sorted by start, non-overlapping
+    HeapVector<LodLevel> levels;      // by granularity; empty for short lanes
     // prefix[k][s]: time intervals [0, k * kPrefixStride) spent in state s
     // (only for lanes longer than kPrefixStride).
-    std::vector<std::array<std::int64_t, kStateCount>> prefix;
+    HeapVector<std::array<std::int64_t, kStateCount>> prefix;
 };
 
 const char* stateName(State state) noexcept;
