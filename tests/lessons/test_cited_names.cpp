@@ -475,3 +475,21 @@ TEST_CASE("every function a viewer explanation pairs with a file is in that file
     CHECK(stale.empty());
     CHECK(pairs > 30);
 }
+
+// Lessons 3 and 4 say how far schedule() and findReadyFiber() look: four
+// consecutive queue slots, their own among them. The numbers live in
+// runtime/src/loop.hpp; if they change, so must the lessons.
+TEST_CASE("the search widths lessons 3 and 4 describe are the runtime's", "[cited]") {
+    const std::string loop = slurp(kRoot / "runtime" / "src" / "loop.hpp");
+    for (const char* constant : {"kMaxIdleSearch", "kMaxStealReadySearch"}) {
+        INFO(constant << " in runtime/src/loop.hpp; lessons/03-waking-idle-threads and 04-work-stealing say four");
+        std::smatch m;
+        const std::regex definition(std::string(constant) + R"re(\s*=\s*([0-9]+)\s*;)re");
+        REQUIRE(std::regex_search(loop, m, definition));
+        CHECK(m[1].str() == "4");
+    }
+    for (const char* lesson : {"03-waking-idle-threads", "04-work-stealing"}) {
+        INFO("lessons/" << lesson << "/lesson.md");
+        CHECK(slurp(kRoot / "lessons" / lesson / "lesson.md").find("four consecutive") != std::string::npos);
+    }
+}
