@@ -30,6 +30,7 @@
 #include "model/lod.hpp"
 #include "model/range_stats.hpp"
 #include "model/state_at.hpp"
+#include "model/time_view.hpp"
 #include "model/timeline.hpp"
 
 using namespace fiberscope;
@@ -1285,4 +1286,226 @@ TEST_CASE("a 2M-event trace: build, and a full-range frame stays small and fast"
     CHECK(std::chrono::duration<double, std::milli>(b - a).count() < 2000.0);
     const RangeStats all = rangeStats(tl, trace, tl.start_time, tl.end_time);
     CHECK(all.events == trace.events.size());
+}
+
+// Framing (issue 14): where navigation puts the view, the checkpoint
+// windows lessons open on, the zoom history, and mark labels that never
+// print over each other. All pure arithmetic, no GUI.
+
+namespace {
+
+TimeView viewOf(double start, double end) {
+    TimeView v;
+    v.start = start;
+    v.end = end;
+    return v;
+}
+
+} // namespace
+
+TEST_CASE("a jump keeps the view when its target is comfortably in it, else frames the target", "[viewer][framing]") {
+    const TimeView wide = viewOf(0, 21e6); // a 21 ms view
+    // 10.5 ms, in the middle: the view stays.
+    const TimeView same = revealView(wide, TimeRange{10.5e6, 10.5e6}, TimeRange{10.49e6, 10.51e6}, 0, 0, 21e6);
+    CHECK(same.start == wide.start);
+    CHECK(same.end == wide.end);
+    // 0.13 ms: in the outer 10% of the view (where today's cursor "shows
+    // nothing"): the view zooms to the window around it, which fills its
+    // inner 80%, centred.
+    const TimeRange around{0.12e6, 0.14e6};
+    const TimeView zoomed = revealView(wide, TimeRange{0.13e6, 0.13e6}, around, 0, 0, 21e6);
+    CHECK(zoomed.span() == Approx(around.span() / 0.8));
+    CHECK(comfortablyInView(zoomed, around));
+    CHECK(zoomed.start == Approx(0.13e6 - zoomed.span() / 2));
+    // Off the view entirely (right of it): framed as well.
+    const TimeView off = revealView(viewOf(0, 1e6), TimeRange{5e6, 5e6}, TimeRange{4.9e6, 5.1e6}, 0, 0, 21e6);
+    CHECK(comfortablyInView(off, TimeRange{5e6, 5e6}));
+    CHECK(off.span() == Approx(0.25e6));
+    // The outer 10% is not comfortable, the edge of the inner part is.
+    CHECK_FALSE(comfortablyInView(viewOf(0, 100), TimeRange{9, 9}));
+    CHECK(comfortablyInView(viewOf(0, 100), TimeRange{10, 90}));
+    CHECK_FALSE(comfortablyInView(viewOf(0, 100), TimeRange{50, 91}));
+    // A range in view but tiny in it (a 0.5% window of a whole-trace view)
+    // is zoomed to when the caller asks for a minimum fill.
+    const TimeRange story{1e6, 1.1e6};
+    const TimeView framed = revealView(wide, story, story, 0.25, 0, 21e6);
+    CHECK(framed.span() == Approx(0.1e6 / 0.8));
+    // ... and once framed, asking again keeps it.
+    const TimeView again = revealView(framed, story, story, 0.25, 0, 21e6);
+    CHECK(again.start == framed.start);
+    CHECK(again.end == framed.end);
+    // A window never narrower than the minimum span.
+    const TimeView tiny = revealView(wide, TimeRange{5, 5}, TimeRange{5, 5}, 0, 0, 21e6, 200);
+    CHECK(tiny.span() == Approx(200));
+    // Near the trace's start the view slides towards the trace, as far as
+    // the window stays in its inner part.
+    const TimeView start = revealView(wide, TimeRange{100, 100}, TimeRange{0, 1000}, 0, 0, 21e6, 4000);
+    CHECK(start.start == Approx(-400));
+    CHECK(start.end == Approx(3600));
+    CHECK(comfortablyInView(start, TimeRange{0, 1000}));
+}
+
+TEST_CASE("the context of an instant: its neighbouring events, centred", "[viewer][framing]") {
+    const std::vector<std::int64_t> times = {0, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 50000};
+    auto at = [&](std::size_t i) { return times[i]; };
+    const TimeRange r = contextAround(times.size(), at, 500, 2, 0);
+    // Two events before 500 (300, 400) and two from it on (500, 600), centred on 500.
+    CHECK(r.t0 == Approx(300));
+    CHECK(r.t1 == Approx(700));
+    // A wide minimum wins over close neighbours.
+    const TimeRange wide = contextAround(times.size(), at, 500, 2, 10000);
+    CHECK(wide.span() == Approx(10000));
+    CHECK((wide.t0 + wide.t1) / 2 == Approx(500));
+    // At the ends, and with no events at all.
+    CHECK(contextAround(times.size(), at, 0, 2, 0).t1 == Approx(100));
+    const TimeRange none = contextAround(0, at, 42, 8, 20);
+    CHECK(none.t0 == Approx(32));
+    CHECK(none.t1 == Approx(52));
+}
+
+TEST_CASE("a checkpoint's window is the burst around its mark, bounded by its neighbours", "[viewer][framing]") {
+    // Lesson 1's shape: a burst of spawning around the first checkpoint
+    // (10 us), then 5 ms timers, and the second checkpoint at the end.
+    std::vector<std::int64_t> times;
+    for (std::int64_t t = 850'000; t <= 870'000; t += 1'000) times.push_back(t);
+    for (std::int64_t t : {5'000'000, 10'000'000, 15'000'000, 20'000'000, 20'010'000}) times.push_back(t);
+    auto at = [&](std::size_t i) { return times[i]; };
+    const std::vector<std::int64_t> checkpoints = {862'000, 20'010'000};
+    const std::vector<TimeRange> idle_all; // nothing ran: every gap is a pause
+    const TimeRange first = checkpointWindow(times.size(), at, checkpoints, 0, 800'000, 20'020'000, idle_all, 0.0005);
+    CHECK(first.t0 == Approx(850'000));
+    CHECK(first.t1 == Approx(870'000));
+    // The second stops at its neighbour checkpoint (the first mark) at most, and at the 5 ms pauses before it.
+    const TimeRange last = checkpointWindow(times.size(), at, checkpoints, 1, 800'000, 20'020'000, idle_all, 0.0005);
+    CHECK(last.t0 >= 862'000);
+    CHECK(last.t1 <= 20'020'000);
+    CHECK(last.t0 >= 15'000'000);
+    // A minimum width (a fraction of the trace) around a lone mark.
+    const std::vector<std::int64_t> lone = {100'000'000};
+    const std::vector<std::int64_t> one = {10'000'000};
+    auto at_lone = [&](std::size_t i) { return lone[i]; };
+    const TimeRange alone = checkpointWindow(1, at_lone, lone, 0, 0, 200'000'000, idle_all, 0.005);
+    CHECK(alone.span() == Approx(1'000'000));
+    CHECK((alone.t0 + alone.t1) / 2 == Approx(100'000'000));
+    (void)one;
+    // Lesson 10's shape: a thread blocked 8 ms at a time (no events, but a
+    // fiber runs: busy), rounds of it up to the next checkpoint: one burst.
+    std::vector<std::int64_t> phase;
+    std::vector<TimeRange> busy;
+    for (int round = 0; round < 6; ++round) {
+        const std::int64_t t = 1'000'000 + round * 8'200'000;
+        phase.push_back(t);
+        phase.push_back(t + 8'000'000);
+        busy.push_back({static_cast<double>(t), static_cast<double>(t + 8'000'000)});
+    }
+    phase.push_back(60'000'000); // the next checkpoint
+    auto at_phase = [&](std::size_t i) { return phase[i]; };
+    const std::vector<std::int64_t> marks = {1'000'000, 60'000'000};
+    const TimeRange round_trip = checkpointWindow(phase.size(), at_phase, marks, 0, 0, 61'000'000, mergeRanges(busy), 0.005);
+    CHECK(round_trip.t0 == Approx(1'000'000));
+    CHECK(round_trip.t1 >= 1'000'000 + 5 * 8'200'000 + 8'000'000);
+    // The same events with nothing running: the 8 ms gaps are pauses, the window stays at the first event pair.
+    const TimeRange paused = checkpointWindow(phase.size(), at_phase, marks, 0, 0, 61'000'000, {}, 0.005);
+    CHECK(paused.t1 < 10'000'000);
+}
+
+TEST_CASE("merged ranges", "[viewer][framing]") {
+    const auto merged = mergeRanges({{5, 7}, {0, 2}, {1, 3}, {7, 9}, {20, 21}});
+    REQUIRE(merged.size() == 3);
+    CHECK(merged[0].t0 == 0);
+    CHECK(merged[0].t1 == 3);
+    CHECK(merged[1].t0 == 5);
+    CHECK(merged[1].t1 == 9);
+    CHECK(merged[2].t0 == 20);
+}
+
+TEST_CASE("the zoom history: commands each, a wheel burst once, back and forward", "[viewer][framing]") {
+    ViewHistory history;
+    TimeView view = viewOf(0, 100);
+    TimeView dummy = view;
+    CHECK_FALSE(history.back(dummy));
+    // A command (fit, a checkpoint link, zoom to selection) records the view it leaves.
+    history.command(view);
+    view = viewOf(10, 20);
+    // A burst of wheel ticks, 50 ms apart: one entry, the view before the burst.
+    double now = 100.0;
+    for (int tick = 0; tick < 10; ++tick) {
+        history.interactive(view, now);
+        view.zoomAt(15, 0.8);
+        now += 0.05;
+    }
+    const TimeView after_wheel = view;
+    CHECK(history.size() == 2);
+    // A later burst (after a pause) is its own entry.
+    now += 2.0;
+    history.interactive(view, now);
+    view.pan(1);
+    CHECK(history.size() == 3);
+    // Back walks them in reverse; forward returns.
+    REQUIRE(history.back(view));
+    CHECK(view.start == Approx(after_wheel.start));
+    REQUIRE(history.back(view));
+    CHECK(view.start == Approx(10));
+    CHECK(view.end == Approx(20));
+    REQUIRE(history.back(view));
+    CHECK(view.start == Approx(0));
+    CHECK(view.end == Approx(100));
+    CHECK_FALSE(history.back(view));
+    REQUIRE(history.forward(view));
+    CHECK(view.start == Approx(10));
+    CHECK(history.canForward());
+    // A new command drops the forward entries.
+    history.command(view);
+    view = viewOf(50, 60);
+    CHECK_FALSE(history.canForward());
+    // The same view twice is one entry.
+    const std::size_t before = history.size();
+    history.command(view);
+    history.command(view);
+    CHECK(history.size() == before + 1);
+    history.clear();
+    CHECK_FALSE(history.canBack());
+}
+
+TEST_CASE("mark labels are laid out without overlaps, the ones without room counted", "[viewer][framing]") {
+    // Lesson 2's four marks within a few pixels: each label 120 px wide.
+    const std::vector<LabelBox> close = {{100, 120}, {104, 120}, {109, 120}, {111, 120}};
+    const auto slots = layoutLabels(close, 3, 8, 30);
+    REQUIRE(slots.size() == 4);
+    CHECK(slots[0].row == 0);
+    CHECK(slots[1].row == 1);
+    CHECK(slots[2].row == 2);
+    CHECK(slots[3].row == -1);              // no fourth row: elided ...
+    CHECK(slots[3].elided_into == 2);       // ... into the last row's label,
+    CHECK(slots[2].hidden == 1);            // which counts it
+    CHECK(slots[2].width == Approx(150));   // and is wider by its badge.
+    // Random labels: no two shown labels in a row overlap (badges included),
+    // and every label is shown or counted exactly once.
+    std::mt19937 rng(14);
+    for (int trial = 0; trial < 200; ++trial) {
+        std::vector<LabelBox> labels;
+        const int n = 1 + static_cast<int>(rng() % 40);
+        for (int i = 0; i < n; ++i)
+            labels.push_back({static_cast<float>(rng() % 1500), static_cast<float>(20 + rng() % 200)});
+        std::sort(labels.begin(), labels.end(), [](const LabelBox& a, const LabelBox& b) { return a.x < b.x; });
+        const int rows = 1 + static_cast<int>(rng() % 3);
+        const auto laid = layoutLabels(labels, rows, 6, 25);
+        int shown = 0, counted = 0;
+        for (std::size_t i = 0; i < laid.size(); ++i) {
+            if (laid[i].row < 0) {
+                REQUIRE(laid[i].elided_into >= 0);
+                CHECK(laid[static_cast<std::size_t>(laid[i].elided_into)].row == rows - 1);
+                continue;
+            }
+            ++shown;
+            counted += laid[i].hidden;
+            CHECK(laid[i].row < rows);
+            for (std::size_t j = 0; j < i; ++j) {
+                if (laid[j].row != laid[i].row) continue;
+                const bool apart = labels[i].x >= labels[j].x + laid[j].width || labels[j].x >= labels[i].x + laid[i].width;
+                CHECK(apart);
+            }
+        }
+        CHECK(shown + counted == n);
+    }
 }

@@ -8,9 +8,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <stb/stb_image.h>
 
+#include "ui/app.hpp"
 #include "ui/colors.hpp"
 
 namespace {
@@ -89,4 +91,77 @@ TEST_CASE("screenshot refuses bad input with a one-line error", "[viewer][screen
     const Run bad_size = run(kTool + " screenshot " + kTrace + " -o /tmp/x.png --size huge");
     REQUIRE(bad_size.status == 2);
     REQUIRE(bad_size.output.find("--size") != std::string::npos);
+}
+
+// Framing (issue 14): a lesson opens on its first checkpoint's window, not
+// on the whole trace. Lesson 7's story (fast's completion, select returning,
+// the cancel) is the last 0.1% of a 21 ms trace: the view the app chooses
+// must frame it, and the picture must show the winner's run as a block, not
+// a one-pixel sliver.
+TEST_CASE("a lesson opens on its first checkpoint's window", "[viewer][screenshot][framing]") {
+    const std::string base = "/tmp/fiberscope-open-" + std::to_string(getpid());
+    const std::string trace = base + ".fstrace", png = base + ".png";
+    const Run lesson = run(kTool + " lesson 7 -o " + trace + " --no-view");
+    INFO(lesson.output);
+    REQUIRE(lesson.status == 0);
+
+    using namespace fiberscope::viewer;
+    App app;
+    REQUIRE(loadTrace(app, trace));
+    REQUIRE(attachLesson(app, 7));
+    applyViewRequests(app);
+    const double whole = static_cast<double>(app.timeline->end_time - app.timeline->start_time);
+    std::vector<std::string> labels;
+    const std::vector<std::int64_t> marks = checkpointTimes(*app.trace, &labels);
+    REQUIRE(labels.size() == 3);
+    REQUIRE(labels.front() == "checkpoint: select returned");
+    INFO("view " << app.view.start << " .. " << app.view.end << " of a " << whole << " ns trace");
+    // The first checkpoint, comfortably in a view of a few percent of the trace at most.
+    CHECK(comfortablyInView(app.view, TimeRange{static_cast<double>(marks[0]), static_cast<double>(marks[0])}));
+    CHECK(app.view.span() < whole * 0.03);
+    // The window the view frames fills its inner 80%.
+    const auto window = checkpointRange(app, labels.front());
+    REQUIRE(window);
+    CHECK(window->span() >= app.view.span() * 0.79);
+    // Back: the whole trace (the fit before it); forward: the opening view again.
+    const TimeView opening = app.view;
+    viewBack(app);
+    CHECK(app.view.span() > whole);
+    viewForward(app);
+    CHECK(app.view.start == opening.start);
+    // Every checkpoint link frames its own window, the cursor on its mark.
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+        REQUIRE(revealCheckpoint(app, labels[i]));
+        CHECK(app.cursor == marks[i]);
+        CHECK(comfortablyInView(app.view, *checkpointRange(app, labels[i])));
+    }
+    // A step to an instant at the edge of a whole-trace view zooms to it.
+    app.fit_requested = true;
+    applyViewRequests(app);
+    revealTime(app, app.timeline->start_time + 1000);
+    CHECK(app.view.span() < whole * 0.1);
+    CHECK(comfortablyInView(app.view, TimeRange{static_cast<double>(app.cursor), static_cast<double>(app.cursor)}));
+
+    // The picture `fiberscope lesson` wrote (its opening view) against the
+    // whole trace's: the winner `fast` (fiber 3) ran for a few microseconds,
+    // a pixel's width of 21 ms; framed, it is a block in its thread lane and
+    // in its own. And the checkpoint marks are drawn in both.
+    const std::string whole_png = base + "-whole.png";
+    const Run fit = run(kTool + " screenshot " + trace + " --panel lesson --lesson 7 -o " + whole_png + " --range " +
+                        std::to_string(app.timeline->start_time) + "ns:" + std::to_string(app.timeline->end_time) + "ns");
+    INFO(fit.output);
+    REQUIRE(fit.status == 0);
+    Image opened, everything;
+    int channels = 0;
+    opened.pixels = stbi_load(png.c_str(), &opened.width, &opened.height, &channels, 4);
+    everything.pixels = stbi_load(whole_png.c_str(), &everything.width, &everything.height, &channels, 4);
+    REQUIRE(opened.pixels);
+    REQUIRE(everything.pixels);
+    const long fast_opened = opened.count(fiberColor(3)), fast_whole = everything.count(fiberColor(3));
+    INFO("fast's pixels: " << fast_opened << " opened, " << fast_whole << " whole");
+    CHECK(fast_opened > 400);
+    CHECK(fast_opened > 5 * fast_whole);
+    CHECK(opened.count(palette::mark) > 30);
+    CHECK(everything.count(palette::mark) > 30);
+    for (const std::string& file : {trace, png, whole_png}) unlink(file.c_str());
 }

@@ -32,6 +32,211 @@ void TimeView::clamp(double lo, double hi) noexcept {
     if (end > hi + margin) pan(hi + margin - end);
 }
 
+bool comfortablyInView(const TimeView& view, TimeRange r, double margin) noexcept {
+    const double inset = view.span() * margin;
+    return r.t0 >= view.start + inset && r.t1 <= view.end - inset;
+}
+
+TimeView revealView(const TimeView& current, TimeRange keep, TimeRange window, double min_fill, double lo, double hi,
+                    double min_span) noexcept {
+    if (keep.t1 < keep.t0) std::swap(keep.t0, keep.t1);
+    if (window.t1 < window.t0) std::swap(window.t0, window.t1);
+    if (comfortablyInView(current, keep) && keep.span() >= min_fill * current.span()) return current;
+    const double inner = 1.0 - 2 * kRevealMargin;
+    const double span = std::max(window.span() / inner, min_span);
+    const double middle = (window.t0 + window.t1) / 2;
+    TimeView view;
+    view.start = middle - span / 2;
+    view.end = middle + span / 2;
+    // Inside the trace where the trace is wide enough: slide, never shrink,
+    // and never so far that the window leaves the inner part.
+    if (hi > lo && span < hi - lo) {
+        const double slack = span * kRevealMargin;
+        if (view.start < lo) view.pan(std::min(lo - view.start, std::max(0.0, window.t0 - slack - view.start)));
+        if (view.end > hi) view.pan(-std::min(view.end - hi, std::max(0.0, view.end - slack - window.t1)));
+    }
+    return view;
+}
+
+TimeRange contextAround(std::size_t count, const std::function<std::int64_t(std::size_t)>& time_at, double t, std::size_t k,
+                        double min_span) {
+    TimeRange r{t, t};
+    if (count > 0) {
+        // The first event at or after t.
+        std::size_t first = 0, last = count;
+        while (first < last) {
+            const std::size_t mid = first + (last - first) / 2;
+            if (static_cast<double>(time_at(mid)) < t) first = mid + 1;
+            else last = mid;
+        }
+        const std::size_t before = first >= k ? first - k : 0;
+        const std::size_t after = std::min(count - 1, first + (k > 0 ? k - 1 : 0));
+        r.t0 = std::min(t, static_cast<double>(time_at(before)));
+        r.t1 = std::max(t, static_cast<double>(time_at(after)));
+    }
+    // Centred on t: the reader's eye goes to the middle.
+    const double half = std::max({t - r.t0, r.t1 - t, min_span / 2});
+    return TimeRange{t - half, t + half};
+}
+
+std::vector<TimeRange> mergeRanges(std::vector<TimeRange> ranges) {
+    std::sort(ranges.begin(), ranges.end(), [](const TimeRange& a, const TimeRange& b) { return a.t0 < b.t0; });
+    std::vector<TimeRange> merged;
+    for (const TimeRange& r : ranges) {
+        if (r.t1 < r.t0) continue;
+        if (!merged.empty() && r.t0 <= merged.back().t1) merged.back().t1 = std::max(merged.back().t1, r.t1);
+        else merged.push_back(r);
+    }
+    return merged;
+}
+
+namespace {
+
+// Busy time (covered by `busy`, merged and sorted) before `t`, with its prefix sums.
+struct BusyClock {
+    const std::vector<TimeRange>& busy;
+    std::vector<double> before; // busy time before busy[i].t0
+    explicit BusyClock(const std::vector<TimeRange>& b) : busy(b), before(b.size()) {
+        double sum = 0;
+        for (std::size_t i = 0; i < busy.size(); ++i) {
+            before[i] = sum;
+            sum += busy[i].span();
+        }
+    }
+    double at(double t) const {
+        auto it = std::upper_bound(busy.begin(), busy.end(), t, [](double v, const TimeRange& r) { return v < r.t0; });
+        if (it == busy.begin()) return 0;
+        const std::size_t i = static_cast<std::size_t>(it - busy.begin()) - 1;
+        return before[i] + std::min(t, busy[i].t1) - busy[i].t0;
+    }
+    // The idle time between x and y (x <= y).
+    double idle(double x, double y) const { return (y - x) - (at(y) - at(x)); }
+};
+
+} // namespace
+
+TimeRange checkpointWindow(std::size_t count, const std::function<std::int64_t(std::size_t)>& time_at,
+                           const std::vector<std::int64_t>& checkpoints, std::size_t index, double trace_start,
+                           double trace_end, const std::vector<TimeRange>& busy, double min_fraction) {
+    if (index >= checkpoints.size()) return TimeRange{trace_start, trace_end};
+    const double mark = static_cast<double>(checkpoints[index]);
+    const double lo = index > 0 ? static_cast<double>(checkpoints[index - 1]) : std::min(trace_start, mark);
+    const double hi = index + 1 < checkpoints.size() ? static_cast<double>(checkpoints[index + 1]) : std::max(trace_end, mark);
+    const double min_span = std::max((trace_end - trace_start) * min_fraction, 1000.0);
+    const BusyClock clock(busy);
+    double a = mark, b = mark;
+    std::size_t first = 0, last = count;
+    while (first < last) {
+        const std::size_t mid = first + (last - first) / 2;
+        if (static_cast<double>(time_at(mid)) < mark) first = mid + 1;
+        else last = mid;
+    }
+    // The next event to take on the left is left - 1, on the right `right`.
+    std::size_t left = first, right = first;
+    for (;;) {
+        const bool can_left = left > 0 && static_cast<double>(time_at(left - 1)) >= lo;
+        const bool can_right = right < count && static_cast<double>(time_at(right)) <= hi;
+        if (!can_left && !can_right) break;
+        // A gap is the time in it that no thread ran a fiber: a blocking
+        // syscall or an 8 ms busy loop (lesson 10) is the story, not a pause.
+        const double gap_left = can_left ? clock.idle(static_cast<double>(time_at(left - 1)), a) : 1e300;
+        const double gap_right = can_right ? clock.idle(b, static_cast<double>(time_at(right))) : 1e300;
+        // The nearer neighbour joins if the pause before it is no longer
+        // than the burst is wide (or than the smallest window): scale-free,
+        // so a 10 us burst ends at a 100 us pause, a 50 ms phase at none.
+        const double gap = std::min(gap_left, gap_right);
+        if (gap > std::max(min_span, b - a)) break;
+        if (gap_left <= gap_right) a = static_cast<double>(time_at(--left));
+        else b = static_cast<double>(time_at(right++));
+    }
+    if (b - a < min_span) {
+        const double middle = (a + b) / 2;
+        a = middle - min_span / 2;
+        b = middle + min_span / 2;
+    }
+    return TimeRange{a, b};
+}
+
+void ViewHistory::record(const TimeView& before) {
+    if (!back_.empty()) {
+        const TimeView& top = back_.back();
+        const double tolerance = std::max(before.span(), 1.0) * 1e-6;
+        if (std::fabs(top.start - before.start) <= tolerance && std::fabs(top.end - before.end) <= tolerance) {
+            forward_.clear();
+            return;
+        }
+    }
+    back_.push_back(before);
+    if (back_.size() > kLimit) back_.erase(back_.begin());
+    forward_.clear();
+}
+
+void ViewHistory::command(const TimeView& before) {
+    record(before);
+    last_interactive_ = -1e300; // the next wheel tick starts its own burst
+}
+
+void ViewHistory::interactive(const TimeView& before, double now_seconds) {
+    if (now_seconds - last_interactive_ > kBurstGap) record(before);
+    last_interactive_ = now_seconds;
+}
+
+bool ViewHistory::back(TimeView& view) {
+    if (back_.empty()) return false;
+    forward_.push_back(view);
+    view = back_.back();
+    back_.pop_back();
+    last_interactive_ = -1e300;
+    return true;
+}
+
+bool ViewHistory::forward(TimeView& view) {
+    if (forward_.empty()) return false;
+    back_.push_back(view);
+    view = forward_.back();
+    forward_.pop_back();
+    last_interactive_ = -1e300;
+    return true;
+}
+
+void ViewHistory::clear() {
+    back_.clear();
+    forward_.clear();
+    last_interactive_ = -1e300;
+}
+
+std::vector<LabelSlot> layoutLabels(const std::vector<LabelBox>& labels, int rows, float gap, float badge_width) {
+    std::vector<LabelSlot> slots(labels.size());
+    rows = std::max(rows, 1);
+    std::vector<float> row_end(static_cast<std::size_t>(rows), -1e30f);
+    std::vector<int> row_last(static_cast<std::size_t>(rows), -1);
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+        LabelSlot& slot = slots[i];
+        slot.width = labels[i].width;
+        for (int r = 0; r < rows; ++r) {
+            if (labels[i].x >= row_end[static_cast<std::size_t>(r)] + gap) {
+                slot.row = r;
+                row_end[static_cast<std::size_t>(r)] = labels[i].x + slot.width;
+                row_last[static_cast<std::size_t>(r)] = static_cast<int>(i);
+                break;
+            }
+        }
+        if (slot.row >= 0) continue;
+        // No room: counted on the last label of the last row (there is one:
+        // an empty row always has room).
+        const int owner = row_last[static_cast<std::size_t>(rows - 1)];
+        slot.elided_into = owner;
+        if (owner >= 0) {
+            LabelSlot& shown = slots[static_cast<std::size_t>(owner)];
+            if (shown.hidden++ == 0) {
+                shown.width += badge_width;
+                row_end[static_cast<std::size_t>(rows - 1)] += badge_width;
+            }
+        }
+    }
+    return slots;
+}
+
 double rulerStep(double ns_per_pixel, float min_pixels) {
     const double raw = ns_per_pixel * min_pixels;
     if (!std::isfinite(raw) || raw <= 1) return 1; // a broken view gets a step, not a hang

@@ -33,6 +33,8 @@ void adopt(App& app, const std::string& path, std::unique_ptr<trace::Trace> trac
     app.focus_fiber = 0;
     app.table_dirty = true;
     app.fit_requested = true;
+    app.history.clear(); // views of another trace mean nothing here
+    app.view_placed = false;
 }
 
 bool loadTrace(App& app, const std::string& path) {
@@ -120,6 +122,9 @@ static void drawMenu(App& app) {
     }
     if (ImGui::BeginMenu("View")) {
         if (ImGui::MenuItem("Fit whole trace", "F")) app.fit_requested = true;
+        if (ImGui::MenuItem("Zoom to selection", "Z", false, app.selection.has_value())) zoomToSelection(app);
+        if (ImGui::MenuItem("Back (previous view)", "Backspace / Alt+Left", false, app.history.canBack())) viewBack(app);
+        if (ImGui::MenuItem("Forward", "Shift+Backspace / Alt+Right", false, app.history.canForward())) viewForward(app);
         ImGui::MenuItem("Fiber lanes", nullptr, &app.show_fiber_lanes);
         ImGui::MenuItem("Flow arrows", nullptr, &app.show_flows);
         if (ImGui::MenuItem("Clear selection", "Esc")) app.selection.reset();
@@ -202,9 +207,24 @@ static void drawToolbar(App& app) {
     ImGui::TextDisabled("| %zu events, %zu threads, %zu fibers, %s | view %s", trace.events.size(), tl.threads.size(),
                         tl.fibers.size(), formatDuration(tl.end_time - tl.start_time).c_str(),
                         formatDuration(static_cast<std::int64_t>(app.view.span())).c_str());
-    ImGui::SameLine(ImGui::GetWindowWidth() - 470);
+    ImGui::SameLine(ImGui::GetWindowWidth() - 640);
+    ImGui::BeginDisabled(!app.history.canBack());
+    if (ImGui::Button("<##back")) viewBack(app);
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("Back to the previous view (Backspace, Alt+Left)");
+    ImGui::SameLine();
+    ImGui::BeginDisabled(!app.history.canForward());
+    if (ImGui::Button(">##forward")) viewForward(app);
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("Forward again (Shift+Backspace, Alt+Right)");
+    ImGui::SameLine();
     if (ImGui::Button("Fit")) app.fit_requested = true;
     ImGui::SameLine();
+    ImGui::BeginDisabled(!app.selection.has_value());
+    if (ImGui::Button("Zoom to selection")) zoomToSelection(app);
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+
     static const trace::EventKind kSteppable[] = {
         trace::EventKind::Steal, trace::EventKind::Schedule, trace::EventKind::WakeupSent, trace::EventKind::Switch,
         trace::EventKind::Submit, trace::EventKind::Complete, trace::EventKind::CancelRequest, trace::EventKind::MutexHandoff,
@@ -216,10 +236,7 @@ static void drawToolbar(App& app) {
         ImGui::EndCombo();
     }
     auto jump = [&](std::uint32_t index) {
-        if (index == kNoEvent) return;
-        const std::int64_t t = trace.events[index].time;
-        app.cursor = t;
-        if (t < app.view.start || t > app.view.end) app.view.pan(static_cast<double>(t) - (app.view.start + app.view.end) / 2);
+        if (index != kNoEvent) revealTime(app, trace.events[index].time);
     };
     const std::int64_t from = app.cursor >= 0 ? app.cursor : static_cast<std::int64_t>(app.view.start);
     ImGui::SameLine();
@@ -259,6 +276,12 @@ void drawApp(App& app, const Fonts& fonts) {
         if (ImGui::IsKeyPressed(kKeyO) && ImGui::GetIO().KeyCtrl) app.open_prompt = true;
         if (ImGui::IsKeyPressed(kKeyF)) app.fit_requested = true;
         if (ImGui::IsKeyPressed(ImGuiKey_Escape)) app.selection.reset(), app.cursor = -1;
+        // Dear ImGui 1.86: named keys through the backend's key map.
+        const ImGuiIO& io = ImGui::GetIO();
+        if (ImGui::IsKeyPressed('Z') && !io.KeyCtrl) zoomToSelection(app);
+        const bool back_key = ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Backspace));
+        if ((back_key && !io.KeyShift) || (io.KeyAlt && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow)))) viewBack(app);
+        if ((back_key && io.KeyShift) || (io.KeyAlt && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow)))) viewForward(app);
     }
     pollLesson(app);
     pollLive(app);
@@ -276,10 +299,7 @@ void drawApp(App& app, const Fonts& fonts) {
         ImGui::End();
         return;
     }
-    if (app.fit_requested) {
-        app.view.fit(static_cast<double>(app.timeline->start_time), static_cast<double>(app.timeline->end_time));
-        app.fit_requested = false;
-    }
+    applyViewRequests(app); // Fit, and a lesson's opening view
     drawToolbar(app);
     if (!app.error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", app.error.c_str());
     for (const auto& warning : app.warnings) ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "warning: %s", warning.c_str());
@@ -320,7 +340,7 @@ void drawApp(App& app, const Fonts& fonts) {
     ImGui::Separator();
     if (!app.hover.text.empty()) ImGui::TextUnformatted(app.hover.text.c_str());
     else ImGui::TextDisabled("Wheel: zoom at the pointer. Drag: pan. Shift+drag: select a range. Click: pin the "
-                             "scheduler state there. F: fit. Hover anything for an explanation.");
+                             "scheduler state there. F: fit. Z: zoom to selection. Backspace: back. Hover anything for an explanation.");
     ImGui::End();
 }
 

@@ -71,6 +71,9 @@ struct App {
     bool show_fiber_lanes = true;
     bool show_flows = true;
     bool fit_requested = true;
+    ViewHistory history;            // back/forward through the views commands left (ui/navigation.cpp)
+    bool view_placed = false;       // the view has been placed on this trace (the first placement is not history)
+    bool open_lesson_view = false;  // open on the lesson's first checkpoint's window once the trace is in
 
     // Event table.
     EventFilter filter;
@@ -153,6 +156,30 @@ void pollLesson(App& app);
 bool attachLesson(App& app, int number);
 // Advances playback by `seconds` of wall time.
 void advancePlayback(App& app, double seconds);
+
+// Navigation (ui/navigation.cpp). Every command that moves the view goes
+// through setView (recorded in the zoom history). revealTime pins the cursor
+// at `t` and, unless `t` is comfortably in view (not in the outer 10%),
+// zooms to the events around it; revealRange does that for a range, keeping
+// the view only if `keep` is comfortably in it and fills `min_fill` of it.
+void setView(App& app, const TimeView& view);
+void revealTime(App& app, std::int64_t t);
+void revealRange(App& app, TimeRange keep, TimeRange window, double min_fill);
+// The times of the trace's checkpoint marks, sorted (and their labels).
+std::vector<std::int64_t> checkpointTimes(const trace::Trace& trace, std::vector<std::string>* labels = nullptr);
+// The window of the checkpoint labelled `label` (model/time_view's checkpointWindow).
+std::optional<TimeRange> checkpointRange(const App& app, const std::string& label);
+// Pins the cursor on the checkpoint and zooms to its window (false: no such mark).
+bool revealCheckpoint(App& app, const std::string& label);
+// Frames the first checkpoint's window (a lesson's opening view); false if the trace has none.
+bool openOnFirstCheckpoint(App& app);
+void zoomToSelection(App& app);
+// Carries out fit_requested and open_lesson_view (drawApp, once a frame):
+// a lesson opens on its first checkpoint's window, Back from there is the
+// whole trace.
+void applyViewRequests(App& app);
+void viewBack(App& app);
+void viewForward(App& app);
 
 // The instant the scheduler-state panel shows: the pinned cursor, else the
 // pointer, else the middle of the view.

@@ -80,10 +80,7 @@ void drawEventTable(App& app) {
             if (ImGui::Selectable(formatTime(e.time).c_str(), app.hover.event == index,
                                   ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowDoubleClick) &&
                 ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
-                app.cursor = e.time;
-                const double half = app.view.span() / 2;
-                app.view.start = static_cast<double>(e.time) - half;
-                app.view.end = static_cast<double>(e.time) + half;
+                revealTime(app, e.time);
             }
             ImGui::PopID();
             ImGui::TableNextColumn();

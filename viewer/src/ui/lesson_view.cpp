@@ -41,11 +41,6 @@ void backendCombo(const char* id, int& backend) {
 // record table's `step`, trace_records.hpp).
 bool ofInterest(trace::EventKind kind) { return trace::recordKind(kind).step; }
 
-void focusOn(App& app, std::int64_t time) {
-    app.cursor = time;
-    if (time < app.view.start || time > app.view.end) app.view.pan(static_cast<double>(time) - (app.view.start + app.view.end) / 2);
-}
-
 void step(App& app, int direction) {
     const trace::Trace& trace = *app.trace;
     if (trace.events.empty()) return;
@@ -63,16 +58,16 @@ void step(App& app, int direction) {
         app.step_event = static_cast<std::uint32_t>(index);
         const Explanation ex = explain(*app.timeline, trace, app.step_event);
         app.step_text = ex.text + (ex.function.empty() ? "" : "  [" + ex.function + "]");
-        focusOn(app, trace.events[app.step_event].time);
+        revealTime(app, trace.events[app.step_event].time);
         return;
     }
 }
 
-std::int64_t checkpointTime(const App& app, const std::string& label) {
-    if (!app.trace) return -1;
+bool hasCheckpoint(const App& app, const std::string& label) {
+    if (!app.trace) return false;
     for (const trace::Event& e : app.trace->events)
-        if (e.kind == trace::EventKind::Mark && app.trace->string(e.arg[0]) == label) return e.time;
-    return -1;
+        if (e.kind == trace::EventKind::Mark && app.trace->string(e.arg[0]) == label) return true;
+    return false;
 }
 
 } // namespace
@@ -125,6 +120,7 @@ void pollLesson(App& app) {
         app.compare_timeline.reset();
         app.step_event = kNoEvent;
         app.step_text.clear();
+        app.open_lesson_view = true;
     }
 }
 
@@ -138,6 +134,7 @@ bool attachLesson(App& app, int number) {
         app.lesson_index = app.browse_index = static_cast<int>(i);
         app.lesson_document = parseMarkdown(app.lessons[i].markdown);
         app.panel_request = 4;
+        app.open_lesson_view = true; // on its first checkpoint's window, once the trace is in
         return true;
     }
     return false;
@@ -242,15 +239,9 @@ void drawLessonPanel(App& app, const Fonts& fonts) {
     drawMarkdown(
         app.lesson_document, MarkdownFonts{fonts.regular, fonts.mono},
         [&](const std::string& label) {
-            const std::int64_t t = checkpointTime(app, label);
-            if (t < 0) return;
-            focusOn(app, t);
-            const double half = std::max(app.view.span() / 2, 1e5);
-            app.view.start = static_cast<double>(t) - half;
-            app.view.end = static_cast<double>(t) + half;
-            app.step_event = kNoEvent;
+            if (revealCheckpoint(app, label)) app.step_event = kNoEvent;
         },
-        [&](const std::string& label) { return checkpointTime(app, label) >= 0; });
+        [&](const std::string& label) { return hasCheckpoint(app, label); });
     ImGui::EndChild();
 }
 

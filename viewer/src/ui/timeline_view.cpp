@@ -188,7 +188,7 @@ void drawInstants(App& app, ImDrawList* dl, const Geometry& g, const ThreadLane&
     const double skip_ns = 3.0 * app.view.nsPerPixel(g.width);
     const double per_kind_skip = skip_ns / 8;
     for (auto it = first; it != instants.end() && it->time <= app.view.end;) {
-        if (!drawnKind(it->kind)) {
+        if (!drawnKind(it->kind) || it->kind == trace::EventKind::Mark) { // marks: drawMarks, never merged away
             ++it;
             continue;
         }
@@ -197,10 +197,6 @@ void drawInstants(App& app, ImDrawList* dl, const Geometry& g, const ThreadLane&
         if (x - previous >= 3.0f) {
             previous = x;
             drawGlyph(dl, it->kind, x, y, glyphColor(it->kind));
-            if (it->kind == trace::EventKind::Mark && it->label) {
-                const std::string& label = app.trace->string(it->label);
-                dl->AddText(ImVec2(x + 8, y - 16), palette::mark, label.c_str());
-            }
         }
         // Dense stretch: leap ahead by a fraction of the skip, so every kind
         // still gets its chance in each 3-pixel step.
@@ -215,6 +211,120 @@ void drawInstants(App& app, ImDrawList* dl, const Geometry& g, const ThreadLane&
         }
         it = next;
     }
+}
+
+// The marks of each thread lane (indices into its instants). Marks are few
+// and each is a story (a lesson's checkpoint), so they are drawn one by one,
+// never merged into a pixel with the thousands of switches around them.
+const std::vector<std::vector<std::uint32_t>>& marksOfLanes(const Timeline& tl) {
+    static const Timeline* built_for = nullptr;
+    static std::size_t built_lanes = 0, built_flows = 0;
+    static std::vector<std::vector<std::uint32_t>> marks;
+    if (built_for != &tl || built_lanes != tl.threads.size() || built_flows != tl.flows.size()) {
+        marks.assign(tl.threads.size(), {});
+        for (std::size_t lane = 0; lane < tl.threads.size(); ++lane) {
+            const auto& instants = tl.threads[lane].instants;
+            for (std::uint32_t i = 0; i < instants.size(); ++i)
+                if (instants[i].kind == trace::EventKind::Mark) marks[lane].push_back(i);
+        }
+        built_for = &tl;
+        built_lanes = tl.threads.size();
+        built_flows = tl.flows.size();
+    }
+    return marks;
+}
+
+// A mark label in view, laid out in the label strip under the ruler.
+struct MarkLabel {
+    float mark_x = 0; // the mark's x
+    std::uint32_t lane = 0;
+    const std::string* text = nullptr;
+    std::int64_t time = 0;
+};
+
+constexpr int kLabelRows = 3;
+constexpr float kLabelRowHeight = 14.0f;
+constexpr float kLabelGap = 8.0f;
+
+// Every mark label in view, by x.
+std::vector<MarkLabel> marksInView(const App& app, const Geometry& g) {
+    const Timeline& tl = *app.timeline;
+    const auto& marks = marksOfLanes(tl);
+    std::vector<MarkLabel> labels;
+    for (std::uint32_t lane = 0; lane < marks.size(); ++lane) {
+        const auto& instants = tl.threads[lane].instants;
+        for (std::uint32_t index : marks[lane]) {
+            const Instant& mark = instants[index];
+            const double at = static_cast<double>(mark.time);
+            if (at < app.view.start || at > app.view.end || !mark.label) continue;
+            labels.push_back({app.view.x(at, g.left, g.width), lane, &app.trace->string(mark.label),
+                              mark.time});
+        }
+    }
+    std::stable_sort(labels.begin(), labels.end(), [](const MarkLabel& a, const MarkLabel& b) { return a.mark_x < b.mark_x; });
+    return labels;
+}
+
+// The label strip: every mark's label, in up to kLabelRows rows so that none
+// prints over another (layoutLabels); a label with no room is counted on a
+// "+N" badge, and hovering the badge lists them. Returns the strip's height.
+float drawMarkLabels(App& app, ImDrawList* dl, const Geometry& g, float y, const Fonts& fonts, const std::vector<MarkLabel>& marks) {
+    if (marks.empty()) return 0;
+    ImGui::PushFont(fonts.small);
+    const float badge_width = ImGui::CalcTextSize(" +999").x;
+    std::vector<LabelBox> boxes;
+    boxes.reserve(marks.size());
+    // A label starts just right of its mark, or ends at the strip's right
+    // edge where it would run past it (the layout needs no x order for that:
+    // a label left of a row's end never goes in that row).
+    for (const MarkLabel& m : marks) {
+        const float width = ImGui::CalcTextSize(m.text->c_str()).x;
+        boxes.push_back({std::max(g.left, std::min(m.mark_x + 3, g.left + g.width - width - 2)), width});
+    }
+    const std::vector<LabelSlot> slots = layoutLabels(boxes, kLabelRows, kLabelGap, badge_width);
+    int rows = 1;
+    for (const LabelSlot& slot : slots) rows = std::max(rows, slot.row + 1);
+    const float height = rows * kLabelRowHeight + 4;
+    dl->AddText(ImVec2(g.origin.x, y + 1), palette::text_dim, "MARKS");
+    dl->PushClipRect(ImVec2(g.left - 2, y), ImVec2(g.left + g.width, y + height), true);
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    // Every mark gets its tick in the strip, from its label's row down (an
+    // elided one: a short tick at the bottom); the labels go over the ticks
+    // on a backing of the strip's colour, so a tick never strikes a label.
+    for (std::size_t i = 0; i < marks.size(); ++i) {
+        const float top = slots[i].row < 0 ? y + height - 4 : y + slots[i].row * kLabelRowHeight;
+        dl->AddLine(ImVec2(marks[i].mark_x, top), ImVec2(marks[i].mark_x, y + height), palette::mark, 1.0f);
+    }
+    const ImU32 backing = ImGui::GetColorU32(ImGuiCol_ChildBg) | IM_COL32_A_MASK;
+    for (std::size_t i = 0; i < marks.size(); ++i) {
+        const LabelSlot& slot = slots[i];
+        if (slot.row < 0) continue;
+        const float ty = y + slot.row * kLabelRowHeight;
+        dl->AddRectFilled(ImVec2(boxes[i].x - 1, ty), ImVec2(boxes[i].x + slot.width + 1, ty + kLabelRowHeight - 1), backing);
+        dl->AddText(ImVec2(boxes[i].x, ty), palette::mark, marks[i].text->c_str());
+        std::string tip = *marks[i].text;
+        if (slot.hidden > 0) {
+            char badge[16];
+            std::snprintf(badge, sizeof badge, " +%d", slot.hidden);
+            dl->AddText(ImVec2(boxes[i].x + boxes[i].width, ty), palette::text_dim, badge);
+            for (std::size_t j = 0; j < marks.size(); ++j)
+                if (slots[j].elided_into == static_cast<int>(i)) tip += "\n" + *marks[j].text;
+        }
+        if (mouse.x >= boxes[i].x && mouse.x < boxes[i].x + slot.width && mouse.y >= ty && mouse.y < ty + kLabelRowHeight) {
+            app.hover.event = kNoEvent;
+            app.hover.time = marks[i].time;
+            app.hover.text = (slot.hidden > 0 ? "marks here:\n" : "mark: ") + tip;
+        }
+    }
+    dl->PopClipRect();
+    ImGui::PopFont();
+    return height;
+}
+
+// The mark glyphs of one thread lane, every one in view.
+void drawMarks(ImDrawList* dl, const std::vector<MarkLabel>& marks, std::uint32_t lane, float y) {
+    for (const MarkLabel& m : marks)
+        if (m.lane == lane) drawGlyph(dl, trace::EventKind::Mark, m.mark_x, y, glyphColor(trace::EventKind::Mark));
 }
 
 float laneCenter(const std::vector<float>& lane_y, std::uint32_t lane_index) {
@@ -289,15 +399,22 @@ void handleInput(App& app, const Geometry& g, ImVec2 area_min, ImVec2 area_max) 
     static double select_anchor = 0;
     const double t = app.view.time(io.MousePos.x, g.left, g.width);
     app.pointer_time = inside && io.MousePos.x >= g.left ? static_cast<std::int64_t>(t) : -1;
-    if (inside && io.MouseWheel != 0) app.view.zoomAt(t, std::pow(0.8, io.MouseWheel));
+    // Wheel ticks, drags and arrow keys: one history entry per burst (ViewHistory::interactive).
+    const double now = ImGui::GetTime();
+    if (inside && io.MouseWheel != 0) {
+        app.history.interactive(app.view, now);
+        app.view.zoomAt(t, std::pow(0.8, io.MouseWheel));
+    }
     if (inside && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
         if (io.KeyShift) selecting = true, select_anchor = t;
         else panning = true;
         dragged = false;
     }
     if (ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f)) dragged = true;
-    if (panning && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f))
+    if (panning && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f) && io.MouseDelta.x != 0) {
+        app.history.interactive(app.view, now);
         app.view.pan(-static_cast<double>(io.MouseDelta.x) * app.view.nsPerPixel(g.width));
+    }
     if (selecting && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f))
         app.selection = Selection{static_cast<std::int64_t>(std::min(select_anchor, t)),
                                   static_cast<std::int64_t>(std::max(select_anchor, t))};
@@ -308,8 +425,15 @@ void handleInput(App& app, const Geometry& g, ImVec2 area_min, ImVec2 area_max) 
         }
         panning = selecting = false;
     }
-    if (inside && ImGui::IsKeyPressed(ImGuiKey_LeftArrow)) app.view.pan(-app.view.span() * 0.1);
-    if (inside && ImGui::IsKeyPressed(ImGuiKey_RightArrow)) app.view.pan(app.view.span() * 0.1);
+    // (Dear ImGui 1.86: named keys through the backend's key map; Alt+arrows are Back/Forward.)
+    if (inside && !io.KeyAlt && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) {
+        app.history.interactive(app.view, now);
+        app.view.pan(-app.view.span() * 0.1);
+    }
+    if (inside && !io.KeyAlt && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) {
+        app.history.interactive(app.view, now);
+        app.view.pan(app.view.span() * 0.1);
+    }
     if (app.timeline) app.view.clamp(static_cast<double>(app.timeline->start_time), static_cast<double>(app.timeline->end_time));
 }
 
@@ -332,6 +456,8 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
     float y = g.origin.y;
     drawRuler(app, dl, g, y, fonts);
     y += kRulerHeight + 4;
+    const std::vector<MarkLabel> marks = marksInView(app, g);
+    y += drawMarkLabels(app, dl, g, y, fonts, marks);
     ImGui::PushFont(fonts.small);
     dl->AddText(ImVec2(g.origin.x, y), palette::text_dim, "THREADS");
     ImGui::PopFont();
@@ -346,6 +472,7 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
         dl->AddText(ImVec2(g.origin.x + 4, y + 7), palette::text, lane.name.c_str());
         drawLaneBlocks(app, dl, g, lane.lane, y, kThreadLaneHeight, false, scratch);
         drawInstants(app, dl, g, lane, y + kThreadLaneHeight + kGlyphStrip / 2);
+        drawMarks(dl, marks, static_cast<std::uint32_t>(i), y + kThreadLaneHeight + kGlyphStrip / 2);
         // Hover: a glyph first, else the block.
         if (mouse.y >= y && mouse.y < y + kThreadLaneHeight + kGlyphStrip && mouse.x >= g.left) {
             const double npp = app.view.nsPerPixel(g.width);

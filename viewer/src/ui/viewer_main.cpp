@@ -148,6 +148,7 @@ int runScreenshot(const ScreenshotOptions& options) {
         window.frame([&] {
             if (options.has_range) {
                 app.fit_requested = false;
+                app.open_lesson_view = false; // the range asked for wins over the lesson's opening view
                 app.view.start = options.range_start_ns;
                 app.view.end = options.range_end_ns;
             }

@@ -1,0 +1,158 @@
+// Moving the view to what the reader asked for: a checkpoint link, a step,
+// the toolbar's previous/next of a kind, a row of the event table, "zoom to
+// selection", back/forward. Every such command goes through setView, so it
+// is recorded in the zoom history; the arithmetic (when to keep the view,
+// what window to show) is model/time_view's, tested without a GUI.
+//
+// One rule for every jump: a target comfortably in view (not in the outer
+// 10% at either edge) keeps the view, else the view moves to a window around
+// it: the events near it, or for a checkpoint the burst of activity it marks.
+// Moving only the cursor would leave it at the edge of a 21 ms view where a
+// 3 us story is one pixel wide.
+#include <algorithm>
+#include <cstring>
+
+#include "ui/app.hpp"
+
+namespace fiberscope::viewer {
+
+namespace {
+
+double traceStart(const App& app) { return app.timeline ? static_cast<double>(app.timeline->start_time) : app.view.start; }
+double traceEnd(const App& app) { return app.timeline ? static_cast<double>(app.timeline->end_time) : app.view.end; }
+
+std::int64_t eventTime(const trace::Trace& trace, std::size_t i) { return trace.events[i].time; }
+
+} // namespace
+
+void setView(App& app, const TimeView& view) {
+    if (view.start == app.view.start && view.end == app.view.end) return;
+    if (app.view_placed) app.history.command(app.view);
+    app.view = view;
+    app.view_placed = true;
+}
+
+void revealRange(App& app, TimeRange keep, TimeRange window, double min_fill) {
+    setView(app, revealView(app.view, keep, window, min_fill, traceStart(app), traceEnd(app)));
+}
+
+void revealTime(App& app, std::int64_t t) {
+    app.cursor = t;
+    if (!app.trace) return;
+    const trace::Trace& trace = *app.trace;
+    const TimeRange context = contextAround(
+        trace.events.size(), [&](std::size_t i) { return eventTime(trace, i); }, static_cast<double>(t));
+    const double at = static_cast<double>(t);
+    revealRange(app, TimeRange{at, at}, context, 0.0);
+}
+
+std::vector<std::int64_t> checkpointTimes(const trace::Trace& trace, std::vector<std::string>* labels) {
+    std::vector<std::int64_t> times;
+    const std::size_t prefix = std::strlen(kCheckpointPrefix);
+    for (const trace::Event& e : trace.events) {
+        if (e.kind != trace::EventKind::Mark) continue;
+        const std::string& label = trace.string(e.arg[0]);
+        if (label.compare(0, prefix, kCheckpointPrefix) != 0) continue;
+        times.push_back(e.time);
+        if (labels) labels->push_back(label);
+    }
+    // Events are in time order; a mark read out of order must not break the search.
+    if (!std::is_sorted(times.begin(), times.end())) {
+        std::vector<std::size_t> order(times.size());
+        for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return times[a] < times[b]; });
+        std::vector<std::int64_t> sorted_times;
+        std::vector<std::string> sorted_labels;
+        for (std::size_t i : order) {
+            sorted_times.push_back(times[i]);
+            if (labels) sorted_labels.push_back((*labels)[i]);
+        }
+        times = std::move(sorted_times);
+        if (labels) *labels = std::move(sorted_labels);
+    }
+    return times;
+}
+
+std::optional<TimeRange> checkpointRange(const App& app, const std::string& label) {
+    if (!app.trace) return std::nullopt;
+    std::vector<std::string> labels;
+    const std::vector<std::int64_t> times = checkpointTimes(*app.trace, &labels);
+    // A label that is not a checkpoint's (any mark): its own position only.
+    std::size_t index = times.size();
+    for (std::size_t i = 0; i < labels.size(); ++i)
+        if (labels[i] == label) {
+            index = i;
+            break;
+        }
+    if (index == times.size()) return std::nullopt;
+    const trace::Trace& trace = *app.trace;
+    // When a fiber ran on some thread: pauses are measured in the rest.
+    std::vector<TimeRange> busy;
+    if (app.timeline)
+        for (const ThreadLane& lane : app.timeline->threads)
+            for (const Interval& iv : lane.lane.intervals)
+                if (iv.state == State::Running && iv.fiber != 0)
+                    busy.push_back({static_cast<double>(iv.start), static_cast<double>(iv.end)});
+    return checkpointWindow(
+        trace.events.size(), [&](std::size_t i) { return eventTime(trace, i); }, times, index, traceStart(app), traceEnd(app),
+        mergeRanges(std::move(busy)));
+}
+
+bool revealCheckpoint(App& app, const std::string& label) {
+    const std::optional<TimeRange> window = checkpointRange(app, label);
+    if (!window) return false;
+    for (const trace::Event& e : app.trace->events)
+        if (e.kind == trace::EventKind::Mark && app.trace->string(e.arg[0]) == label) {
+            app.cursor = e.time;
+            break;
+        }
+    // A window filling a quarter of the view or more, comfortably in it,
+    // is already shown; a smaller one is zoomed to.
+    revealRange(app, *window, *window, 0.25);
+    return true;
+}
+
+bool openOnFirstCheckpoint(App& app) {
+    if (!app.trace) return false;
+    std::vector<std::string> labels;
+    checkpointTimes(*app.trace, &labels);
+    if (labels.empty()) return false;
+    const std::int64_t cursor = app.cursor;
+    const bool ok = revealCheckpoint(app, labels.front());
+    app.cursor = cursor; // the opening view is a frame, not a pin: the state follows the pointer
+    return ok;
+}
+
+void applyViewRequests(App& app) {
+    if (!app.timeline) return;
+    if (app.fit_requested) {
+        TimeView whole;
+        whole.fit(traceStart(app), traceEnd(app));
+        setView(app, whole);
+        app.fit_requested = false;
+    }
+    if (app.open_lesson_view) {
+        if (app.lesson_index >= 0) openOnFirstCheckpoint(app);
+        app.open_lesson_view = false;
+    }
+}
+
+void zoomToSelection(App& app) {
+    if (!app.selection || app.selection->t1 <= app.selection->t0) return;
+    const TimeRange r{static_cast<double>(app.selection->t0), static_cast<double>(app.selection->t1)};
+    TimeView view;
+    view.start = r.t0 - r.span() * 0.02;
+    view.end = r.t1 + r.span() * 0.02;
+    if (view.span() < 50) view.zoomAt((r.t0 + r.t1) / 2, 50 / view.span(), 50);
+    setView(app, view);
+}
+
+void viewBack(App& app) {
+    app.history.back(app.view);
+}
+
+void viewForward(App& app) {
+    app.history.forward(app.view);
+}
+
+} // namespace fiberscope::viewer
