@@ -4,6 +4,7 @@
 // time; play the trace back slowly while the scheduler-state diagram
 // animates; compare two runs with different thread counts or backends.
 #include <imgui.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -83,11 +84,14 @@ void startLesson(App& app, int index, int threads, int backend, bool compare) {
     job->trace_path = tracePathFor(app.lessons[static_cast<std::size_t>(index)], threads, backend, compare);
     App::LessonJob* raw = job.get();
     const Lesson lesson = app.lessons[static_cast<std::size_t>(index)];
+    // The run is shown live while it records (the comparison run is not: it lands in the second slot when done).
+    if (!compare) unlink(job->trace_path.c_str());
     job->thread = std::thread([raw, lesson] {
         raw->ok = runLesson(lesson, raw->threads, kLessonBackends[raw->backend], raw->trace_path, false, raw->run,
                             raw->error);
         raw->done.store(true, std::memory_order_release);
     });
+    if (!compare) followFile(app, job->trace_path);
     app.job = std::move(job);
 }
 
@@ -95,6 +99,7 @@ void pollLesson(App& app) {
     if (!app.job || !app.job->done.load(std::memory_order_acquire)) return;
     std::unique_ptr<App::LessonJob> job = std::move(app.job);
     job->thread.join();
+    if (!job->compare) app.live.reset(); // the live view of the run ends: the finished trace replaces it
     app.last_run_output = job->run.output;
     if (!job->ok) {
         app.error = job->error;
