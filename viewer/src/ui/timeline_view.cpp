@@ -269,7 +269,11 @@ std::vector<MarkLabel> marksInView(const App& app, const Geometry& g) {
 // prints over another (layoutLabels); a label with no room is counted on a
 // "+N" badge, and hovering the badge lists them. Returns the strip's height.
 float drawMarkLabels(App& app, ImDrawList* dl, const Geometry& g, float y, const Fonts& fonts, const std::vector<MarkLabel>& marks) {
-    if (marks.empty()) return 0;
+    // A trace with marks keeps a row for them even where none is in view, so
+    // the lanes do not jump as the view moves; one without has no strip.
+    bool any = false;
+    for (const auto& lane : marksOfLanes(*app.timeline)) any = any || !lane.empty();
+    if (!any) return 0;
     ImGui::PushFont(fonts.small);
     const float badge_width = ImGui::CalcTextSize(" +999").x;
     std::vector<LabelBox> boxes;
