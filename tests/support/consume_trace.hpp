@@ -18,10 +18,10 @@
 
 #include "model/filter.hpp"
 #include "model/hit.hpp"
-#include "model/lod.hpp"
+#include "fiberscope/analysis/lod.hpp"
 #include "model/range_stats.hpp"
-#include "model/state_at.hpp"
-#include "model/timeline.hpp"
+#include "fiberscope/analysis/state_at.hpp"
+#include "fiberscope/analysis/timeline.hpp"
 #include "trace_tools.hpp"
 #include "model/time_view.hpp"
 

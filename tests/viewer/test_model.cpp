@@ -24,14 +24,14 @@
 #include <fiberscope/trace_reader.hpp>
 
 #include "../support/decoded_trace.hpp"
+#include "fiberscope/analysis/lod.hpp"
+#include "fiberscope/analysis/state_at.hpp"
+#include "fiberscope/analysis/timeline.hpp"
 #include "model/describe.hpp"
 #include "model/filter.hpp"
 #include "model/hit.hpp"
-#include "model/lod.hpp"
 #include "model/range_stats.hpp"
-#include "model/state_at.hpp"
 #include "model/time_view.hpp"
-#include "model/timeline.hpp"
 
 using namespace fiberscope;
 using namespace fiberscope::viewer;

@@ -16,7 +16,6 @@
 #include "model/describe.hpp"
 #include "model/filter.hpp"
 #include "model/hit.hpp"
-#include "model/timeline.hpp"
 #include "trace_tools.hpp"
 
 using namespace fiberscope;

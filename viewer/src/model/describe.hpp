@@ -8,7 +8,11 @@
 
 #include "fiberscope/trace_reader.hpp"
 #include "fiberscope/trace_vocabulary.hpp"
-#include "model/timeline.hpp"
+#include "fiberscope/analysis/timeline.hpp"
+
+namespace fiberscope::viewer {
+using namespace fiberscope::analysis; // the viewer reads the analysis model (tracer/analysis) as its own
+} // namespace fiberscope::viewer
 
 namespace fiberscope::viewer {
 

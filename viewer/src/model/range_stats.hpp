@@ -14,7 +14,11 @@
 #include <vector>
 
 #include "fiberscope/trace_reader.hpp"
-#include "model/timeline.hpp"
+#include "fiberscope/analysis/timeline.hpp"
+
+namespace fiberscope::viewer {
+using namespace fiberscope::analysis; // the viewer reads the analysis model (tracer/analysis) as its own
+} // namespace fiberscope::viewer
 
 namespace fiberscope::viewer {
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "fiberscope/trace_reader.hpp"
+#include "fiberscope/analysis/timeline.hpp"
 #include "model/filter.hpp"
-#include "model/timeline.hpp"
 #include "platform/window.hpp"
 #include "model/time_view.hpp"
 #include "ui/markdown.hpp"

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "fiberscope/analysis/state_at.hpp"
 #include "model/describe.hpp"
-#include "model/state_at.hpp"
 #include "ui/app.hpp"
 #include "ui/colors.hpp"
 

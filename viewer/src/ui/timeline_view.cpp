@@ -10,9 +10,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "fiberscope/analysis/lod.hpp"
 #include "model/describe.hpp"
 #include "model/hit.hpp"
-#include "model/lod.hpp"
 #include "ui/app.hpp"
 #include "ui/colors.hpp"
 
