@@ -87,11 +87,15 @@ std::optional<TimeRange> checkpointRange(const App& app, const std::string& labe
     if (index == times.size()) return std::nullopt;
     const trace::Trace& trace = *app.trace;
     // When a fiber ran on some thread: pauses are measured in the rest.
+    // Only between the neighbouring checkpoints, where the window can be
+    // (a large trace's millions of intervals need not be copied).
+    const std::int64_t lo = index > 0 ? times[index - 1] : INT64_MIN;
+    const std::int64_t hi = index + 1 < times.size() ? times[index + 1] : INT64_MAX;
     std::vector<TimeRange> busy;
     if (app.timeline)
         for (const ThreadLane& lane : app.timeline->threads)
             for (const Interval& iv : lane.lane.intervals)
-                if (iv.state == State::Running && iv.fiber != 0)
+                if (iv.state == State::Running && iv.fiber != 0 && iv.end >= lo && iv.start <= hi)
                     busy.push_back({static_cast<double>(iv.start), static_cast<double>(iv.end)});
     return checkpointWindow(
         trace.events.size(), [&](std::size_t i) { return eventTime(trace, i); }, times, index, traceStart(app), traceEnd(app),
