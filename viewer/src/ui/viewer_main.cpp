@@ -82,6 +82,7 @@ static int runWindow(App& app, const std::function<bool()>& start) {
                      error.c_str());
         return 1;
     }
+    if (start && !start()) return 127;
     while (!window.shouldClose()) {
         for (const std::string& dropped : window.takeDroppedFiles()) loadTraceAsync(app, dropped);
         window.frame([&] { drawApp(app, window.fonts()); });
