@@ -16,6 +16,7 @@
 #include <deque>
 #include <map>
 #include <random>
+#include <regex>
 #include <set>
 #include <string>
 
@@ -760,8 +761,10 @@ TEST_CASE("explanations follow the backend the trace was recorded on", "[viewer]
                                       ev(41, 1, EventKind::WakeupReceived, 0),
                                   },
                                   {"backend: epoll"});
-    const Timeline tl = buildTimeline(trace);
-    auto text = [&](std::uint32_t i) { return explain(tl, trace, i).text; };
+    Trace epoll = trace;
+    epoll.header.backend = "epoll"; // the header names the backend; the mark is the loop's note of it
+    const Timeline tl = buildTimeline(epoll);
+    auto text = [&](std::uint32_t i) { return explain(tl, epoll, i).text; };
     CHECK(text(2).find("got EAGAIN, parked on worker 0's wait queue for fd 7") != std::string::npos);
     CHECK(text(4).find("eventfd of idle worker 1") != std::string::npos);
     CHECK(text(5).find("epoll_pwait2") != std::string::npos);
@@ -769,12 +772,119 @@ TEST_CASE("explanations follow the backend the trace was recorded on", "[viewer]
     CHECK(text(7).find("returned from epoll_pwait2 having made 1 fiber ready") != std::string::npos);
     CHECK(text(9).find("non-blocking syscall") != std::string::npos);
     CHECK(text(12).find("eventfd woke its epoll_pwait2") != std::string::npos);
-    // Without the mark, the same records read as io_uring.
+    // Recorded on io_uring, the same records read as io_uring.
     Trace uring = trace;
     uring.strings[1] = "backend: io_uring";
+    uring.header.backend = "io_uring";
     const Timeline tl2 = buildTimeline(uring);
     CHECK(explain(tl2, uring, 5).text.find("io_uring_enter") != std::string::npos);
     CHECK(explain(tl2, uring, 4).text.find("MSG_RING") != std::string::npos);
+}
+
+namespace {
+// The words a sentence about an epoll trace must never use: io_uring, its
+// MSG_RING, or "ring" as a word (IORING_OP_POLL_ADD is the opcode's name on
+// both backends, and no word "ring").
+bool namesIoUring(const std::string& text) {
+    static const std::regex ring("\\bring\\b", std::regex::icase);
+    return text.find("io_uring") != std::string::npos || text.find("MSG_RING") != std::string::npos ||
+           std::regex_search(text, ring);
+}
+} // namespace
+
+TEST_CASE("describing an epoll trace never names io_uring, an io_uring trace does", "[viewer][backend]") {
+    // Worker 0 submits a readiness wait (on epoll; a poll on io_uring) and a
+    // timer, wakes worker 1, parks, unparks with the completion; a
+    // cancellation of a fiber in flight on worker 0; a blocking-pool thread.
+    constexpr std::uint8_t kPollAdd = 6;
+    const Trace base = makeTrace(3,
+                                 {
+                                     ev(0, 0, EventKind::ThreadStart, 0, 0),
+                                     ev(10, 0, EventKind::Submit, 1, u(7), 0, kPollAdd),
+                                     ev(10, 0, EventKind::Switch, 1, 0, 0, sw(SwitchReason::IoWait)),
+                                     ev(12, 0, EventKind::Schedule, 2, 1, 1, how(ScheduleHow::IdleHandoff)),
+                                     ev(12, 0, EventKind::WakeupSent, 1),
+                                     ev(14, 0, EventKind::CancelRequest, 1, 1),
+                                     ev(15, 0, EventKind::Park),
+                                     ev(30, 0, EventKind::Complete, 1, u(1), 0, kPollAdd),
+                                     ev(30, 0, EventKind::Unpark, 1),
+                                     ev(35, 0, EventKind::Switch, 0, 1, 0, sw(SwitchReason::Idle)),
+                                     ev(40, 1, EventKind::ThreadStart, 1, 0),
+                                     ev(41, 1, EventKind::WakeupReceived, 0),
+                                     ev(42, 1, EventKind::Park),
+                                     ev(50, 1, EventKind::Unpark, 0),
+                                     ev(60, 2, EventKind::ThreadStart, 2000, 0),
+                                 });
+    // Event indices of what is checked (makeTrace sorts by time, stably).
+    const std::vector<std::uint32_t> described = {1, 3, 4, 5, 6, 7, 8, 11, 12, 13, 14};
+    auto sentences = [&](const Trace& trace) {
+        const Timeline tl = buildTimeline(trace);
+        std::vector<std::string> out;
+        for (std::uint32_t i : described) out.push_back(explain(tl, trace, i).text);
+        // Worker 0's parked interval, and the state panel's words.
+        const ThreadLane* lane = findThread(tl, 0);
+        REQUIRE(lane);
+        for (std::size_t k = 0; k < lane->lane.intervals.size(); ++k)
+            if (lane->lane.intervals[k].state == State::Parked) out.push_back(explainThreadInterval(tl, trace, tl.lane_of_thread[0], k).text);
+        const trace::BackendWords& words = backendWords(trace);
+        for (const char* word : {words.park_call, words.park_waits_for, words.wake, words.in_flight, words.in_flight_short,
+                                 words.completions})
+            out.push_back(word);
+        return out;
+    };
+    Trace epoll = base;
+    epoll.header.backend = "epoll";
+    for (const std::string& text : sentences(epoll)) {
+        INFO(text);
+        CHECK_FALSE(namesIoUring(text));
+    }
+    Trace uring = base;
+    uring.header.backend = "io_uring";
+    const std::vector<std::string> on_uring = sentences(uring);
+    auto any = [&](const char* word) {
+        return std::any_of(on_uring.begin(), on_uring.end(), [&](const std::string& t) { return t.find(word) != std::string::npos; });
+    };
+    CHECK(any("io_uring_enter"));
+    CHECK(any("MSG_RING"));
+    CHECK(std::any_of(on_uring.begin(), on_uring.end(), [](const std::string& t) { return namesIoUring(t); }));
+    // A poll on io_uring is no epoll readiness wait.
+    const Timeline utl = buildTimeline(uring);
+    CHECK(explain(utl, uring, 1).text.find("epoll") == std::string::npos);
+    const Timeline etl = buildTimeline(epoll);
+    CHECK(explain(etl, epoll, 6).text.find("parked in epoll_pwait2") != std::string::npos);
+    CHECK(explain(etl, epoll, 4).text.find("eventfd") != std::string::npos);
+}
+
+TEST_CASE("a blocking-pool thread is 'blocking pool thread N' everywhere, never 'worker 2000'", "[viewer][backend]") {
+    Trace trace = makeTrace(2, {
+                                   ev(0, 0, EventKind::ThreadStart, 0, 0),
+                                   ev(5, 0, EventKind::Submit, 1, u(5), 0, kRead),
+                                   ev(5, 0, EventKind::Switch, 1, 0, 0, sw(SwitchReason::IoWait)),
+                                   ev(6, 0, EventKind::Park),
+                                   ev(8, 1, EventKind::ThreadStart, 2001, 0),
+                                   ev(9, 1, EventKind::Complete, 1, u(4), 0, kRead),
+                                   ev(10, 0, EventKind::Unpark, 1),
+                                   ev(12, 0, EventKind::Switch, 0, 1, 0, sw(SwitchReason::Idle)),
+                               });
+    trace.header.backend = "epoll";
+    trace.threads[1].worker = 2001;
+    trace.threads[1].name = "blocking pool 1"; // as the runtime records it
+    CHECK(trace::threadDisplayName(2001, 1) == "blocking pool thread 1");
+    CHECK(trace::threadDisplayName(3, 3) == "worker 3");
+    CHECK(trace::threadDisplayName(-1, 5) == "thread 5");
+    const Timeline tl = buildTimeline(trace);
+    const ThreadLane* pool = findThread(tl, 1);
+    REQUIRE(pool);
+    CHECK(pool->name == "blocking pool thread 1");          // the lane, the stats, the text timeline
+    CHECK(threadLabel(tl, 1) == "thread 1 (blocking pool thread 1)"); // tooltips, the state panel
+    CHECK(workerLabel(2001) == "blocking pool thread 1");    // the selection statistics
+    for (std::uint32_t i = 0; i < trace.events.size(); ++i) {
+        const std::string text = explain(tl, trace, i).text;
+        INFO(text);
+        CHECK(text.find("worker 2001") == std::string::npos);
+        CHECK(text.find("2001") == std::string::npos);
+    }
+    CHECK(explain(tl, trace, 4).text.find("blocking pool thread 1") != std::string::npos);
 }
 
 TEST_CASE("explanations of I/O, switches and intervals", "[viewer]") {

@@ -46,6 +46,7 @@ trace::Trace opTrace(std::uint8_t opcode, const char* backend) {
     info.name = "worker 0";
     t.threads.push_back(info);
     t.strings = {"", backend};
+    t.header.backend = std::string(backend) == "backend: epoll" ? "epoll" : "io_uring";
     t.events = {
         ev(0, EventKind::ThreadStart, 0, 0),
         ev(1, EventKind::Mark, 1),
@@ -151,4 +152,65 @@ TEST_CASE("the viewer's fiber filter reads the record table", "[viewer][vocabula
             }
         CHECK(n == expected);
     }
+}
+
+TEST_CASE("one set of words per backend: the park call, the wake-up, where operations wait, thread names", "[viewer][vocabulary][backend]") {
+    const trace::BackendWords& uring = trace::backendWords("io_uring");
+    const trace::BackendWords& epoll = trace::backendWords("epoll");
+    CHECK(uring.backend == trace::Backend::IoUring);
+    CHECK(epoll.backend == trace::Backend::Epoll);
+    CHECK(&trace::backendWords("") == &uring); // an older trace's empty name
+    CHECK(std::string(uring.park_call) == "io_uring_enter");
+    CHECK(std::string(epoll.park_call) == "epoll_pwait2");
+    CHECK(std::string(uring.wake) == "MSG_RING");
+    CHECK(std::string(epoll.wake) == "eventfd write");
+    CHECK(std::string(uring.in_flight) == "in the ring");
+    CHECK(std::string(epoll.in_flight) == "registered with epoll");
+    for (const char* word : {epoll.park_call, epoll.park_waits_for, epoll.wake, epoll.in_flight, epoll.in_flight_short,
+                             epoll.completions}) {
+        INFO(word);
+        const std::string w = word;
+        CHECK(w.find("io_uring") == std::string::npos);
+        CHECK(w.find("MSG_RING") == std::string::npos);
+        CHECK(w.find("ring") == std::string::npos);
+    }
+    // The viewer's describe layer reads the header.
+    trace::Trace t = opTrace(trace::kOpPollAdd, "backend: epoll");
+    CHECK(&viewer::backendWords(t) == &epoll);
+    t.header.backend = "io_uring";
+    CHECK(&viewer::backendWords(t) == &uring);
+    // A POLL_ADD is an epoll readiness wait only on epoll.
+    for (const char* backend : {"backend: io_uring", "backend: epoll"}) {
+        const trace::Trace op = opTrace(trace::kOpPollAdd, backend);
+        const viewer::Timeline tl = viewer::buildTimeline(op);
+        const std::string submitted = viewer::explain(tl, op, 2).text;
+        INFO(submitted);
+        CHECK((submitted.find("epoll") != std::string::npos) == (op.header.backend == "epoll"));
+    }
+    // Thread names: a blocking-pool thread (worker numbers from 2000) by its pool index.
+    CHECK(trace::threadDisplayName(0, 0) == "worker 0");
+    CHECK(trace::threadDisplayName(trace::kBlockingPoolWorkerBase, 3) == "blocking pool thread 0");
+    CHECK(trace::threadDisplayName(trace::kBlockingPoolWorkerBase + 2, 3) == "blocking pool thread 2");
+    CHECK(trace::threadDisplayName(-1, 4) == "thread 4");
+}
+
+TEST_CASE("the tools name a blocking-pool thread as the viewer does", "[viewer][vocabulary][backend]") {
+    trace::Trace t = opTrace(22, "backend: epoll");
+    trace::ThreadInfo pool;
+    pool.number = 1;
+    pool.worker = trace::kBlockingPoolWorkerBase;
+    pool.name = "blocking pool 0"; // as the runtime records it
+    t.threads.push_back(pool);
+    Event start = ev(30, EventKind::ThreadStart, static_cast<std::uint64_t>(trace::kBlockingPoolWorkerBase));
+    start.thread = 1;
+    t.events.insert(t.events.begin() + 5, start);
+    const viewer::Timeline tl = viewer::buildTimeline(t);
+    std::ostringstream stats, timeline;
+    trace::writeStats(t, stats);
+    trace::writeTextTimeline(t, timeline);
+    INFO(stats.str() << timeline.str());
+    CHECK(stats.str().find("blocking pool thread 0") != std::string::npos);
+    CHECK(stats.str().find("2000") == std::string::npos);
+    CHECK(timeline.str().find("blocking pool thread 0") != std::string::npos);
+    CHECK(viewer::threadLabel(tl, 1) == "thread 1 (blocking pool thread 0)");
 }

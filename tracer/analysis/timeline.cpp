@@ -389,8 +389,8 @@ private:
             ThreadLane& tl = tl_.threads[lane];
             tl.thread = t;
             tl.worker = worker[t];
-            tl.name = !names[t].empty() ? names[t]
-                                        : (worker[t] >= 0 ? "worker " + std::to_string(worker[t]) : "thread " + std::to_string(t));
+            // The recorded name, except a blocking-pool thread's: every tool names it alike (trace_vocabulary.hpp).
+            tl.name = !names[t].empty() && !trace::isBlockingPoolWorker(worker[t]) ? names[t] : trace::threadDisplayName(worker[t], t);
             if (worker[t] >= 0) lane_of_worker_.emplace(worker[t], lane);
             tb_[lane].slot = lane;
             tb_[lane].initial = initial[t];
@@ -928,8 +928,6 @@ private:
         instant.event = i;
         instant.kind = e.kind;
         if (!firstFiber(e, instant.fiber)) instant.fiber = tb.running;
-        // Its label: its string field (a mark's label, a fiber's or thread's name).
-        (void)trace::firstField(e, trace::FieldType::String, instant.label);
         tl.instants.push_back(instant);
     }
 
@@ -1102,6 +1100,12 @@ private:
 };
 
 } // namespace
+
+std::uint64_t instantLabel(const trace::Trace& trace, const Instant& instant) noexcept {
+    std::uint64_t label = 0;
+    if (instant.event < trace.events.size()) (void)trace::firstField(trace.events[instant.event], trace::FieldType::String, label);
+    return label;
+}
 
 std::int64_t traceEndTime(const trace::Trace& trace) noexcept {
     if (trace.events.empty()) return std::max<std::int64_t>(0, trace.header.duration_ns);

@@ -136,6 +136,30 @@ std::string opcodeExplanation(std::uint8_t opcode) {
     return "Operation " + std::to_string(opcode) + ", a number this Fiberscope does not know (a newer kernel's opcode?).";
 }
 
+namespace {
+constexpr BackendWords kUringWords{Backend::IoUring, "io_uring", "io_uring_enter", "completions or a MSG_RING", "MSG_RING",
+                                   "in the ring", "in ring", "ring completions", "IORING_OP_POLL_ADD"};
+constexpr BackendWords kEpollWords{Backend::Epoll, "epoll", "epoll_pwait2", "readiness, a deadline or its eventfd",
+                                   "eventfd write", "registered with epoll", "in epoll", "completions",
+                                   "IORING_OP_POLL_ADD; epoll backend"};
+} // namespace
+
+const BackendWords& backendWords(Backend backend) noexcept {
+    return backend == Backend::Epoll ? kEpollWords : kUringWords;
+}
+
+const BackendWords& backendWords(std::string_view backend) noexcept {
+    return backendWords(backend == "epoll" ? Backend::Epoll : Backend::IoUring);
+}
+
+bool isBlockingPoolWorker(std::int64_t worker) noexcept { return worker >= kBlockingPoolWorkerBase; }
+
+std::string threadDisplayName(std::int64_t worker, std::uint32_t thread) {
+    if (isBlockingPoolWorker(worker)) return "blocking pool thread " + std::to_string(worker - kBlockingPoolWorkerBase);
+    if (worker >= 0) return "worker " + std::to_string(worker);
+    return "thread " + std::to_string(thread);
+}
+
 std::string formatDuration(std::int64_t ns) {
     char text[48];
     // The magnitude as unsigned, so that INT64_MIN has one too.

@@ -166,13 +166,16 @@ void writeHeader(const Trace& trace, const TraceStats& stats, const std::string&
 void writeThreads(const TraceStats& stats, std::ostream& out) {
     out << "\nThreads (busy = running a fiber, idle = in the idle loop, parked = waiting in the kernel;\n"
            "         percentages of each thread's lifetime)\n";
-    out << format("  %3s %-12s %10s %17s %17s %17s %8s %11s %11s %8s\n", "#", "name", "alive", "busy", "idle", "parked",
+    // The name column fits "blocking pool thread 0", up to 24 characters.
+    int names = 12;
+    for (const ThreadStats& t : stats.threads) names = std::max(names, std::min(24, static_cast<int>(terminalSafe(t.name).size())));
+    out << format("  %3s %-*s %10s %17s %17s %17s %8s %11s %11s %8s\n", "#", names, "name", "alive", "busy", "idle", "parked",
                   "switches", "steals t/g", "wakeups s/r", "complete");
     auto share = [](std::int64_t part, std::int64_t whole) {
         return format("%10s %5.1f%%", formatDuration(part).c_str(), percent(part, whole));
     };
     for (const ThreadStats& t : stats.threads) {
-        out << format("  %3u %-12.12s %10s %s %s %s %8s %11s %11s %8s\n", t.thread, terminalSafe(t.name).c_str(),
+        out << format("  %3u %-*.*s %10s %s %s %s %8s %11s %11s %8s\n", t.thread, names, names, terminalSafe(t.name).c_str(),
                       formatDuration(t.alive_ns).c_str(), share(t.busy_ns, t.alive_ns).c_str(),
                       share(t.idle_ns, t.alive_ns).c_str(), share(t.parked_ns, t.alive_ns).c_str(),
                       formatCount(t.switches).c_str(),

@@ -88,6 +88,8 @@ TimeUnit unitFor(std::int64_t bucket) {
 }
 
 std::string columnHeader(const analysis::ThreadLane& t) {
+    // A blocking-pool thread "p0" (worker 2000: trace::threadDisplayName), never "w2000".
+    if (trace::isBlockingPoolWorker(t.worker)) return "p" + std::to_string(t.worker - trace::kBlockingPoolWorkerBase);
     return t.worker >= 0 ? "w" + std::to_string(t.worker) : "t" + std::to_string(t.thread);
 }
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace fiberscope::trace {
 
@@ -75,6 +76,41 @@ std::string opcodeLabel(std::uint8_t opcode);
 std::string opcodeNoun(std::uint8_t opcode);
 // One sentence; for an unknown number, says so.
 std::string opcodeExplanation(std::uint8_t opcode);
+
+// --- The backend a trace was recorded on -----------------------------------
+// Both backends record the same kinds (FORMAT.md, "The epoll backend"), but
+// what a park, a wake-up or an operation in flight is differs: every sentence
+// that names one takes its words from here, by the header's backend name, so
+// no tool or panel says io_uring_enter of an epoll trace.
+enum class Backend : std::uint8_t { IoUring, Epoll };
+
+struct BackendWords {
+    Backend backend = Backend::IoUring;
+    const char* name = nullptr;       // "io_uring", "epoll"
+    const char* park_call = nullptr;  // the call a parked thread waits in: "io_uring_enter", "epoll_pwait2"
+    const char* park_waits_for = nullptr; // what it waits for: "completions or a MSG_RING", "readiness, a deadline or its eventfd"
+    const char* wake = nullptr;       // how one thread wakes another: "MSG_RING", "eventfd write"
+    const char* in_flight = nullptr;  // where an operation waits: "in the ring", "registered with epoll"
+    const char* in_flight_short = nullptr; // the state card's row label: "in ring", "in epoll"
+    const char* completions = nullptr;     // what a thread collects: "ring completions", "completions"
+    // What opcode 6 (IORING_OP_POLL_ADD) is: on io_uring the kernel's poll,
+    // on epoll a fiber's wait for readiness.
+    const char* poll_add = nullptr;   // "IORING_OP_POLL_ADD", "IORING_OP_POLL_ADD; epoll backend"
+};
+
+// The words for a trace whose header names `backend` ("epoll"; anything
+// else, "io_uring" or an older trace's empty name, is io_uring).
+const BackendWords& backendWords(std::string_view backend) noexcept;
+const BackendWords& backendWords(Backend backend) noexcept;
+
+// Trace worker numbers from here up are blocking-pool threads (both
+// backends start them for jobs the kernel cannot run asynchronously; the
+// runtime's blocking_pool.cpp numbers them so).
+inline constexpr std::int64_t kBlockingPoolWorkerBase = 2000;
+bool isBlockingPoolWorker(std::int64_t worker) noexcept;
+// How every tool and panel names a thread: "worker 3", "blocking pool
+// thread 0" (worker 2000), or "thread 5" (trace thread 5, worker unknown).
+std::string threadDisplayName(std::int64_t worker, std::uint32_t thread);
 
 // "812 ns", "3.25 us", "40.98 ms", "1.204 s", "-3.25 us": the one duration
 // format of the tools and the viewer (the viewer's ruler labels its ticks

@@ -86,6 +86,16 @@ void parseHeading(Lesson& lesson) {
 
 } // namespace
 
+int lessonOfCommand(const std::vector<Lesson>& lessons, const std::vector<std::string>& command_line) {
+    if (command_line.empty()) return -1;
+    const std::string& program = command_line.front();
+    const std::size_t slash = program.find_last_of('/');
+    const std::string name = slash == std::string::npos ? program : program.substr(slash + 1);
+    for (std::size_t i = 0; i < lessons.size(); ++i)
+        if (name == "lesson" + lessons[i].slug) return static_cast<int>(i);
+    return -1;
+}
+
 std::vector<Lesson> loadLessons(std::string& error) {
     std::vector<Lesson> lessons;
     const std::string dir = lessonsDir();
@@ -103,6 +113,7 @@ std::vector<Lesson> loadLessons(std::string& error) {
         lesson.number = std::atoi(name.substr(0, 2).c_str());
         lesson.slug = name;
         lesson.markdown = readFile(dir + "/" + name + "/lesson.md");
+        lesson.checks = readFile(dir + "/" + name + "/checks.md");
         lesson.program = programDir() + "/lesson" + name;
         parseHeading(lesson);
         lessons.push_back(std::move(lesson));

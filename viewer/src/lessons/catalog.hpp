@@ -18,10 +18,16 @@ struct Lesson {
     std::string title;     // the first "# " heading of lesson.md, without "Lesson N — "
     std::string summary;   // the first paragraph after it
     std::string markdown;  // lesson.md
+    std::string checks;    // checks.md: questions and an exercise (lessons/checks.hpp); empty if none
     std::string program;   // path of the built program (may not exist)
 };
 
 std::vector<Lesson> loadLessons(std::string& error);
+
+// The lesson whose program a trace was recorded from, by its header's
+// command line (its first word is the program: ".../lesson07-select-and-cancel",
+// wherever it was built or installed): an index into `lessons`, or -1.
+int lessonOfCommand(const std::vector<Lesson>& lessons, const std::vector<std::string>& command_line);
 
 struct LessonRun {
     std::string trace_path;

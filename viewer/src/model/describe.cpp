@@ -39,11 +39,13 @@ std::int64_t workerOf(const Timeline& timeline, std::uint32_t thread) noexcept {
 std::string threadLabel(const Timeline& timeline, std::uint32_t thread) {
     const std::int64_t worker = workerOf(timeline, thread);
     std::string out = "thread " + std::to_string(thread);
-    if (worker >= 0) out += " (worker " + std::to_string(worker) + ")";
+    if (worker >= 0) out += " (" + trace::threadDisplayName(worker, thread) + ")";
     return out;
 }
 
-std::string workerLabel(std::int64_t worker) { return worker >= 0 ? "worker " + std::to_string(worker) : "an unknown worker"; }
+std::string workerLabel(std::int64_t worker) { return worker >= 0 ? trace::threadDisplayName(worker, 0) : "an unknown worker"; }
+
+const trace::BackendWords& backendWords(const trace::Trace& trace) noexcept { return trace::backendWords(trace.header.backend); }
 
 std::string objectLabel(std::uint64_t object) {
     char buffer[32];

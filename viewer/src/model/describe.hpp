@@ -31,10 +31,14 @@ std::string formatTime(std::int64_t ns);
 
 // "fiber 'name' (#12)", "fiber #12", "the main fiber (#1)", "the idle loop" (0).
 std::string fiberLabel(const Timeline& timeline, std::uint64_t fiber);
-// "thread 2 (worker 2)" or "thread 5" when the worker is unknown.
+// "thread 2 (worker 2)", "thread 3 (blocking pool thread 0)", or "thread 5"
+// when the worker is unknown.
 std::string threadLabel(const Timeline& timeline, std::uint32_t thread);
-// "worker 3".
+// "worker 3", "blocking pool thread 0" (trace::threadDisplayName).
 std::string workerLabel(std::int64_t worker);
+// The words for what the trace's backend (its header's) does: the park
+// call, the wake-up, where operations wait (trace::backendWords).
+const trace::BackendWords& backendWords(const trace::Trace& trace) noexcept;
 // The worker index of a trace thread (-1 if unknown).
 std::int64_t workerOf(const Timeline& timeline, std::uint32_t thread) noexcept;
 // "0x7f12...": an object identity (mutex, condition, group, queue).

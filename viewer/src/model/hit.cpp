@@ -165,18 +165,14 @@ struct Ctx {
 
     std::string fiber(std::uint64_t f) const { return fiberLabel(tl, f); }
     std::string thread(std::uint32_t t) const { return threadLabel(tl, t); }
-    // "worker 2" if known, else "thread 5".
-    std::string workerName(std::uint32_t t) const {
-        const std::int64_t w = workerOf(tl, t);
-        return w >= 0 ? "worker " + std::to_string(w) : "thread " + std::to_string(t);
-    }
+    // "worker 2" or "blocking pool thread 0" if known, else "thread 5".
+    std::string workerName(std::uint32_t t) const { return trace::threadDisplayName(workerOf(tl, t), t); }
+    // "worker 2", named by the worker index a record carries.
+    std::string workerNamed(std::uint64_t w) const { return workerLabel(static_cast<std::int64_t>(w)); }
     const Event& event(std::uint32_t i) const { return tr.events[i]; }
-    // The trace was recorded on the epoll backend (the loop marks which).
-    bool epoll() const {
-        for (std::uint32_t m : tl.events_by_kind[static_cast<std::size_t>(EventKind::Mark)])
-            if (m < tr.events.size() && tr.string(tr.events[m].arg[0]) == "backend: epoll") return true;
-        return false;
-    }
+    // The words of the backend the trace was recorded on (its header's).
+    const trace::BackendWords& words() const { return backendWords(tr); }
+    bool epoll() const { return words().backend == trace::Backend::Epoll; }
     bool valid(std::uint32_t i) const { return i != kNoEvent && i < tr.events.size(); }
 
     // The event of `kind` nearest before (step -1) or after (+1) event `i` on
@@ -235,11 +231,12 @@ std::string resultText(std::uint8_t opcode, std::int64_t result) {
     return "with error -" + errnoName(error);
 }
 
-// What the op was: "IORING_OP_READ on fd 5", "a timer (IORING_OP_TIMEOUT)".
-std::string operationText(std::uint8_t opcode, std::int64_t fd) {
+// What the op was: "IORING_OP_READ on fd 5", "a timer (IORING_OP_TIMEOUT)",
+// "a readiness wait (IORING_OP_POLL_ADD; epoll backend) on fd 7".
+std::string operationText(const trace::BackendWords& words, std::uint8_t opcode, std::int64_t fd) {
     if (opcode == trace::kOpTimeout) return "a " + opcodeNoun(opcode) + " (" + trace::opcodeLabel(opcode) + ")";
-    if (trace::opcodeHas(opcode, trace::kOpNoteReadinessWait))
-        return "a " + opcodeNoun(opcode) + " (" + trace::opcodeLabel(opcode) + "; epoll backend)" + (fd >= 0 ? " on fd " + std::to_string(fd) : std::string());
+    if (opcode == trace::kOpPollAdd)
+        return "a " + opcodeNoun(opcode) + " (" + words.poll_add + ")" + (fd >= 0 ? " on fd " + std::to_string(fd) : std::string());
     std::string out = trace::opcodeLabel(opcode);
     if (fd >= 0) out += " on fd " + std::to_string(fd);
     return out;
@@ -267,7 +264,8 @@ Phrase leavePhrase(const Ctx& c, std::uint32_t i) {
         return {"switched away in selectFibers() to wait for the first of several fibers to finish", "selectFibers()", kFiber};
     case SwitchReason::IoWait: {
         const std::uint32_t s = c.neighbour(i, EventKind::Submit, -1, 4);
-        const std::string op = s != kNoEvent ? operationText(c.event(s).small, c.event(s).signedArg(1)) : std::string("a ring operation");
+        const std::string op = s != kNoEvent ? operationText(c.words(), c.event(s).small, c.event(s).signedArg(1))
+                                             : std::string(c.epoll() ? "an operation" : "a ring operation");
         return {"switched away in execute() to wait for " + op + " (io-wait)", "execute()", kOps};
     }
     case SwitchReason::Mutex: {
@@ -347,7 +345,7 @@ std::string readyWhy(const Ctx& c, std::uint64_t fiber, std::int64_t time, std::
         case WaitReason::Select: return "a fiber it selected on had finished";
         case WaitReason::Mutex: return "the mutex it waited for came free";
         case WaitReason::Condition: return "the condition it waited on was signalled";
-        case WaitReason::Io: return "its ring operation had completed";
+        case WaitReason::Io: return c.epoll() ? "its operation had completed" : "its ring operation had completed";
         case WaitReason::Timer: return "its timer had expired";
         default: break;
         }
@@ -402,7 +400,8 @@ Explanation explainSchedule(const Ctx& c, std::uint32_t i) {
     std::string text;
     switch (static_cast<ScheduleHow>(e.small)) {
     case ScheduleHow::IdleHandoff:
-        text = "schedule() handed " + who + " to idle worker " + std::to_string(e.arg[2]) + " and woke it with MSG_RING";
+        text = "schedule() handed " + who + " to idle " + c.workerNamed(e.arg[2]) + " and woke it with " +
+               (c.epoll() ? "an " : "") + c.words().wake;
         break;
     case ScheduleHow::NewWorker:
         text = "schedule() found no idle worker for " + who + " and started worker " + std::to_string(e.arg[2]) +
@@ -428,6 +427,10 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
         if (e.arg[0] == 0)
             return make(thread + " became worker 0: EventLoop::create() made the calling thread the loop's first worker, running the main fiber",
                         "EventLoop::create()", kEventLoop, i);
+        if (trace::isBlockingPoolWorker(static_cast<std::int64_t>(e.arg[0])))
+            return make(thread + " started: a job the kernel cannot run asynchronously (a regular file on epoll, a name lookup) "
+                                 "needed another blocking-pool thread; it runs jobs and reports each finished one to the fiber's worker",
+                        "BlockingPool::run()", "runtime/src/blocking_pool.cpp", i);
         return make(thread + " started as worker " + std::to_string(e.arg[0]) +
                         ": schedule() had ready fibers and no idle worker, so spawnWorker() started it and workerMain() entered its idle loop",
                     "workerMain()", kThread, i);
@@ -505,11 +508,11 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
                                 std::to_string(e.signedArg(1)) + " (" + trace::opcodeLabel(e.small) +
                                 ") and switched away (io-wait); epoll's readiness report wakes it to retry (Poller::park())",
                             "Poller::park()", kPoller, i);
-            return make(c.fiber(e.arg[0]) + " started " + operationText(e.small, e.signedArg(1)) +
+            return make(c.fiber(e.arg[0]) + " started " + operationText(c.words(), e.small, e.signedArg(1)) +
                             " on the epoll backend: a non-blocking syscall (retried on readiness), a timer, or a blocking-pool job for a regular file (pollerExecute())",
                         "pollerExecute()", kPoller, i);
         }
-        std::string text = c.fiber(e.arg[0]) + " submitted " + operationText(e.small, e.signedArg(1)) +
+        std::string text = c.fiber(e.arg[0]) + " submitted " + operationText(c.words(), e.small, e.signedArg(1)) +
                            " and switched away (io-wait); the SQE reaches the kernel when " + worker +
                            " next enters it, and the completion resumes the fiber (execute())";
         return make(text, "execute()", kOps, i);
@@ -532,8 +535,10 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
     }
     case EventKind::CancelRequest:
         if (e.arg[1])
-            return make("cancellation of " + c.fiber(e.arg[0]) + " was requested (requestCancel()); its operation is in flight on worker " +
-                            std::to_string(e.arg[1] - 1) + "'s ring, so a MSG_RING carries the request there",
+            return make("cancellation of " + c.fiber(e.arg[0]) + " was requested (requestCancel()); its operation is " +
+                            c.words().in_flight + " of " + c.workerNamed(e.arg[1] - 1) +
+                            (c.epoll() ? ", so the request goes to its mailbox and an eventfd write wakes it"
+                                       : ", so a MSG_RING carries the request there"),
                         "requestCancel()", kCancel, i);
         return make("cancellation of " + c.fiber(e.arg[0]) +
                         " was requested (requestCancel()); nothing of it is in flight, so it gets Canceled at its next cancellation point",
@@ -693,12 +698,16 @@ Explanation explainThreadInterval(const Timeline& timeline, const trace::Trace& 
         return make(text, "idle()", kThread, in.cause);
     }
     case State::Parked: {
-        std::string text = thread + " was parked in io_uring_enter for " + dur +
-                           ": findReadyFiber() found nothing to run, so idle() waited in the kernel for completions";
+        const trace::BackendWords& words = c.words();
+        std::string text = thread + " was parked in " + words.park_call + " for " + dur +
+                           ": findReadyFiber() found nothing to run, so idle() waited in the kernel for " + words.park_waits_for;
         if (next && c.valid(next->cause) && c.event(next->cause).kind == EventKind::Unpark) {
-            text += "; it woke with " + plural(c.event(next->cause).arg[0], "completion", "completions");
+            text += c.epoll() ? "; it woke having made " + plural(c.event(next->cause).arg[0], "fiber", "fibers") + " ready"
+                              : "; it woke with " + plural(c.event(next->cause).arg[0], "completion", "completions");
             const std::uint32_t wake = c.neighbour(next->cause, EventKind::WakeupReceived, -1, 64, bit(EventKind::Park));
-            if (wake != kNoEvent) text += ", including a MSG_RING wake-up from worker " + std::to_string(c.event(wake).arg[0]);
+            if (wake != kNoEvent)
+                text += std::string(", including ") + (c.epoll() ? "an " : "a ") + words.wake + " wake-up from " +
+                        c.workerNamed(c.event(wake).arg[0]);
         }
         return make(text, "idle()", kThread, in.cause);
     }
@@ -752,9 +761,11 @@ Explanation explainFiberInterval(const Timeline& timeline, const trace::Trace& t
         case WaitReason::Io:
         case WaitReason::Timer: {
             const std::uint32_t s = c.valid(in.cause) ? c.neighbour(in.cause, EventKind::Submit, -1, 4) : kNoEvent;
-            what = s != kNoEvent ? operationText(c.event(s).small, c.event(s).signedArg(1))
-                                 : std::string(in.reason == WaitReason::Timer ? "a timer" : "a ring operation");
-            what += " submitted by execute(); the idle loop's completionsToReady() makes it ready when the completion arrives";
+            what = s != kNoEvent ? operationText(c.words(), c.event(s).small, c.event(s).signedArg(1))
+                                 : std::string(in.reason == WaitReason::Timer ? "a timer" : c.epoll() ? "an operation" : "a ring operation");
+            what += c.epoll() ? " started by execute(); the idle loop's Poller::poll() makes it ready when epoll reports it ready, "
+                                "its deadline passes or its pool job finishes"
+                              : " submitted by execute(); the idle loop's completionsToReady() makes it ready when the completion arrives";
             break;
         }
         case WaitReason::Await: {

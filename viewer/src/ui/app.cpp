@@ -33,6 +33,9 @@ void adopt(App& app, const std::string& path, std::unique_ptr<trace::Trace> trac
     app.focus_fiber = 0;
     app.table_dirty = true;
     app.fit_requested = true;
+    // Opened with no lesson chosen: the lesson it was recorded from, if any;
+    // no lesson's trace opens on the scheduler state, not on the browser.
+    if (app.lesson_index < 0 && !recognizeLesson(app)) app.panel_request = 0;
     app.history.clear(); // views of another trace mean nothing here
     app.view_placed = false;
 }

@@ -112,6 +112,8 @@ struct App {
     int compare_threads = 1;
     int compare_backend = 0;
     Document lesson_document;
+    Document browse_summary;       // the browsed lesson's summary, rendered (never raw Markdown)
+    int browse_summary_of = -1;    // which lesson browse_summary is
     std::unique_ptr<LessonJob> job;
     std::string last_run_output;
 
@@ -154,6 +156,11 @@ void startLesson(App& app, int index, int threads, int backend, bool compare);
 void pollLesson(App& app);
 // Shows lesson `number`'s narrative beside the loaded trace (false if unknown).
 bool attachLesson(App& app, int number);
+// Shows the narrative of the lesson the loaded trace was recorded from (its
+// header's command line names the lesson's program); false if it is no
+// lesson's. A trace opened without --lesson (fiberscope view FILE) gets its
+// own lesson's panel, not the first lesson's.
+bool recognizeLesson(App& app);
 // Advances playback by `seconds` of wall time.
 void advancePlayback(App& app, double seconds);
 

@@ -1,13 +1,20 @@
 // The legend: what every colour, glyph and arrow means, and the controls.
 #include <imgui.h>
 
+#include <string>
+
+#include "model/describe.hpp"
 #include "ui/app.hpp"
 #include "ui/colors.hpp"
 
 namespace fiberscope::viewer {
 
 void drawLegend(App& app) {
-    (void)app;
+    // The words of the trace's backend: what a park, a wake-up and a submit are there.
+    const trace::BackendWords& words = backendWords(*app.trace);
+    const bool epoll = words.backend == trace::Backend::Epoll;
+    const std::string parked = std::string("parked: waiting in ") + words.park_call + " for " + words.park_waits_for;
+    const std::string wakeup = std::string("wake-up: ") + (epoll ? "an eventfd write" : "a MSG_RING") + " sent to an idle thread, and received";
     ImDrawList* dl = ImGui::GetWindowDrawList();
     auto swatch = [&](Color c, const char* text) {
         const ImVec2 at = ImGui::GetCursorScreenPos();
@@ -20,7 +27,7 @@ void drawLegend(App& app) {
     ImGui::TextUnformatted("Thread lanes");
     swatch(fiberColor(7), "a fiber running (one stable colour per fiber; its name when it fits)");
     swatch(palette::idle, "the idle loop: the thread looks for work (findReadyFiber, steals)");
-    swatch(palette::parked, "parked: waiting in io_uring_enter for completions or a MSG_RING");
+    swatch(palette::parked, parked.c_str());
     ImGui::Spacing();
     ImGui::TextUnformatted("Fiber lanes");
     swatch(palette::ready, "ready: in a ready queue, waiting for a thread");
@@ -29,8 +36,9 @@ void drawLegend(App& app) {
     ImGui::TextUnformatted("Glyphs and arrows");
     swatch(palette::schedule, "schedule(): fibers made ready (hand-off, new worker, own queue)");
     swatch(palette::steal, "steal: an idle thread took another's ready queue");
-    swatch(palette::wakeup, "wake-up: MSG_RING sent to an idle thread, and received");
-    swatch(palette::submit, "submit: an io_uring operation queued by a fiber");
+    swatch(palette::wakeup, wakeup.c_str());
+    swatch(palette::submit, epoll ? "submit: an operation a fiber started (a readiness wait, a syscall, a timer, a pool job)"
+                                  : "submit: an io_uring operation queued by a fiber");
     swatch(palette::complete, "complete: its completion arrived");
     swatch(palette::cancel, "cancel requested / delivered; arrow: request to delivery");
     swatch(palette::canceled, "canceled: delivery to the -ECANCELED completion / resume");

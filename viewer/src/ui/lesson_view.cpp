@@ -145,6 +145,17 @@ bool attachLesson(App& app, int number) {
     return false;
 }
 
+bool recognizeLesson(App& app) {
+    if (!app.trace) return false;
+    if (!app.lessons_loaded) {
+        app.lessons = loadLessons(app.lessons_error);
+        app.lessons_loaded = true;
+    }
+    const int index = lessonOfCommand(app.lessons, app.trace->header.command_line);
+    if (index < 0) return false;
+    return attachLesson(app, app.lessons[static_cast<std::size_t>(index)].number);
+}
+
 void advancePlayback(App& app, double seconds) {
     if (!app.playing || !app.timeline) return;
     const double ns = seconds * app.playback_speed * 1e6;
@@ -198,7 +209,14 @@ void drawLessonPanel(App& app, const Fonts& fonts) {
     if (app.lesson_index < 0 || !app.trace) {
         ImGui::TextWrapped("Press Run: the lesson's program runs as a child process with FIBERSCOPE_TRACE set, and its "
                            "trace opens here with the narrative.");
-        if (!browsed.summary.empty()) ImGui::TextWrapped("%s", browsed.summary.c_str());
+        // The summary is Markdown too: rendered, never shown raw.
+        if (app.browse_summary_of != app.browse_index) {
+            app.browse_summary = parseMarkdown(browsed.summary);
+            app.browse_summary_of = app.browse_index;
+        }
+        if (!browsed.summary.empty())
+            drawMarkdown(app.browse_summary, MarkdownFonts{fonts.regular, fonts.mono}, [](const std::string&) {},
+                         [](const std::string&) { return false; });
         return;
     }
     const Lesson& lesson = app.lessons[static_cast<std::size_t>(app.lesson_index)];

@@ -39,6 +39,8 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
     const Timeline& tl = *app.timeline;
     const std::int64_t time = stateTime(app);
     const SchedulerState state = stateAt(tl, time);
+    const trace::BackendWords& words = backendWords(*app.trace);
+    const std::string parked_in = std::string("PARKED in ") + words.park_call;
     ImGui::Text("At %s", formatTime(time).c_str());
     ImGui::SameLine();
     ImGui::TextDisabled(app.cursor >= 0 ? "(pinned: click the timeline to move, Esc to follow the pointer)"
@@ -60,7 +62,7 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
         float y = top.y + 6;
         const std::string title = threadLabel(tl, t.thread);
         dl->AddText(ImVec2(top.x + 10, y), palette::text, title.c_str());
-        const char* what = !t.alive ? "not started / exited" : parked ? "PARKED in io_uring_enter" :
+        const char* what = !t.alive ? "not started / exited" : parked ? parked_in.c_str() :
                            t.state == State::Idle ? "IDLE: looking for work" : "RUNNING";
         dl->AddText(ImVec2(top.x + width - ImGui::CalcTextSize(what).x - 10, y), parked ? palette::text_dim : palette::text, what);
         y += line + 8;
@@ -85,8 +87,8 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
             ++shown;
         }
         y += line + 8;
-        // Ring.
-        dl->AddText(ImVec2(top.x + 10, y), palette::text_dim, "in ring");
+        // In flight: in its ring (io_uring) or registered with its epoll.
+        dl->AddText(ImVec2(top.x + 10, y), palette::text_dim, words.in_flight_short);
         if (t.in_flight.empty()) dl->AddText(ImVec2(top.x + 90, y), palette::text_dim, "nothing in flight");
         for (std::size_t i = 0; i < t.in_flight.size() && i < 4; ++i) {
             const InFlightOp& op = t.in_flight[i];
@@ -107,7 +109,11 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
         ImGui::Dummy(ImVec2(width, height + 8));
     }
     (void)fonts;
-    if (!state.parked.empty()) ImGui::TextDisabled("%zu thread(s) parked: woken by a completion or a MSG_RING", state.parked.size());
+    if (!state.parked.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("%zu thread(s) parked in %s: woken by %s", state.parked.size(), words.park_call, words.park_waits_for);
+        ImGui::PopStyleColor();
+    }
 }
 
 } // namespace fiberscope::viewer

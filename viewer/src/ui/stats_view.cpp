@@ -2,6 +2,7 @@
 // per-thread utilisation bars and the schedule-to-run latency histogram.
 #include <imgui.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "model/describe.hpp"
@@ -30,19 +31,23 @@ void drawSelectionStats(App& app) {
         row("events", stats.events);
         row("context switches", stats.switches);
         row("steals", stats.steals);
-        row("wake-ups (MSG_RING)", stats.wakeups);
-        row("ring completions", stats.completions);
+        const trace::BackendWords& words = backendWords(*app.trace);
+        row(("wake-ups (" + std::string(words.wake) + ")").c_str(), stats.wakeups);
+        row(words.completions, stats.completions);
         ImGui::EndTable();
     }
     ImGui::Spacing();
     ImGui::TextUnformatted("Thread utilisation");
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float width = ImGui::GetContentRegionAvail().x;
+    // The names' column: as wide as the longest ("blocking pool thread 0").
+    float names = 90;
+    for (const ThreadUtilisation& u : stats.threads) names = std::max(names, ImGui::CalcTextSize(workerLabel(u.worker).c_str()).x + 12);
     for (const ThreadUtilisation& u : stats.threads) {
         ImGui::TextDisabled("%s", workerLabel(u.worker).c_str());
-        ImGui::SameLine(90);
+        ImGui::SameLine(names);
         const ImVec2 at = ImGui::GetCursorScreenPos();
-        const float bar = width - 200;
+        const float bar = std::max(40.0f, width - names - 110);
         float x = at.x;
         const float h = ImGui::GetTextLineHeight();
         for (auto [fraction, color] : {std::pair{u.running, palette::schedule}, std::pair{u.idle, palette::idle},
