@@ -13,7 +13,6 @@
 #include <stb/stb_image.h>
 
 #include "ui/app.hpp"
-#include "lessons/catalog.hpp"
 #include "ui/colors.hpp"
 
 namespace {
@@ -52,21 +51,6 @@ struct Image {
 
 const std::string kTool = FIBERSCOPE_TOOL;
 const std::string kTrace = FIBERSCOPE_SAMPLE_TRACE;
-
-bool load(Image& image, const std::string& png) {
-    int channels = 0;
-    image.pixels = stbi_load(png.c_str(), &image.width, &image.height, &channels, 4);
-    return image.pixels != nullptr;
-}
-
-// The pixels of columns [x0, width) that differ between two pictures of one size.
-long differing(const Image& a, const Image& b, int x0) {
-    long n = 0;
-    for (int y = 0; y < a.height; ++y)
-        for (int x = x0; x < a.width; ++x)
-            n += std::memcmp(a.pixels + (static_cast<long>(y) * a.width + x) * 4, b.pixels + (static_cast<long>(y) * b.width + x) * 4, 3) != 0;
-    return n;
-}
 
 } // namespace
 
@@ -182,49 +166,72 @@ TEST_CASE("a lesson opens on its first checkpoint's window", "[viewer][screensho
     for (const std::string& file : {trace, png, whole_png}) unlink(file.c_str());
 }
 
-TEST_CASE("a lesson's trace is recognised by its program: the lesson names its trace", "[viewer][screenshot][lesson]") {
-    using fiberscope::viewer::Lesson;
-    std::vector<Lesson> lessons(2);
-    lessons[0].number = 1, lessons[0].slug = "01-hello-fibers";
-    lessons[1].number = 7, lessons[1].slug = "07-select-and-cancel";
-    using fiberscope::viewer::lessonOfCommand;
-    CHECK(lessonOfCommand(lessons, {"/work/build/lessons/lesson07-select-and-cancel", "--backend", "epoll"}) == 1);
-    CHECK(lessonOfCommand(lessons, {"lesson01-hello-fibers"}) == 0);
-    CHECK(lessonOfCommand(lessons, {"/usr/bin/my-server", "lesson07-select-and-cancel"}) == -1); // the program, not an argument
-    CHECK(lessonOfCommand(lessons, {"/opt/lesson07-select-and-cancel-old"}) == -1);
-    CHECK(lessonOfCommand(lessons, {}) == -1);
+// Flows (issue 14): an arrow is drawn whenever one of its ends is in view.
+// Zoomed onto the effect's end, the cause is far to the left, off screen:
+// the arrow must still come in from the view's edge and end in its head at
+// the effect, in the kind's colour. The head is opaque and sits on the
+// effect's thread lane, about 19 pixels above the record's glyph (which
+// has the same colour, in the glyph strip under the lane): so the picture
+// must hold that colour in two bands, not just the glyph's.
+namespace {
+
+// Rows holding pixels of colour `c` (tolerance 2), over the timeline's columns.
+std::vector<int> rowsOf(const Image& image, fiberscope::viewer::Color c) {
+    const int r = c & 0xFF, g = (c >> 8) & 0xFF, b = (c >> 16) & 0xFF;
+    std::vector<int> rows;
+    const int panel = image.width * 60 / 100; // the side panel: the right 40% (app.cpp)
+    for (int y = 0; y < image.height; ++y)
+        for (int x = 0; x < panel; ++x) {
+            const unsigned char* p = image.pixels + (static_cast<long>(y) * image.width + x) * 4;
+            if (std::abs(p[0] - r) <= 2 && std::abs(p[1] - g) <= 2 && std::abs(p[2] - b) <= 2) {
+                rows.push_back(y);
+                break;
+            }
+        }
+    return rows;
 }
 
-TEST_CASE("a lesson 7 trace viewed without --lesson shows lesson 7's narrative", "[viewer][screenshot][lesson]") {
-    // Record lesson 7's program, as `fiberscope lesson 7` does, then picture
-    // its trace's lesson panel three ways: with no --lesson (what `view
-    // FILE` shows), with --lesson 7, and with --lesson 1. The panel column
-    // of the first must be lesson 7's, pixel for pixel, and not lesson 1's.
-    const std::string base = "/tmp/fiberscope-shot-lesson7-" + std::to_string(getpid());
-    const std::string trace = base + ".fstrace";
-    const Run record = run("FIBERSCOPE_TRACE=" + trace + " " + FIBERSCOPE_LESSON07);
-    INFO(record.output);
-    REQUIRE(record.status == 0);
-    const std::string shot = kTool + " screenshot " + trace + " --size 1280x720 --panel lesson -o ";
-    const Run plain = run(shot + base + "-plain.png");
-    const Run seven = run(shot + base + "-7.png --lesson 7");
-    const Run first = run(shot + base + "-1.png --lesson 1");
-    INFO(plain.output << seven.output << first.output);
-    REQUIRE(plain.status == 0);
-    REQUIRE(seven.status == 0);
-    REQUIRE(first.status == 0);
-    Image a, b, c;
-    REQUIRE(load(a, base + "-plain.png"));
-    REQUIRE(load(b, base + "-7.png"));
-    REQUIRE(load(c, base + "-1.png"));
-    REQUIRE(a.width == 1280);
-    REQUIRE(b.width == 1280);
-    REQUIRE(c.width == 1280);
-    // The side panel is the right 36% of the window (app.cpp).
-    const int panel = 1280 * 60 / 100;
-    CHECK(differing(a, b, panel) == 0);     // lesson 7's title, narrative and step controls
-    CHECK(differing(a, c, panel) > 2000);   // not lesson 1's
-    // The narrative is rendered: its "# Lesson 7 — ..." heading is drawn in the heading colour (markdown.cpp).
-    CHECK(a.count(fiberscope::viewer::rgba(140, 190, 255), 30) > 40);
-    for (const char* suffix : {".fstrace", "-plain.png", "-7.png", "-1.png"}) unlink((base + suffix).c_str());
+void checkArrowAtEffect(fiberscope::viewer::FlowKind kind, const char* name) {
+    using namespace fiberscope::viewer;
+    App app;
+    REQUIRE(loadTrace(app, kTrace));
+    // The flow of `kind` with the farthest cause.
+    const Flow* far = nullptr;
+    for (const Flow& f : app.timeline->flows)
+        if (f.kind == kind && (!far || f.to.time - f.from.time > far->to.time - far->from.time)) far = &f;
+    REQUIRE(far);
+    const std::int64_t length = far->to.time - far->from.time;
+    // A view of a tenth of the flow's length around its effect, at most
+    // 200 us (zoomed in enough for every kind): the cause is at least four
+    // view-widths to the left (the viewer used to look back one).
+    const std::int64_t span = std::clamp<std::int64_t>(length / 10, 2000, 200000);
+    const std::int64_t start = far->to.time - span / 2, end = far->to.time + span / 2;
+    REQUIRE(far->from.time < start - 4 * span);
+    const std::string png = "/tmp/fiberscope-flow-" + std::string(name) + "-" + std::to_string(getpid()) + ".png";
+    const Run shot = run(kTool + " screenshot " + kTrace + " -o " + png + " --size 1280x720 --range " + std::to_string(start) +
+                         "ns:" + std::to_string(end) + "ns");
+    INFO(shot.output);
+    REQUIRE(shot.status == 0);
+    Image image;
+    int channels = 0;
+    image.pixels = stbi_load(png.c_str(), &image.width, &image.height, &channels, 4);
+    REQUIRE(image.pixels);
+    const std::vector<int> rows = rowsOf(image, flowColor(kind));
+    INFO(name << ": rows in its colour: " << rows.size());
+    REQUIRE(!rows.empty());
+    // The glyph's band is the lowest; the head's is 12 or more rows above it.
+    const int glyph_row = rows.back();
+    const long head_rows = std::count_if(rows.begin(), rows.end(), [&](int y) { return y <= glyph_row - 12 && y >= glyph_row - 30; });
+    CHECK(head_rows >= 4);
+    unlink(png.c_str());
+}
+
+} // namespace
+
+TEST_CASE("zoomed onto a steal's thief, the steal's arrow comes in from the view's edge", "[viewer][screenshot][flows]") {
+    checkArrowAtEffect(fiberscope::viewer::FlowKind::Steal, "steal");
+}
+
+TEST_CASE("zoomed onto an operation's resume, its completion arrow is drawn", "[viewer][screenshot][flows]") {
+    checkArrowAtEffect(fiberscope::viewer::FlowKind::Completion, "completion");
 }

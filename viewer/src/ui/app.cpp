@@ -130,6 +130,13 @@ static void drawMenu(App& app) {
         if (ImGui::MenuItem("Forward", "Shift+Backspace / Alt+Right", false, app.history.canForward())) viewForward(app);
         ImGui::MenuItem("Fiber lanes", nullptr, &app.show_fiber_lanes);
         ImGui::MenuItem("Flow arrows", nullptr, &app.show_flows);
+        if (ImGui::BeginMenu("Flow kinds", app.show_flows)) {
+            for (int k = 0; k < kFlowKindCount; ++k) {
+                const unsigned bit = 1u << k;
+                if (ImGui::MenuItem(flowKindName(static_cast<FlowKind>(k)), nullptr, (app.flow_kinds & bit) != 0)) app.flow_kinds ^= bit;
+            }
+            ImGui::EndMenu();
+        }
         if (ImGui::MenuItem("Clear selection", "Esc")) app.selection.reset();
         ImGui::EndMenu();
     }

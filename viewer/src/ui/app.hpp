@@ -70,6 +70,7 @@ struct App {
     std::uint64_t focus_fiber = 0;     // highlighted fiber (clicked)
     bool show_fiber_lanes = true;
     bool show_flows = true;
+    unsigned flow_kinds = ~0u;         // the flow kinds drawn, bit FlowKind (View > Flow kinds, the legend)
     bool fit_requested = true;
     ViewHistory history;            // back/forward through the views commands left (ui/navigation.cpp)
     bool view_placed = false;       // the view has been placed on this trace (the first placement is not history)

@@ -2,6 +2,28 @@
 
 #include <cmath>
 
+// The cause-and-effect palette (colors.hpp: record glyphs and flow arrows).
+// Twelve colours that sit side by side on the timeline, so each pair must be
+// told apart at a glance, on the dark background, by everyone:
+//   schedule steel blue (100,160,210)  steal orange (255,150,0)
+//   wake-up yellow (255,230,0)         submit lime (180,255,110)
+//   complete cyan (20,240,255)         cancel red (255,55,35)
+//   canceled rose (230,80,145)         spawn lavender (185,150,255)
+//   await cream (235,240,210)          mutex brown (185,120,85)
+//   condition green (0,200,135)        mark violet (205,70,255)
+// The old palette had submit and complete as two greens (CIE76 delta-E 15),
+// steal and cancel as two reds (18) and wake-up and await as two yellows.
+// These were picked by a search over hue windows that keep each meaning
+// (cancel red, wake-up yellow, ...) for the largest smallest distance: every
+// pair is at least 43 apart in CIELAB (CIE76), and still at least 15 apart
+// after simulating protanopia, deuteranopia and tritanopia (Machado et al.
+// 2009, full severity), because the hues that such vision merges differ in
+// lightness (cancel L 56 vs steal 72, wake-up 91 vs mutex 56, submit 93 vs
+// condition 72). Every colour is at least 60 from the background (L 8), so
+// thin arrows stay visible. Shape carries meaning as well (each record kind
+// has its own glyph, the legend shows them), so colour is never the only cue.
+// tests/viewer/test_flows.cpp holds the palette to this.
+
 namespace fiberscope::viewer {
 
 static Color hsv(float h, float s, float v) {

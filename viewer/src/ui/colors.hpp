@@ -5,6 +5,9 @@
 
 #include <cstdint>
 
+#include "fiberscope/analysis/timeline.hpp"
+#include "fiberscope/trace_events.hpp"
+
 namespace fiberscope::viewer {
 
 using Color = std::uint32_t; // ImGui's packed ABGR (IM_COL32)
@@ -33,18 +36,59 @@ inline constexpr Color ready = rgba(120, 120, 60);     // a fiber waiting in a r
 inline constexpr Color waiting = rgba(58, 62, 72);     // a fiber blocked
 inline constexpr Color cursor = rgba(255, 210, 80);
 inline constexpr Color selection = rgba(90, 140, 255, 50);
-inline constexpr Color schedule = rgba(120, 200, 255);
-inline constexpr Color steal = rgba(255, 120, 90);
-inline constexpr Color wakeup = rgba(255, 220, 90);
-inline constexpr Color submit = rgba(150, 230, 150);
-inline constexpr Color complete = rgba(90, 200, 120);
-inline constexpr Color cancel = rgba(255, 80, 80);
-inline constexpr Color mark = rgba(230, 130, 255);
-inline constexpr Color spawn = rgba(160, 160, 255);
-inline constexpr Color await = rgba(200, 170, 120);
-inline constexpr Color canceled = rgba(255, 150, 150);      // a delivered cancel's effect
-inline constexpr Color mutex_handoff = rgba(240, 160, 60);  // an unlocker hands its mutex over
-inline constexpr Color condition_wake = rgba(110, 210, 200); // a signal or broadcast wakes a waiter
+// The cause-and-effect colours (record glyphs and flow arrows): one clear
+// hue each, spread in lightness too (colors.cpp says why these).
+inline constexpr Color schedule = rgba(100, 160, 210);       // steel blue
+inline constexpr Color steal = rgba(255, 150, 0);            // orange
+inline constexpr Color wakeup = rgba(255, 230, 0);           // yellow
+inline constexpr Color submit = rgba(180, 255, 110);         // lime
+inline constexpr Color complete = rgba(20, 240, 255);        // cyan (and the completion arrow)
+inline constexpr Color cancel = rgba(255, 55, 35);           // red
+inline constexpr Color mark = rgba(205, 70, 255);            // violet
+inline constexpr Color spawn = rgba(185, 150, 255);          // lavender
+inline constexpr Color await = rgba(235, 240, 210);          // cream
+inline constexpr Color canceled = rgba(230, 80, 145);        // rose: a delivered cancel's effect
+inline constexpr Color mutex_handoff = rgba(185, 120, 85);   // brown: an unlocker hands its mutex over
+inline constexpr Color condition_wake = rgba(0, 200, 135);   // green: a signal or broadcast wakes a waiter
 } // namespace palette
+
+// The glyph colour of a record on a thread lane (0: not drawn as a glyph).
+constexpr Color recordColor(trace::EventKind kind) noexcept {
+    using K = trace::EventKind;
+    switch (kind) {
+    case K::Schedule: return palette::schedule;
+    case K::Steal: return palette::steal;
+    case K::WakeupSent:
+    case K::WakeupReceived: return palette::wakeup;
+    case K::Submit: return palette::submit;
+    case K::Complete: return palette::complete;
+    case K::CancelRequest:
+    case K::CancelDelivered: return palette::cancel;
+    case K::Mark: return palette::mark;
+    case K::FiberCreate: return palette::spawn;
+    case K::MutexContended:
+    case K::MutexHandoff: return palette::mutex_handoff;
+    case K::ConditionWait:
+    case K::ConditionWake: return palette::condition_wake;
+    default: return 0;
+    }
+}
+
+// The colour of a flow arrow of `kind`.
+constexpr Color flowColor(analysis::FlowKind kind) noexcept {
+    using F = analysis::FlowKind;
+    switch (kind) {
+    case F::Wakeup: return palette::wakeup;
+    case F::Steal: return palette::steal;
+    case F::Spawn: return palette::spawn;
+    case F::Completion: return palette::complete;
+    case F::AwaitChain: return palette::await;
+    case F::Cancel: return palette::cancel;
+    case F::Canceled: return palette::canceled;
+    case F::MutexHandoff: return palette::mutex_handoff;
+    case F::ConditionWake: return palette::condition_wake;
+    }
+    return palette::text;
+}
 
 } // namespace fiberscope::viewer

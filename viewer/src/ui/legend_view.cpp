@@ -1,20 +1,14 @@
 // The legend: what every colour, glyph and arrow means, and the controls.
 #include <imgui.h>
 
-#include <string>
-
-#include "model/describe.hpp"
+#include "model/flow_select.hpp"
 #include "ui/app.hpp"
 #include "ui/colors.hpp"
+#include "ui/glyphs.hpp"
 
 namespace fiberscope::viewer {
 
 void drawLegend(App& app) {
-    // The words of the trace's backend: what a park, a wake-up and a submit are there.
-    const trace::BackendWords& words = backendWords(*app.trace);
-    const bool epoll = words.backend == trace::Backend::Epoll;
-    const std::string parked = std::string("parked: waiting in ") + words.park_call + " for " + words.park_waits_for;
-    const std::string wakeup = std::string("wake-up: ") + (epoll ? "an eventfd write" : "a MSG_RING") + " sent to an idle thread, and received";
     ImDrawList* dl = ImGui::GetWindowDrawList();
     auto swatch = [&](Color c, const char* text) {
         const ImVec2 at = ImGui::GetCursorScreenPos();
@@ -27,26 +21,62 @@ void drawLegend(App& app) {
     ImGui::TextUnformatted("Thread lanes");
     swatch(fiberColor(7), "a fiber running (one stable colour per fiber; its name when it fits)");
     swatch(palette::idle, "the idle loop: the thread looks for work (findReadyFiber, steals)");
-    swatch(palette::parked, parked.c_str());
+    swatch(palette::parked, "parked: waiting in io_uring_enter for completions or a MSG_RING");
     ImGui::Spacing();
     ImGui::TextUnformatted("Fiber lanes");
     swatch(palette::ready, "ready: in a ready queue, waiting for a thread");
     swatch(palette::waiting, "waiting: on I/O, a timer, a mutex, a condition or another fiber");
     ImGui::Spacing();
-    ImGui::TextUnformatted("Glyphs and arrows");
-    swatch(palette::schedule, "schedule(): fibers made ready (hand-off, new worker, own queue)");
-    swatch(palette::steal, "steal: an idle thread took another's ready queue");
-    swatch(palette::wakeup, wakeup.c_str());
-    swatch(palette::submit, epoll ? "submit: an operation a fiber started (a readiness wait, a syscall, a timer, a pool job)"
-                                  : "submit: an io_uring operation queued by a fiber");
-    swatch(palette::complete, "complete: its completion arrived");
-    swatch(palette::cancel, "cancel requested / delivered; arrow: request to delivery");
-    swatch(palette::canceled, "canceled: delivery to the -ECANCELED completion / resume");
-    swatch(palette::mark, "a mark (trace::mark, lesson checkpoints)");
-    swatch(palette::spawn, "spawn: parent fiber to child's first run");
-    swatch(palette::await, "await chain: finish to the awaiter; mutex, condition records");
-    swatch(palette::mutex_handoff, "mutex hand-off: the unlocking fiber to the new owner");
-    swatch(palette::condition_wake, "condition wake: the signaling fiber to the woken one");
+    // Each record kind with the glyph the thread lanes draw for it.
+    auto glyph = [&](trace::EventKind kind, const char* text) {
+        const ImVec2 at = ImGui::GetCursorScreenPos();
+        const float h = ImGui::GetTextLineHeight();
+        const float y = kind == trace::EventKind::Mark ? at.y + h - 2 : at.y + h / 2;
+        dl->AddRectFilled(ImVec2(at.x, at.y), ImVec2(at.x + 26, at.y + h), palette::lane_alt, 2.0f);
+        drawRecordGlyph(dl, kind, at.x + 13, y);
+        ImGui::Dummy(ImVec2(30, h));
+        ImGui::SameLine();
+        ImGui::TextUnformatted(text);
+    };
+    // Each flow kind: its switch, the arrow as the timeline draws it, what it joins.
+    auto arrow = [&](FlowKind kind, const char* text) {
+        ImGui::PushID(static_cast<int>(kind));
+        ImGui::CheckboxFlags("##on", &app.flow_kinds, flowBit(kind));
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("draw %s arrows", flowKindName(kind));
+        ImGui::PopID();
+        ImGui::SameLine();
+        const ImVec2 at = ImGui::GetCursorScreenPos();
+        const float h = ImGui::GetFrameHeight();
+        drawFlowSample(dl, kind, ImVec2(at.x + 2, at.y + h * 0.3f), ImVec2(at.x + 44, at.y + h * 0.7f),
+                       (app.flow_kinds & flowBit(kind)) != 0);
+        ImGui::Dummy(ImVec2(50, h));
+        ImGui::SameLine();
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted(text);
+    };
+    ImGui::TextUnformatted("Glyphs (under each thread lane)");
+    glyph(trace::EventKind::Schedule, "schedule(): fibers made ready (hand-off, new worker, own queue)");
+    glyph(trace::EventKind::Steal, "steal: an idle thread took another's ready queue");
+    glyph(trace::EventKind::WakeupSent, "wake-up: MSG_RING sent to an idle thread, and received");
+    glyph(trace::EventKind::Submit, "submit: an io_uring operation queued by a fiber");
+    glyph(trace::EventKind::Complete, "complete: its completion arrived");
+    glyph(trace::EventKind::CancelRequest, "cancel requested / delivered");
+    glyph(trace::EventKind::FiberCreate, "spawn: a fiber created");
+    glyph(trace::EventKind::MutexContended, "mutex: a lock contended, or handed to a waiter");
+    glyph(trace::EventKind::ConditionWait, "condition: a wait, or a signal / broadcast waking one");
+    glyph(trace::EventKind::Mark, "a mark (trace::mark, lesson checkpoints)");
+    ImGui::Spacing();
+    ImGui::TextUnformatted("Arrows: cause -> effect (tick to show; * only when zoomed in)");
+    arrow(FlowKind::Steal, "steal: where the fiber was queued on the victim -> the thief");
+    arrow(FlowKind::Wakeup, "wake-up: sent -> received by the idle thread");
+    arrow(FlowKind::Cancel, "cancel: request -> delivery to the fiber (dashed)");
+    arrow(FlowKind::Canceled, "canceled: delivery -> the -ECANCELED completion, or the wait's resume (dashed)");
+    arrow(FlowKind::Completion, "* completion: submit -> the fiber resumed after it completed (dotted)");
+    arrow(FlowKind::Spawn, "* spawn: the parent's create -> the child's first run");
+    arrow(FlowKind::AwaitChain, "* await: the awaited fiber's finish -> the awaiter's resume");
+    arrow(FlowKind::MutexHandoff, "* mutex hand-off: the unlocking fiber -> the new owner's resume");
+    arrow(FlowKind::ConditionWake, "* condition wake: the signaling fiber -> the woken fiber's resume");
+    ImGui::TextDisabled("An arrow whose other end is outside the view ends in a ring at the view's edge.");
     ImGui::Spacing();
     ImGui::TextUnformatted("Controls");
     ImGui::BulletText("Mouse wheel: zoom at the pointer.  Drag: pan.  F: fit.");

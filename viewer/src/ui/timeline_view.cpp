@@ -12,9 +12,11 @@
 
 #include "fiberscope/analysis/lod.hpp"
 #include "model/describe.hpp"
+#include "model/flow_select.hpp"
 #include "model/hit.hpp"
 #include "ui/app.hpp"
 #include "ui/colors.hpp"
+#include "ui/glyphs.hpp"
 
 namespace fiberscope::viewer {
 
@@ -45,41 +47,8 @@ Color stateColor(const Block& block) {
     return palette::idle;
 }
 
-Color glyphColor(trace::EventKind kind) {
-    using K = trace::EventKind;
-    switch (kind) {
-    case K::Schedule: return palette::schedule;
-    case K::Steal: return palette::steal;
-    case K::WakeupSent:
-    case K::WakeupReceived: return palette::wakeup;
-    case K::Submit: return palette::submit;
-    case K::Complete: return palette::complete;
-    case K::CancelRequest:
-    case K::CancelDelivered: return palette::cancel;
-    case K::Mark: return palette::mark;
-    case K::FiberCreate: return palette::spawn;
-    case K::MutexContended:
-    case K::MutexHandoff:
-    case K::ConditionWait:
-    case K::ConditionWake: return palette::await;
-    default: return 0;
-    }
-}
-
-Color flowColor(FlowKind kind) {
-    switch (kind) {
-    case FlowKind::Wakeup: return palette::wakeup;
-    case FlowKind::Steal: return palette::steal;
-    case FlowKind::Spawn: return palette::spawn;
-    case FlowKind::Completion: return palette::complete;
-    case FlowKind::AwaitChain: return palette::await;
-    case FlowKind::Cancel: return palette::cancel;
-    case FlowKind::Canceled: return palette::canceled;
-    case FlowKind::MutexHandoff: return palette::mutex_handoff;
-    case FlowKind::ConditionWake: return palette::condition_wake;
-    }
-    return palette::text;
-}
+// Record and flow colours: colors.hpp (recordColor, flowColor).
+Color glyphColor(trace::EventKind kind) { return recordColor(kind); }
 
 // Draws a glyph of `kind` centred at (x, y).
 void drawGlyph(ImDrawList* dl, trace::EventKind kind, float x, float y, Color c) {
@@ -101,6 +70,15 @@ void drawGlyph(ImDrawList* dl, trace::EventKind kind, float x, float y, Color c)
         break;
     case K::Submit: dl->AddTriangleFilled(ImVec2(x - 3, y + 3), ImVec2(x + 3, y + 3), ImVec2(x, y - 3), c); break;
     case K::Complete: dl->AddTriangleFilled(ImVec2(x - 3, y - 3), ImVec2(x + 3, y - 3), ImVec2(x, y + 3), c); break;
+    // Shapes of their own, so that no two glyph kinds share shape and colour both.
+    case K::FiberCreate: // a plus: a fiber born
+        dl->AddLine(ImVec2(x - 3, y), ImVec2(x + 3, y), c, 1.5f);
+        dl->AddLine(ImVec2(x, y - 3), ImVec2(x, y + 3), c, 1.5f);
+        break;
+    case K::MutexContended:
+    case K::MutexHandoff: dl->AddRectFilled(ImVec2(x - 2.5f, y - 2.5f), ImVec2(x + 2.5f, y + 2.5f), c); break; // a square: a lock
+    case K::ConditionWait:
+    case K::ConditionWake: dl->AddCircle(ImVec2(x, y), 2.8f, c, 10, 1.5f); break; // a ring: a wait
     default: dl->AddRectFilled(ImVec2(x - 1, y - 3), ImVec2(x + 1, y + 3), c); break;
     }
 }
@@ -335,64 +313,104 @@ float laneCenter(const std::vector<float>& lane_y, std::uint32_t lane_index) {
     return lane_index < lane_y.size() ? lane_y[lane_index] + kThreadLaneHeight / 2 : -1;
 }
 
-// Flow indices per kind, by start time (flows are sorted by from.time), so a
-// zoomed-out frame that draws only wake-ups and steals never walks the
-// millions of spawn and completion flows of a large trace.
-const std::vector<std::uint32_t>& flowsOfKind(const Timeline& tl, FlowKind kind) {
-    static const Timeline* built_for = nullptr;
-    static std::array<std::vector<std::uint32_t>, kFlowKindCount> by_kind;
-    if (built_for != &tl) {
-        for (auto& v : by_kind) v.clear();
-        for (std::uint32_t i = 0; i < tl.flows.size(); ++i) by_kind[static_cast<int>(tl.flows[i].kind)].push_back(i);
-        built_for = &tl;
+// How each flow kind's arrow is stroked (the legend draws the same).
+enum class Stroke { Solid, Dashed, Dotted };
+Stroke flowStroke(FlowKind kind) {
+    switch (kind) {
+    case FlowKind::Cancel:
+    case FlowKind::Canceled: return Stroke::Dashed; // a cancellation's chain
+    case FlowKind::Completion: return Stroke::Dotted; // an operation in flight
+    default: return Stroke::Solid;
     }
-    return by_kind[static_cast<int>(kind)];
+}
+
+// Kinds drawn at any zoom: few, and each one a story. The others (one per
+// spawn, operation, await, hand-off) are many and short: only zoomed in.
+bool flowAtAnyZoom(FlowKind kind) {
+    return kind == FlowKind::Wakeup || kind == FlowKind::Steal || kind == FlowKind::Cancel || kind == FlowKind::Canceled;
+}
+constexpr double kFlowDetailNsPerPixel = 2000;
+constexpr std::size_t kFlowBudget = 750; // arrows per kind per frame
+
+// One arrow from `a` to `b` (lane centres): a cubic that leaves and arrives
+// horizontally, in `stroke`, with a head at `b` unless `b` is a clipped end.
+// A clipped end (the flow goes on beyond the view's edge) gets a small ring.
+void drawArrow(ImDrawList* dl, ImVec2 a, ImVec2 b, Color line, Color head, float thickness, Stroke stroke, bool clipped_a,
+               bool clipped_b) {
+    const float bend = std::min(40.0f, std::fabs(b.x - a.x) * 0.5f + 10.0f);
+    const ImVec2 p1(a.x + bend, a.y), p2(b.x - bend, b.y);
+    if (stroke == Stroke::Solid) {
+        dl->AddBezierCubic(a, p1, p2, b, line, thickness);
+    } else {
+        // Dashes along the curve by arc length (sampled; the curve is on screen).
+        const float on = stroke == Stroke::Dashed ? 6.0f : 2.0f, off = stroke == Stroke::Dashed ? 4.0f : 3.0f;
+        const float chord = std::hypot(b.x - a.x, b.y - a.y) + 2 * bend;
+        const int steps = std::clamp(static_cast<int>(chord / 2.0f), 8, 2000);
+        auto at = [&](float t) {
+            const float u = 1 - t, w0 = u * u * u, w1 = 3 * u * u * t, w2 = 3 * u * t * t, w3 = t * t * t;
+            return ImVec2(w0 * a.x + w1 * p1.x + w2 * p2.x + w3 * b.x, w0 * a.y + w1 * p1.y + w2 * p2.y + w3 * b.y);
+        };
+        ImVec2 prev = a;
+        float phase = 0; // distance into the current on+off period
+        for (int k = 1; k <= steps; ++k) {
+            const ImVec2 p = at(static_cast<float>(k) / steps);
+            const float len = std::hypot(p.x - prev.x, p.y - prev.y);
+            if (phase < on) dl->AddLine(prev, p, line, thickness);
+            phase = std::fmod(phase + len, on + off);
+            prev = p;
+        }
+    }
+    if (clipped_a) dl->AddCircle(a, 3.0f, line, 10, 1.2f);
+    if (clipped_b) dl->AddCircle(b, 3.0f, head, 10, 1.2f);
+    else dl->AddTriangleFilled(b, ImVec2(b.x - 8, b.y - 4.5f), ImVec2(b.x - 8, b.y + 4.5f), head);
 }
 
 void drawFlows(App& app, ImDrawList* dl, const Geometry& g, const std::vector<float>& lane_y) {
     const Timeline& tl = *app.timeline;
+    static FlowIndex index;
+    ensureFlowIndex(tl, index);
     static std::vector<std::uint32_t> flows;
     flows.clear();
-    // Spawn, await and hand-off arrows are many and short: only when zoomed in.
-    // (Cancels are few, and each one is a story: always.)
+    // Every flow with an end in view (model/flow_select.hpp), per kind the
+    // user has on, and the many short kinds only when zoomed in.
     const double npp = app.view.nsPerPixel(g.width);
-    std::vector<FlowKind> kinds = {FlowKind::Wakeup, FlowKind::Steal, FlowKind::Cancel, FlowKind::Canceled};
-    if (npp < 2000)
-        for (FlowKind k : {FlowKind::Spawn, FlowKind::AwaitChain, FlowKind::MutexHandoff, FlowKind::ConditionWake}) kinds.push_back(k);
-    // Flows starting in the view, or up to one view-width before it (an
-    // arrow reaching into the view from further left is rare and short).
-    const double lookback = app.view.span();
-    for (FlowKind kind : kinds) {
-        const auto& list = flowsOfKind(tl, kind);
-        auto it = std::lower_bound(list.begin(), list.end(), static_cast<std::int64_t>(app.view.start - lookback),
-                                   [&](std::uint32_t i, std::int64_t t) { return tl.flows[i].from.time < t; });
-        std::size_t taken = 0;
-        for (; it != list.end() && taken < 750; ++it) {
-            const Flow& f = tl.flows[*it];
-            if (f.from.time > app.view.end) break;
-            if (f.to.time < app.view.start) continue;
-            flows.push_back(*it);
-            ++taken;
-        }
+    const std::int64_t t0 = static_cast<std::int64_t>(std::floor(app.view.start));
+    const std::int64_t t1 = static_cast<std::int64_t>(std::ceil(app.view.end));
+    for (int k = 0; k < kFlowKindCount; ++k) {
+        const FlowKind kind = static_cast<FlowKind>(k);
+        if (!(app.flow_kinds & flowBit(kind))) continue;
+        if (!flowAtAnyZoom(kind) && npp >= kFlowDetailNsPerPixel) continue;
+        selectFlows(tl, index, kind, t0, t1, kFlowBudget, flows);
     }
-    for (std::uint32_t index : flows) {
-        const Flow& f = tl.flows[index];
+    // An end beyond the view is drawn at the view's edge, in its own lane.
+    const float left = g.left, right = g.left + g.width;
+    dl->PushClipRect(ImVec2(left - 1, g.origin.y), ImVec2(right + 1, g.origin.y + 1e6f), true);
+    for (std::uint32_t index_of : flows) {
+        const Flow& f = tl.flows[index_of];
         if (f.from.thread >= tl.lane_of_thread.size() || f.to.thread >= tl.lane_of_thread.size()) continue;
         const float y0 = laneCenter(lane_y, tl.lane_of_thread[f.from.thread]);
         const float y1 = laneCenter(lane_y, tl.lane_of_thread[f.to.thread]);
         if (y0 < 0 || y1 < 0) continue;
-        const float x0 = app.view.x(static_cast<double>(f.from.time), g.left, g.width);
-        const float x1 = app.view.x(static_cast<double>(f.to.time), g.left, g.width);
+        const double fx0 = app.view.x(static_cast<double>(f.from.time), g.left, g.width);
+        const double fx1 = app.view.x(static_cast<double>(f.to.time), g.left, g.width);
+        const bool clipped0 = fx0 < left || fx0 > right, clipped1 = fx1 < left || fx1 > right;
+        const float x0 = static_cast<float>(std::clamp<double>(fx0, left, right));
+        const float x1 = static_cast<float>(std::clamp<double>(fx1, left, right));
         if (std::fabs(y1 - y0) < 1 && std::fabs(x1 - x0) < 2) continue;
         const bool related = app.hover.event != kNoEvent && (f.from.event == app.hover.event || f.to.event == app.hover.event);
-        Color c = flowColor(f.kind);
-        if (!related) c = (c & 0x00FFFFFF) | (Color(app.hover.event != kNoEvent ? 70 : 170) << 24);
-        const float thickness = related ? 2.5f : 1.2f;
-        const float bend = std::min(40.0f, std::fabs(x1 - x0) * 0.5f + 10.0f);
-        dl->AddBezierCubic(ImVec2(x0, y0), ImVec2(x0 + bend, y0), ImVec2(x1 - bend, y1), ImVec2(x1, y1), c, thickness);
-        const float dir = y1 >= y0 ? 1.0f : -1.0f;
-        dl->AddTriangleFilled(ImVec2(x1, y1), ImVec2(x1 - 4, y1 - 7 * dir), ImVec2(x1 + 4, y1 - 7 * dir), c);
+        const Color c = flowColor(f.kind);
+        Color line = c, head = c;
+        // One passing over the whole view (both ends beyond it) is faint: it says only "something crosses here".
+        const bool passing = clipped0 && clipped1;
+        if (!related) {
+            const bool other_hovered = app.hover.event != kNoEvent;
+            line = (c & 0x00FFFFFF) | (Color(other_hovered ? 70 : passing ? 90 : 190) << 24);
+            head = (c & 0x00FFFFFF) | (Color(other_hovered ? 90 : passing ? 90 : 255) << 24);
+        }
+        drawArrow(dl, ImVec2(x0, y0), ImVec2(x1, y1), line, head, related ? 2.5f : passing ? 1.0f : 1.5f, flowStroke(f.kind),
+                  clipped0, clipped1);
     }
+    dl->PopClipRect();
 }
 
 // Mouse: wheel zooms at the pointer, drag pans, shift+drag selects, click pins.
@@ -442,6 +460,15 @@ void handleInput(App& app, const Geometry& g, ImVec2 area_min, ImVec2 area_max) 
 }
 
 } // namespace
+
+// The legend draws with the timeline's own shapes (ui/glyphs.hpp).
+void drawRecordGlyph(ImDrawList* dl, trace::EventKind kind, float x, float y) { drawGlyph(dl, kind, x, y, glyphColor(kind)); }
+
+void drawFlowSample(ImDrawList* dl, FlowKind kind, ImVec2 from, ImVec2 to, bool enabled) {
+    Color c = flowColor(kind);
+    if (!enabled) c = (c & 0x00FFFFFF) | (Color(60) << 24);
+    drawArrow(dl, from, to, c, c, 1.5f, flowStroke(kind), false, false);
+}
 
 void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
     const Timeline& tl = *app.timeline;

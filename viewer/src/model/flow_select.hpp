@@ -1,0 +1,142 @@
+// Which flow arrows a frame of the timeline draws.
+//
+// Every flow with an end in view is a candidate, however far away its other
+// end is: a steal's arrow must still reach the thief's lane when the view is
+// zoomed onto the steal and the victim queued the fiber long before. So the
+// choice cannot start from "flows that begin near the view" (what the viewer
+// did before: a steal queued more than one view-width earlier vanished).
+//
+// Design: per flow kind, the flows twice, by from.time (the model's order)
+// and by to.time, so "from in [t0, t1]" and "to in [t0, t1]" are two binary
+// searches each and cost only what they return. Flows passing over the whole
+// view (from before it, to after it) come third, from a per-block maximum of
+// the later end over the by-from order (64 flows a block: a frame skips
+// blocks that end before the view, at a cost of one compare per 64 flows and
+// 8 bytes per 64 flows of memory). A kind with more candidates than its
+// budget is thinned evenly (every s-th by position, s a power of two, so a
+// pan keeps the same arrows) before anything passing over is added: the
+// budget never drops an arrow with an end in view in favour of one without.
+//
+// The model's flowsInRange (one list, all kinds, in from order with a
+// limit) answers "overlapping [t0, t1]" too, but in from order its limit is
+// spent first on the flows that began before the view, and it walks every
+// flow from the first long one on; the viewer needs per-kind budgets and the
+// in-view flows first, hence this index.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "model/timeline.hpp"
+
+namespace fiberscope::viewer {
+
+constexpr unsigned flowBit(FlowKind kind) noexcept { return 1u << static_cast<unsigned>(kind); }
+
+struct FlowIndex {
+    static constexpr std::size_t kBlock = 64;
+    struct Kind {
+        std::vector<std::uint32_t> by_from;    // indices into Timeline::flows, by from.time
+        std::vector<std::uint32_t> by_to;      // the same flows, by to.time
+        std::vector<std::int64_t> block_reach; // block b: the latest end of by_from[b*kBlock, (b+1)*kBlock)
+    };
+    std::array<Kind, kFlowKindCount> kinds;
+    // What it was built for (a reloaded or grown timeline is rebuilt).
+    const Timeline* timeline = nullptr;
+    const Flow* data = nullptr;
+    std::size_t size = 0;
+};
+
+inline void buildFlowIndex(const Timeline& tl, FlowIndex& index) {
+    for (auto& k : index.kinds) {
+        k.by_from.clear();
+        k.by_to.clear();
+        k.block_reach.clear();
+    }
+    for (std::uint32_t i = 0; i < tl.flows.size(); ++i) index.kinds[static_cast<int>(tl.flows[i].kind)].by_from.push_back(i);
+    for (auto& k : index.kinds) {
+        // The model keeps flows by from.time; sort anyway (stable) so the index never depends on it.
+        const auto by_from = [&](std::uint32_t a, std::uint32_t b) { return tl.flows[a].from.time < tl.flows[b].from.time; };
+        if (!std::is_sorted(k.by_from.begin(), k.by_from.end(), by_from)) std::stable_sort(k.by_from.begin(), k.by_from.end(), by_from);
+        k.by_to = k.by_from;
+        std::stable_sort(k.by_to.begin(), k.by_to.end(),
+                         [&](std::uint32_t a, std::uint32_t b) { return tl.flows[a].to.time < tl.flows[b].to.time; });
+        k.block_reach.assign((k.by_from.size() + FlowIndex::kBlock - 1) / FlowIndex::kBlock, INT64_MIN);
+        for (std::size_t p = 0; p < k.by_from.size(); ++p) {
+            const Flow& f = tl.flows[k.by_from[p]];
+            std::int64_t& reach = k.block_reach[p / FlowIndex::kBlock];
+            reach = std::max({reach, f.from.time, f.to.time});
+        }
+    }
+    index.timeline = &tl;
+    index.data = tl.flows.data();
+    index.size = tl.flows.size();
+}
+
+inline void ensureFlowIndex(const Timeline& tl, FlowIndex& index) {
+    if (index.timeline != &tl || index.data != tl.flows.data() || index.size != tl.flows.size()) buildFlowIndex(tl, index);
+}
+
+inline constexpr std::size_t kMaxPassingOver = 64; // per kind and frame
+
+// Appends to `out` the flows of `kind` to draw for the view [t0, t1], at most
+// `budget` of them: first every flow with an end in [t0, t1] (thinned evenly
+// when there are more than `budget`), then, if none was thinned away, up to
+// kMaxPassingOver flows that pass over the view (from before t0, to after t1).
+inline void selectFlows(const Timeline& tl, const FlowIndex& index, FlowKind kind, std::int64_t t0, std::int64_t t1,
+                        std::size_t budget, std::vector<std::uint32_t>& out) {
+    if (budget == 0 || t1 < t0) return;
+    const FlowIndex::Kind& k = index.kinds[static_cast<int>(kind)];
+    const auto& flows = tl.flows;
+    const auto from_less = [&](std::uint32_t i, std::int64_t t) { return flows[i].from.time < t; };
+    const auto from_upper = [&](std::int64_t t, std::uint32_t i) { return t < flows[i].from.time; };
+    const auto to_less = [&](std::uint32_t i, std::int64_t t) { return flows[i].to.time < t; };
+    const auto to_upper = [&](std::int64_t t, std::uint32_t i) { return t < flows[i].to.time; };
+    const std::size_t a0 = std::lower_bound(k.by_from.begin(), k.by_from.end(), t0, from_less) - k.by_from.begin();
+    const std::size_t a1 = std::upper_bound(k.by_from.begin(), k.by_from.end(), t1, from_upper) - k.by_from.begin();
+    const std::size_t b0 = std::lower_bound(k.by_to.begin(), k.by_to.end(), t0, to_less) - k.by_to.begin();
+    const std::size_t b1 = std::upper_bound(k.by_to.begin(), k.by_to.end(), t1, to_upper) - k.by_to.begin();
+    const std::size_t candidates = (a1 - a0) + (b1 - b0);
+    std::size_t stride = 1;
+    while (candidates > budget * stride) stride *= 2;
+    const std::size_t before = out.size();
+    const auto collect = [&](std::size_t every) {
+        out.resize(before);
+        // From in view (every stride-th by absolute position, so panning keeps the same ones).
+        for (std::size_t p = (a0 + every - 1) / every * every; p < a1; p += every) out.push_back(k.by_from[p]);
+        // To in view, from outside it (the ones with both ends in view are in already).
+        for (std::size_t p = (b0 + every - 1) / every * every; p < b1; p += every) {
+            const Flow& f = flows[k.by_to[p]];
+            if (f.from.time >= t0 && f.from.time <= t1) continue;
+            out.push_back(k.by_to[p]);
+        }
+    };
+    // The stride counted both lists, but a flow with both ends in view is
+    // taken once: while that leaves the budget less than half used, halve it.
+    collect(stride);
+    while (stride > 1 && (out.size() - before) * 2 < budget) {
+        collect(stride / 2);
+        if (out.size() - before > budget) {
+            collect(stride);
+            break;
+        }
+        stride /= 2;
+    }
+    if (out.size() - before > budget) out.resize(before + budget);
+    // Passing over the view: from before t0 (by_from[0, a0)), the later end
+    // after t1. Only when no flow with an end in view was thinned away, and
+    // a few: they say only "something crosses here".
+    std::size_t left = stride == 1 ? std::min(budget - (out.size() - before), kMaxPassingOver) : 0;
+    for (std::size_t block = 0; left > 0 && block * FlowIndex::kBlock < a0; ++block) {
+        if (k.block_reach[block] <= t1) continue;
+        const std::size_t end = std::min(a0, (block + 1) * FlowIndex::kBlock);
+        for (std::size_t p = block * FlowIndex::kBlock; p < end && left > 0; ++p) {
+            const Flow& f = flows[k.by_from[p]];
+            if (f.to.time > t1) out.push_back(k.by_from[p]), --left;
+        }
+    }
+}
+
+} // namespace fiberscope::viewer
