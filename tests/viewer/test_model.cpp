@@ -553,7 +553,7 @@ TEST_CASE("thread and fiber lanes of a hand-built trace", "[viewer]") {
     const auto& instants = tl.threads[0].instants;
     REQUIRE(!instants.empty());
     CHECK(instants.back().kind == EventKind::Mark);
-    CHECK(trace.string(instants.back().label) == "done");
+    CHECK(trace.string(instantLabel(trace, instants.back())) == "done");
     for (const Instant& i : instants) CHECK(i.kind != EventKind::Switch);
 
     // Latencies: fiber 2 waited 10 ns to run, fiber 1 5 ns after its completion.

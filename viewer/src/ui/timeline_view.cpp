@@ -234,8 +234,9 @@ std::vector<MarkLabel> marksInView(const App& app, const Geometry& g) {
         for (std::uint32_t index : marks[lane]) {
             const Instant& mark = instants[index];
             const double at = static_cast<double>(mark.time);
-            if (at < app.view.start || at > app.view.end || !mark.label) continue;
-            labels.push_back({app.view.x(at, g.left, g.width), lane, &app.trace->string(mark.label),
+            const std::uint64_t label = instantLabel(*app.trace, mark);
+            if (at < app.view.start || at > app.view.end || !label) continue;
+            labels.push_back({app.view.x(at, g.left, g.width), lane, &app.trace->string(label),
                               mark.time});
         }
     }

@@ -40,6 +40,12 @@
 //   * The Timeline never points into the Trace; functions that need event
 //     details (explanations, filters, statistics) take both. Indices of
 //     events (uint32) are indices into Trace::events.
+//   * Memory (issue 13; `fiberscope benchmark` prints it per structure): the
+//     model lives as long as the trace is open, beside the decoded events
+//     (40 bytes each), so what an event index can give back is not copied:
+//     an Instant keeps no label (instantLabel reads it from the record),
+//     lane intervals are packed (lane.hpp). Lists are allocated once at
+//     their final size where a first pass can count it, and trimmed.
 #pragma once
 
 #include <array>
@@ -52,14 +58,18 @@
 
 namespace fiberscope::analysis {
 
-// A record drawn as a tick on its thread's lane.
+// A record drawn as a tick on its thread's lane (24 bytes: its label is read
+// from the record, instantLabel; there is one per record but a few kinds).
 struct Instant {
     std::int64_t time = 0;
     std::uint64_t fiber = 0;  // the fiber the record names first, else the fiber running on the thread
-    std::uint64_t label = 0;  // string id: mark label, zone label, fiber name, thread name; else 0
     std::uint32_t event = kNoEvent;
     trace::EventKind kind = trace::EventKind::Mark;
 };
+
+// The instant's label: the string id of its record's first string field (a
+// mark's label, a fiber's or thread's name), else 0.
+std::uint64_t instantLabel(const trace::Trace& trace, const Instant& instant) noexcept;
 
 // A user annotation span (trace::Zone), on the fiber that opened it.
 struct Zone {
