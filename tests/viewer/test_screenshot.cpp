@@ -13,6 +13,7 @@
 #include <stb/stb_image.h>
 
 #include "ui/app.hpp"
+#include "lessons/catalog.hpp"
 #include "ui/colors.hpp"
 
 namespace {
@@ -51,6 +52,21 @@ struct Image {
 
 const std::string kTool = FIBERSCOPE_TOOL;
 const std::string kTrace = FIBERSCOPE_SAMPLE_TRACE;
+
+bool load(Image& image, const std::string& png) {
+    int channels = 0;
+    image.pixels = stbi_load(png.c_str(), &image.width, &image.height, &channels, 4);
+    return image.pixels != nullptr;
+}
+
+// The pixels of columns [x0, width) that differ between two pictures of one size.
+long differing(const Image& a, const Image& b, int x0) {
+    long n = 0;
+    for (int y = 0; y < a.height; ++y)
+        for (int x = x0; x < a.width; ++x)
+            n += std::memcmp(a.pixels + (static_cast<long>(y) * a.width + x) * 4, b.pixels + (static_cast<long>(y) * b.width + x) * 4, 3) != 0;
+    return n;
+}
 
 } // namespace
 
@@ -164,6 +180,53 @@ TEST_CASE("a lesson opens on its first checkpoint's window", "[viewer][screensho
     CHECK(opened.count(palette::mark) > 30);
     CHECK(everything.count(palette::mark) > 30);
     for (const std::string& file : {trace, png, whole_png}) unlink(file.c_str());
+}
+
+TEST_CASE("a lesson's trace is recognised by its program: the lesson names its trace", "[viewer][screenshot][lesson]") {
+    using fiberscope::viewer::Lesson;
+    std::vector<Lesson> lessons(2);
+    lessons[0].number = 1, lessons[0].slug = "01-hello-fibers";
+    lessons[1].number = 7, lessons[1].slug = "07-select-and-cancel";
+    using fiberscope::viewer::lessonOfCommand;
+    CHECK(lessonOfCommand(lessons, {"/work/build/lessons/lesson07-select-and-cancel", "--backend", "epoll"}) == 1);
+    CHECK(lessonOfCommand(lessons, {"lesson01-hello-fibers"}) == 0);
+    CHECK(lessonOfCommand(lessons, {"/usr/bin/my-server", "lesson07-select-and-cancel"}) == -1); // the program, not an argument
+    CHECK(lessonOfCommand(lessons, {"/opt/lesson07-select-and-cancel-old"}) == -1);
+    CHECK(lessonOfCommand(lessons, {}) == -1);
+}
+
+TEST_CASE("a lesson 7 trace viewed without --lesson shows lesson 7's narrative", "[viewer][screenshot][lesson]") {
+    // Record lesson 7's program, as `fiberscope lesson 7` does, then picture
+    // its trace's lesson panel three ways: with no --lesson (what `view
+    // FILE` shows), with --lesson 7, and with --lesson 1. The panel column
+    // of the first must be lesson 7's, pixel for pixel, and not lesson 1's.
+    const std::string base = "/tmp/fiberscope-shot-lesson7-" + std::to_string(getpid());
+    const std::string trace = base + ".fstrace";
+    const Run record = run("FIBERSCOPE_TRACE=" + trace + " " + FIBERSCOPE_LESSON07);
+    INFO(record.output);
+    REQUIRE(record.status == 0);
+    const std::string shot = kTool + " screenshot " + trace + " --size 1280x720 --panel lesson -o ";
+    const Run plain = run(shot + base + "-plain.png");
+    const Run seven = run(shot + base + "-7.png --lesson 7");
+    const Run first = run(shot + base + "-1.png --lesson 1");
+    INFO(plain.output << seven.output << first.output);
+    REQUIRE(plain.status == 0);
+    REQUIRE(seven.status == 0);
+    REQUIRE(first.status == 0);
+    Image a, b, c;
+    REQUIRE(load(a, base + "-plain.png"));
+    REQUIRE(load(b, base + "-7.png"));
+    REQUIRE(load(c, base + "-1.png"));
+    REQUIRE(a.width == 1280);
+    REQUIRE(b.width == 1280);
+    REQUIRE(c.width == 1280);
+    // The side panel is the right 36% of the window (app.cpp).
+    const int panel = 1280 * 60 / 100;
+    CHECK(differing(a, b, panel) == 0);     // lesson 7's title, narrative and step controls
+    CHECK(differing(a, c, panel) > 2000);   // not lesson 1's
+    // The narrative is rendered: its "# Lesson 7 — ..." heading is drawn in the heading colour (markdown.cpp).
+    CHECK(a.count(fiberscope::viewer::rgba(140, 190, 255), 30) > 40);
+    for (const char* suffix : {".fstrace", "-plain.png", "-7.png", "-1.png"}) unlink((base + suffix).c_str());
 }
 
 // Flows (issue 14): an arrow is drawn whenever one of its ends is in view.

@@ -1,6 +1,9 @@
 // The legend: what every colour, glyph and arrow means, and the controls.
 #include <imgui.h>
 
+#include <string>
+
+#include "model/describe.hpp"
 #include "model/flow_select.hpp"
 #include "ui/app.hpp"
 #include "ui/colors.hpp"
@@ -9,6 +12,11 @@
 namespace fiberscope::viewer {
 
 void drawLegend(App& app) {
+    // The words of the trace's backend: what a park, a wake-up and a submit are there.
+    const trace::BackendWords& words = backendWords(*app.trace);
+    const bool epoll = words.backend == trace::Backend::Epoll;
+    const std::string parked = std::string("parked: waiting in ") + words.park_call + " for " + words.park_waits_for;
+    const std::string wakeup = std::string("wake-up: ") + (epoll ? "an eventfd write" : "a MSG_RING") + " sent to an idle thread, and received";
     ImDrawList* dl = ImGui::GetWindowDrawList();
     auto swatch = [&](Color c, const char* text) {
         const ImVec2 at = ImGui::GetCursorScreenPos();
@@ -21,7 +29,7 @@ void drawLegend(App& app) {
     ImGui::TextUnformatted("Thread lanes");
     swatch(fiberColor(7), "a fiber running (one stable colour per fiber; its name when it fits)");
     swatch(palette::idle, "the idle loop: the thread looks for work (findReadyFiber, steals)");
-    swatch(palette::parked, "parked: waiting in io_uring_enter for completions or a MSG_RING");
+    swatch(palette::parked, parked.c_str());
     ImGui::Spacing();
     ImGui::TextUnformatted("Fiber lanes");
     swatch(palette::ready, "ready: in a ready queue, waiting for a thread");
@@ -57,8 +65,9 @@ void drawLegend(App& app) {
     ImGui::TextUnformatted("Glyphs (under each thread lane)");
     glyph(trace::EventKind::Schedule, "schedule(): fibers made ready (hand-off, new worker, own queue)");
     glyph(trace::EventKind::Steal, "steal: an idle thread took another's ready queue");
-    glyph(trace::EventKind::WakeupSent, "wake-up: MSG_RING sent to an idle thread, and received");
-    glyph(trace::EventKind::Submit, "submit: an io_uring operation queued by a fiber");
+    glyph(trace::EventKind::WakeupSent, wakeup.c_str());
+    glyph(trace::EventKind::Submit, epoll ? "submit: an operation a fiber started (a readiness wait, a syscall, a timer, a pool job)"
+                                          : "submit: an io_uring operation queued by a fiber");
     glyph(trace::EventKind::Complete, "complete: its completion arrived");
     glyph(trace::EventKind::CancelRequest, "cancel requested / delivered");
     glyph(trace::EventKind::FiberCreate, "spawn: a fiber created");
