@@ -43,11 +43,25 @@ struct FlowIndex {
         std::vector<std::int64_t> block_reach; // block b: the latest end of by_from[b*kBlock, (b+1)*kBlock)
     };
     std::array<Kind, kFlowKindCount> kinds;
-    // What it was built for (a reloaded or grown timeline is rebuilt).
+    // What it was built for (a reloaded or grown timeline is rebuilt; a live
+    // view replaces its model by a new one that may reuse the old one's
+    // memory, hence also a fingerprint of the flows' ends).
     const Timeline* timeline = nullptr;
     const Flow* data = nullptr;
     std::size_t size = 0;
+    std::int64_t fingerprint = 0;
 };
+
+// A cheap fingerprint of a model's flows: a few of them, spread over the list.
+inline std::int64_t flowFingerprint(const Timeline& tl) noexcept {
+    std::uint64_t h = tl.flows.size();
+    for (std::size_t k = 0; k < 8 && !tl.flows.empty(); ++k) {
+        const Flow& f = tl.flows[(tl.flows.size() - 1) * k / 7];
+        h = h * 1000003u ^ static_cast<std::uint64_t>(f.from.time) ^ (static_cast<std::uint64_t>(f.to.time) << 1) ^
+            static_cast<std::uint64_t>(f.kind);
+    }
+    return static_cast<std::int64_t>(h);
+}
 
 inline void buildFlowIndex(const Timeline& tl, FlowIndex& index) {
     for (auto& k : index.kinds) {
@@ -73,10 +87,13 @@ inline void buildFlowIndex(const Timeline& tl, FlowIndex& index) {
     index.timeline = &tl;
     index.data = tl.flows.data();
     index.size = tl.flows.size();
+    index.fingerprint = flowFingerprint(tl);
 }
 
 inline void ensureFlowIndex(const Timeline& tl, FlowIndex& index) {
-    if (index.timeline != &tl || index.data != tl.flows.data() || index.size != tl.flows.size()) buildFlowIndex(tl, index);
+    if (index.timeline != &tl || index.data != tl.flows.data() || index.size != tl.flows.size() ||
+        index.fingerprint != flowFingerprint(tl))
+        buildFlowIndex(tl, index);
 }
 
 inline constexpr std::size_t kMaxPassingOver = 64; // per kind and frame
