@@ -51,7 +51,7 @@ ModelFootprint modelFootprint(const Timeline& timeline) noexcept {
         f.zones += vectorBytes(fl.zones);
         f.lanes += stringBytes(fl.name);
     }
-    for (const auto& list : timeline.events_by_kind) f.events_by_kind += vectorBytes(list);
+    f.events_by_kind += vectorBytes(timeline.kinds.before);
     f.flows += vectorBytes(timeline.flows) + vectorBytes(timeline.flow_reach);
     f.latencies += vectorBytes(timeline.latencies);
     f.replay_items += vectorBytes(timeline.replay.items);

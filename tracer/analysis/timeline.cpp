@@ -420,7 +420,7 @@ private:
             const auto at = [&](EventKind kind) { return k[static_cast<std::size_t>(kind)]; };
             if (events) tl.lane.intervals.reserve(1 + at(EventKind::Switch) + at(EventKind::Park) + at(EventKind::Unpark));
         }
-        for (std::size_t kind = 0; kind < total.size(); ++kind) tl_.events_by_kind[kind].reserve(total[kind]);
+        tl_.kinds.before.reserve(trace_.events.size() / kKindStride + 1);
         const auto all = [&](EventKind kind) { return total[static_cast<std::size_t>(kind)]; };
         // Every flow starts at one create, complete, await, steal, mutex hand-off, condition
         // wake (a broadcast's: one per waiter, estimated as one), cancel delivery (two), or
@@ -686,7 +686,8 @@ private:
         tb.last_event = i;
         tl.last_time = t;
         tl.events.push_back(i);
-        tl_.events_by_kind[static_cast<std::size_t>(e.kind)].push_back(i);
+        if (i % kKindStride == 0) tl_.kinds.before.push_back(tl_.kinds.total);
+        ++tl_.kinds.total[static_cast<std::size_t>(e.kind)];
         const std::uint32_t T = e.thread;
         const auto thread = static_cast<std::int32_t>(T);
 
@@ -1057,7 +1058,6 @@ private:
             trimSlack(fl.zones);
             buildLaneIndex(fl.lane);
         }
-        for (auto& list : tl_.events_by_kind) trimSlack(list);
         trimSlack(tl_.flows);
         trimSlack(tl_.latencies);
         trimSlack(tl_.replay.items);
@@ -1157,6 +1157,70 @@ void flowsInRange(const Timeline& timeline, std::int64_t t0, std::int64_t t1, st
         if (!(kind_mask & (1u << static_cast<unsigned>(flow.kind)))) continue;
         out.push_back(static_cast<std::uint32_t>(k));
     }
+}
+
+namespace {
+
+// Events of `kind` in stride `b` (events [b * kKindStride, (b + 1) * kKindStride)).
+std::uint32_t inStride(const KindIndex& index, std::size_t b, std::size_t kind) noexcept {
+    const std::uint32_t end = b + 1 < index.before.size() ? index.before[b + 1][kind] : index.total[kind];
+    return end - index.before[b][kind];
+}
+
+} // namespace
+
+std::size_t nextOfKind(const Timeline& timeline, const trace::Trace& trace, trace::EventKind kind, std::size_t from) noexcept {
+    const auto& events = trace.events;
+    const KindIndex& index = timeline.kinds;
+    const auto k = static_cast<std::size_t>(kind);
+    for (std::size_t p = from; p < events.size();) {
+        if (p % kKindStride == 0 && p / kKindStride < index.before.size() && inStride(index, p / kKindStride, k) == 0) {
+            p += kKindStride; // none in this stride
+            continue;
+        }
+        if (events[p].kind == kind) return p;
+        ++p;
+    }
+    return events.size();
+}
+
+std::size_t previousOfKind(const Timeline& timeline, const trace::Trace& trace, trace::EventKind kind, std::size_t before) noexcept {
+    const auto& events = trace.events;
+    const KindIndex& index = timeline.kinds;
+    const auto k = static_cast<std::size_t>(kind);
+    for (std::size_t p = std::min(before, events.size()); p > 0;) {
+        if (p % kKindStride == 0 && p / kKindStride - 1 < index.before.size() && inStride(index, p / kKindStride - 1, k) == 0) {
+            p -= kKindStride; // none in the stride before p
+            continue;
+        }
+        --p;
+        if (events[p].kind == kind) return p;
+    }
+    return kNone;
+}
+
+std::size_t countOfKind(const Timeline& timeline, const trace::Trace& trace, trace::EventKind kind, std::size_t lo, std::size_t hi) noexcept {
+    const auto& events = trace.events;
+    const KindIndex& index = timeline.kinds;
+    const auto k = static_cast<std::size_t>(kind);
+    hi = std::min(hi, events.size());
+    if (lo >= hi) return 0;
+    // Events of `kind` before p: the stride's count, plus the part of the stride before p.
+    const auto rank = [&](std::size_t p) -> std::size_t {
+        const std::size_t b = p / kKindStride;
+        if (b >= index.before.size()) return index.total[k]; // p == events.size(), a stride's start
+        std::size_t n = index.before[b][k];
+        for (std::size_t q = b * kKindStride; q < p; ++q) n += events[q].kind == kind;
+        return n;
+    };
+    return rank(hi) - rank(lo);
+}
+
+std::size_t firstEventAt(const trace::Trace& trace, std::int64_t time, bool after) noexcept {
+    const auto& events = trace.events;
+    const auto it = after ? std::upper_bound(events.begin(), events.end(), time, [](std::int64_t t, const trace::Event& e) { return t < e.time; })
+                          : std::lower_bound(events.begin(), events.end(), time, [](const trace::Event& e, std::int64_t t) { return e.time < t; });
+    return static_cast<std::size_t>(it - events.begin());
 }
 
 const char* flowKindName(FlowKind kind) noexcept {

@@ -41,7 +41,8 @@ TraceStats computeStats(const Trace& trace, const analysis::Timeline& timeline) 
     TraceStats out;
     out.duration_ns = timeline.end_time;
     out.events = trace.events.size();
-    for (std::uint32_t i : timeline.events_by_kind[static_cast<std::size_t>(EventKind::Switch)]) {
+    for (std::size_t i = analysis::nextOfKind(timeline, trace, EventKind::Switch, 0); i < trace.events.size();
+         i = analysis::nextOfKind(timeline, trace, EventKind::Switch, i + 1)) {
         ++out.switches;
         if (trace.events[i].small <= kMaxSwitchReason) ++out.switch_reasons[trace.events[i].small];
     }

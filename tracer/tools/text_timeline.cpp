@@ -160,7 +160,8 @@ void writeTextTimeline(const Trace& trace, const analysis::Timeline& timeline, s
     const std::int64_t rows = std::max<std::int64_t>(1, (end + bucket - 1) / bucket);
 
     std::vector<std::vector<std::string>> marks(static_cast<std::size_t>(rows));
-    for (const std::uint32_t i : timeline.events_by_kind[static_cast<std::size_t>(EventKind::Mark)]) {
+    for (std::size_t i = analysis::nextOfKind(timeline, trace, EventKind::Mark, 0); i < trace.events.size();
+         i = analysis::nextOfKind(timeline, trace, EventKind::Mark, i + 1)) {
         const Event& e = trace.events[i];
         if (e.time >= 0)
             marks[static_cast<std::size_t>(std::min(e.time / bucket, rows - 1))].push_back(terminalSafe(trace.string(e.arg[0])));

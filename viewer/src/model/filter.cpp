@@ -31,33 +31,53 @@ bool matches(const Timeline& timeline, const Event& event, const EventFilter& fi
 
 namespace {
 
-// A sorted list of event indices to scan: one thread's, one kind's, or all.
+// The events to scan, in order: one thread's (its list), or every event,
+// skipping to those of one kind through the timeline's kind index. A
+// position is an index into the list, or an event index.
 struct Candidates {
+    const Timeline* timeline = nullptr;
+    const trace::Trace* trace = nullptr;
     const std::vector<std::uint32_t>* list = nullptr; // nullptr: every event
-    std::size_t all = 0;
-    std::size_t size() const { return list ? list->size() : all; }
+    int kind = -1;                                    // every event: only this kind (-1: all kinds)
+    std::size_t size() const { return list ? list->size() : trace->events.size(); }
     std::uint32_t at(std::size_t k) const { return list ? (*list)[k] : static_cast<std::uint32_t>(k); }
+    // The first candidate position at `k` or later (size() if none).
+    std::size_t from(std::size_t k) const {
+        if (list || kind < 0) return std::min(k, size());
+        return nextOfKind(*timeline, *trace, static_cast<EventKind>(kind), k);
+    }
+    // The last candidate position before `k` (kNone if none).
+    std::size_t before(std::size_t k) const {
+        if (list || kind < 0) return k > 0 ? std::min(k, size()) - 1 : kNone;
+        return previousOfKind(*timeline, *trace, static_cast<EventKind>(kind), k);
+    }
 };
 
 Candidates candidates(const Timeline& timeline, const trace::Trace& trace, const EventFilter& filter) {
     static const std::vector<std::uint32_t> none;
     Candidates c;
-    c.all = trace.events.size();
+    c.timeline = &timeline;
+    c.trace = &trace;
     const ThreadLane* lane = filter.thread >= 0 ? findThread(timeline, static_cast<std::uint32_t>(filter.thread)) : nullptr;
-    const std::vector<std::uint32_t>* by_kind = nullptr;
+    int kind = -1;
     if (std::popcount(filter.kinds) == 1) {
-        const auto kind = static_cast<std::size_t>(std::countr_zero(filter.kinds));
-        by_kind = kind < timeline.events_by_kind.size() ? &timeline.events_by_kind[kind] : &none;
+        kind = std::countr_zero(filter.kinds);
+        if (kind > trace::kMaxEventKind) c.list = &none;
     }
+    if (c.list) return c;
     if (filter.thread >= 0 && !lane) c.list = &none;
-    else if (lane && by_kind) c.list = lane->events.size() < by_kind->size() ? &lane->events : by_kind;
-    else if (lane) c.list = &lane->events;
-    else if (by_kind) c.list = by_kind;
+    else if (lane && kind >= 0) {
+        // The thread's list, unless the kind has fewer events.
+        if (lane->events.size() < timeline.kinds.total[static_cast<std::size_t>(kind)]) c.list = &lane->events;
+        else c.kind = kind;
+    } else if (lane) c.list = &lane->events;
+    else c.kind = kind;
     return c;
 }
 
-// First candidate position with time >= t (or > t when `strictly`).
+// First position (in the list, or of all events) with time >= t (or > t when `strictly`).
 std::size_t seek(const trace::Trace& trace, const Candidates& c, std::int64_t t, bool strictly) {
+    if (!c.list) return firstEventAt(trace, t, strictly);
     std::size_t lo = 0, hi = c.size();
     while (lo < hi) {
         const std::size_t mid = lo + (hi - lo) / 2;
@@ -71,7 +91,7 @@ std::size_t seek(const trace::Trace& trace, const Candidates& c, std::int64_t t,
 template <class Visit>
 void scan(const Timeline& timeline, const trace::Trace& trace, const EventFilter& filter, Visit&& visit) {
     const Candidates c = candidates(timeline, trace, filter);
-    for (std::size_t k = seek(trace, c, filter.t0, false); k < c.size(); ++k) {
+    for (std::size_t k = c.from(seek(trace, c, filter.t0, false)); k < c.size(); k = c.from(k + 1)) {
         const std::uint32_t index = c.at(k);
         const Event& e = trace.events[index];
         if (e.time > filter.t1) break;
@@ -119,7 +139,7 @@ std::uint32_t nextMatching(const Timeline& timeline, const trace::Trace& trace, 
     f.t0 = INT64_MIN;
     f.t1 = INT64_MAX;
     const Candidates c = candidates(timeline, trace, f);
-    for (std::size_t k = seek(trace, c, time, true); k < c.size(); ++k)
+    for (std::size_t k = c.from(seek(trace, c, time, true)); k < c.size(); k = c.from(k + 1))
         if (matches(timeline, trace.events[c.at(k)], f)) return c.at(k);
     return kNoEvent;
 }
@@ -129,7 +149,7 @@ std::uint32_t previousMatching(const Timeline& timeline, const trace::Trace& tra
     f.t0 = INT64_MIN;
     f.t1 = INT64_MAX;
     const Candidates c = candidates(timeline, trace, f);
-    for (std::size_t k = seek(trace, c, time, false); k-- > 0;)
+    for (std::size_t k = c.before(seek(trace, c, time, false)); k != kNone; k = c.before(k))
         if (matches(timeline, trace.events[c.at(k)], f)) return c.at(k);
     return kNoEvent;
 }

@@ -1,10 +1,11 @@
 // Finding events: filter by kind set / thread / fiber / time range, search
 // fiber names, and step to the next or previous event of a kind.
 //
-// Design: each query picks the smallest candidate list the Timeline already
-// holds -- one thread's events (ThreadLane::events), one kind's events
-// (Timeline::events_by_kind), else the whole trace -- binary searches the
-// start time in it, and scans forward testing the rest of the filter. A
+// Design: each query picks the smallest candidate set the Timeline can give
+// -- one thread's events (ThreadLane::events), one kind's events (every
+// event, skipping the strides of the kind index that have none of it), else
+// the whole trace -- binary searches the start time in it, and scans forward
+// testing the rest of the filter. A
 // fiber matches the fiber fields a record carries (eventFibers); records with
 // no fiber field (mark, zone, wakeup-sent, ...) match the fiber running on
 // their thread at that moment.

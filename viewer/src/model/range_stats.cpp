@@ -56,13 +56,9 @@ RangeStats rangeStats(const Timeline& timeline, const trace::Trace& trace, std::
     stats.t0 = t0;
     stats.t1 = t1;
     if (t1 < t0) return stats;
-    const auto& events = trace.events;
-    for (std::size_t kind = 0; kind < timeline.events_by_kind.size(); ++kind) {
-        const auto& list = timeline.events_by_kind[kind];
-        const auto lo = std::lower_bound(list.begin(), list.end(), t0,
-                                         [&](std::uint32_t i, std::int64_t t) { return events[i].time < t; });
-        const auto hi = std::upper_bound(lo, list.end(), t1, [&](std::int64_t t, std::uint32_t i) { return t < events[i].time; });
-        stats.events_by_kind[kind] = static_cast<std::uint64_t>(hi - lo);
+    const std::size_t first = firstEventAt(trace, t0), last = firstEventAt(trace, t1, true);
+    for (std::size_t kind = 0; kind < stats.events_by_kind.size(); ++kind) {
+        stats.events_by_kind[kind] = countOfKind(timeline, trace, static_cast<trace::EventKind>(kind), first, last);
         stats.events += stats.events_by_kind[kind];
     }
     stats.switches = stats.events_by_kind[static_cast<std::size_t>(trace::EventKind::Switch)];

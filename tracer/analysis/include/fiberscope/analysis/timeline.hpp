@@ -44,7 +44,8 @@
 //     model lives as long as the trace is open, beside the decoded events
 //     (40 bytes each), so what an event index can give back is not copied:
 //     an Instant keeps no label (instantLabel reads it from the record),
-//     lane intervals are packed (lane.hpp). Lists are allocated once at
+//     lane intervals are packed (lane.hpp), and the events of a kind are
+//     found through per-stride counts (KindIndex), not a list of indices. Lists are allocated once at
 //     their final size where a first pass can count it, and trimmed.
 #pragma once
 
@@ -188,6 +189,18 @@ struct ReplayIndex {
     std::vector<StateCheckpoint> checkpoints;    // by time
 };
 
+// Where the records of each kind are, without a list of them (a list per
+// kind cost 4 bytes per event, issue 13): how many records of each kind come
+// before every kKindStride-th event. Counting a kind's records in a range is
+// two look-ups and at most two strides of reading kinds; stepping to the next
+// or previous one skips each stride that has none (nextOfKind, previousOfKind).
+inline constexpr std::size_t kKindStride = 1024;
+using KindCounts = std::array<std::uint32_t, trace::kMaxEventKind + 1>;
+struct KindIndex {
+    std::vector<KindCounts> before; // before[b][k]: events of kind k among events [0, b * kKindStride)
+    KindCounts total{};             // events of each kind
+};
+
 struct Timeline {
     std::int64_t start_time = 0; // first event (0 for an empty trace)
     std::int64_t end_time = 0;   // max(last event, header duration)
@@ -197,7 +210,7 @@ struct Timeline {
     std::vector<Flow> flows;                    // by from.time
     std::vector<std::int64_t> flow_reach;       // flow_reach[i] = max to.time of flows[0..i]
     std::vector<LatencySample> latencies;       // by run time
-    std::array<std::vector<std::uint32_t>, trace::kMaxEventKind + 1> events_by_kind; // event indices, by time
+    KindIndex kinds;                            // where the events of each kind are
     ReplayIndex replay;
 };
 
@@ -217,5 +230,15 @@ void flowsInRange(const Timeline& timeline, std::int64_t t0, std::int64_t t1, st
                   unsigned kind_mask = ~0u, std::size_t limit = SIZE_MAX);
 
 const char* flowKindName(FlowKind kind) noexcept;
+
+// Events by kind (trace.events indices; the trace the timeline was built from).
+// The first event of `kind` at index `from` or later, else trace.events.size().
+std::size_t nextOfKind(const Timeline& timeline, const trace::Trace& trace, trace::EventKind kind, std::size_t from) noexcept;
+// The last event of `kind` before index `before`, else kNone.
+std::size_t previousOfKind(const Timeline& timeline, const trace::Trace& trace, trace::EventKind kind, std::size_t before) noexcept;
+// How many events of `kind` have an index in [lo, hi).
+std::size_t countOfKind(const Timeline& timeline, const trace::Trace& trace, trace::EventKind kind, std::size_t lo, std::size_t hi) noexcept;
+// The index of the first event at time `time` or later (later than `time` if `after`).
+std::size_t firstEventAt(const trace::Trace& trace, std::int64_t time, bool after = false) noexcept;
 
 } // namespace fiberscope::analysis
