@@ -482,7 +482,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
                     "completionsToReady()", kThread, i);
     case EventKind::Park: {
         std::string text = thread + " found nothing to run (findReadyFiber() came back empty) and parked in " +
-                           (c.epoll() ? "epoll_pwait2 to wait for readiness, a deadline or its eventfd" : "io_uring_enter to wait for completions");
+                           c.words().park_call + " to wait for " + c.words().park_waits_for;
         const ThreadLane* lane = findThread(c.tl, e.thread);
         if (lane) {
             const std::size_t k = intervalAt(lane->lane, e.time);
@@ -493,10 +493,10 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
     }
     case EventKind::Unpark: {
         if (c.epoll())
-            return make(thread + " returned from epoll_pwait2 having made " + plural(e.arg[0], "fiber", "fibers") +
+            return make(thread + " returned from " + c.words().park_call + " having made " + plural(e.arg[0], "fiber", "fibers") +
                             " ready (readiness, expired deadlines, cancels and finished pool jobs; Poller::poll())",
                         "Poller::poll()", kPoller, i);
-        std::string text = thread + " returned from io_uring_enter with " + plural(e.arg[0], "completion", "completions");
+        std::string text = thread + " returned from " + c.words().park_call + " with " + plural(e.arg[0], "completion", "completions");
         const std::uint32_t park = c.neighbour(i, EventKind::Park, -1, 256);
         if (park != kNoEvent) text += " after " + formatDuration(e.time - c.event(park).time) + " parked";
         return make(text + "; completionsToReady() made the completed fibers ready (idle())", "idle()", kThread, i);
