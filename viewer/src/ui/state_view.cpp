@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 
 #include "fiberscope/analysis/state_at.hpp"
 #include "model/describe.hpp"
@@ -49,7 +50,12 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float width = ImGui::GetContentRegionAvail().x;
     const float line = ImGui::GetTextLineHeight();
+    std::string pool_threads; // blocking-pool threads run jobs, never fibers: named below, no card
     for (const ThreadState& t : state.threads) {
+        if (trace::isBlockingPoolWorker(t.worker)) {
+            pool_threads += (pool_threads.empty() ? "" : ", ") + workerLabel(t.worker);
+            continue;
+        }
         const ImVec2 top = ImGui::GetCursorScreenPos();
         const bool parked = t.state == State::Parked;
         // Title, runs, ready, and one row per operation in flight (at least one).
@@ -109,11 +115,14 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
         ImGui::Dummy(ImVec2(width, height + 8));
     }
     (void)fonts;
-    if (!state.parked.empty()) {
-        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    if (!pool_threads.empty())
+        ImGui::TextWrapped("%s: run%s blocking jobs (a regular file on epoll, a name lookup) for fibers parked on a worker; no fibers, "
+                           "no ready queue",
+                           pool_threads.c_str(), pool_threads.find(',') == std::string::npos ? "s" : "");
+    if (!state.parked.empty())
         ImGui::TextWrapped("%zu thread(s) parked in %s: woken by %s", state.parked.size(), words.park_call, words.park_waits_for);
-        ImGui::PopStyleColor();
-    }
+    ImGui::PopStyleColor();
 }
 
 } // namespace fiberscope::viewer
