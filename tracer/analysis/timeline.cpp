@@ -987,7 +987,7 @@ private:
             FiberBuild& b = fb_[f];
             closeQueued(f, t);
             if (b.has_open && b.open.state == State::Ready && b.ready_since >= 0)
-                tl_.latencies.push_back(LatencySample{b.ready_since, t, to, T});
+                tl_.latencies.push_back(LatencySample{b.ready_since, t, to});
             b.ready_since = -1;
             b.last_switch_in = i;
             if (!b.finished) setFiber(f, t, State::Running, thread, WaitReason::None, i);

@@ -152,12 +152,13 @@ struct Flow {
     FlowEnd to;
 };
 
-// One ready episode: became ready at `ready`, switched in at `run`.
+// One ready episode: became ready at `ready`, switched in at `run` (24 bytes,
+// one per switch to a fiber; the thread it ran on is its fiber lane's
+// Running interval starting at `run`).
 struct LatencySample {
     std::int64_t ready = 0;
     std::int64_t run = 0;
     std::uint64_t fiber = 0;
-    std::uint32_t thread = 0; // where it ran
 };
 
 // --- The replay index behind stateAt (built by buildTimeline; see state_at.hpp).
