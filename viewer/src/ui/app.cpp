@@ -22,9 +22,22 @@ namespace fiberscope::viewer {
 constexpr int kKeyF = 'F';
 constexpr int kKeyO = 'O';
 
+std::vector<std::string> traceWarnings(const trace::Trace& trace, const Timeline& timeline) {
+    std::vector<std::string> warnings = trace.warnings;
+    // More workers than CPUs: a "running" fiber holds its thread, but the
+    // kernel may have preempted that thread, so running time there includes
+    // time spent waiting for a CPU.
+    std::size_t workers = 0;
+    for (const ThreadLane& lane : timeline.threads) workers += lane.worker >= 0 && !lane.lane.intervals.empty();
+    if (trace.header.cpu_count > 0 && workers > trace.header.cpu_count)
+        warnings.push_back(std::to_string(workers) + " worker threads ran on " + std::to_string(trace.header.cpu_count) +
+                           " CPUs: the kernel took turns between them, so a fiber shown running may have been waiting for a CPU");
+    return warnings;
+}
+
 void adopt(App& app, const std::string& path, std::unique_ptr<trace::Trace> trace, std::unique_ptr<Timeline> timeline) {
     app.path = path;
-    app.warnings = trace->warnings;
+    app.warnings = traceWarnings(*trace, *timeline);
     app.trace = std::move(trace);
     app.timeline = std::move(timeline);
     app.error.clear();

@@ -127,7 +127,8 @@ struct App {
     std::uint32_t step_event = kNoEvent;
     std::string step_text;
     bool playing = false;
-    float playback_speed = 0.5f; // milliseconds of trace per second of wall time (log slider)
+    float playback_rate = 4.0f;    // decisions per second (ui/playback.cpp)
+    double playback_credit = 0;    // decisions due but not yet taken
 
     // Screenshot mode: no interaction, fixed layout.
     bool headless = false;
@@ -136,6 +137,9 @@ struct App {
 
 // Loads `path` into `app` (replacing what was there only on success).
 bool loadTrace(App& app, const std::string& path);
+// The warnings shown above the timeline: the reader's, and what the trace
+// says about itself (more worker threads than CPUs).
+std::vector<std::string> traceWarnings(const trace::Trace& trace, const Timeline& timeline);
 // Shows a loaded trace and its model (replacing what was shown), as a newly opened file.
 void adopt(App& app, const std::string& path, std::unique_ptr<trace::Trace> trace, std::unique_ptr<Timeline> timeline);
 // The same on a background thread; drawApp shows a progress bar and swaps
@@ -162,7 +166,11 @@ bool attachLesson(App& app, int number);
 // lesson's. A trace opened without --lesson (fiberscope view FILE) gets its
 // own lesson's panel, not the first lesson's.
 bool recognizeLesson(App& app);
-// Advances playback by `seconds` of wall time.
+// Step mode and playback (ui/playback.cpp): the next (+1) or previous (-1)
+// decision from the step cursor, explained and revealed (false: none left);
+// playing takes `playback_rate` decisions a second and pauses at checkpoints.
+bool stepDecision(App& app, int direction);
+void startPlayback(App& app);
 void advancePlayback(App& app, double seconds);
 
 // Navigation (ui/navigation.cpp). Every command that moves the view goes
@@ -171,6 +179,9 @@ void advancePlayback(App& app, double seconds);
 // zooms to the events around it; revealRange does that for a range, keeping
 // the view only if `keep` is comfortably in it and fills `min_fill` of it.
 void setView(App& app, const TimeView& view);
+// The times the timeline can show: the trace's, and a compared run's too
+// (the two share the time axis and either may be the longer).
+TimeRange shownSpan(const App& app);
 void revealTime(App& app, std::int64_t t);
 void revealRange(App& app, TimeRange keep, TimeRange window, double min_fill);
 // The times of the trace's checkpoint marks, sorted (and their labels).

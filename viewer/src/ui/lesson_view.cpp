@@ -38,32 +38,6 @@ void backendCombo(const char* id, int& backend) {
     backend = std::clamp(backend, 0, static_cast<int>(IM_ARRAYSIZE(kLessonBackends)) - 1);
 }
 
-// The records a student steps through: decisions, not every switch (the
-// record table's `step`, trace_records.hpp).
-bool ofInterest(trace::EventKind kind) { return trace::recordKind(kind).step; }
-
-void step(App& app, int direction) {
-    const trace::Trace& trace = *app.trace;
-    if (trace.events.empty()) return;
-    std::int64_t index;
-    if (app.step_event == kNoEvent) {
-        const std::int64_t from = app.cursor >= 0 ? app.cursor : static_cast<std::int64_t>(app.view.start);
-        auto it = std::lower_bound(trace.events.begin(), trace.events.end(), from,
-                                   [](const trace::Event& e, std::int64_t t) { return e.time < t; });
-        index = (it - trace.events.begin()) - (direction > 0 ? 1 : 0);
-    } else {
-        index = app.step_event;
-    }
-    for (index += direction; index >= 0 && index < static_cast<std::int64_t>(trace.events.size()); index += direction) {
-        if (!ofInterest(trace.events[static_cast<std::size_t>(index)].kind)) continue;
-        app.step_event = static_cast<std::uint32_t>(index);
-        const Explanation ex = explain(*app.timeline, trace, app.step_event);
-        app.step_text = ex.text + (ex.function.empty() ? "" : "  [" + ex.function + "]");
-        revealTime(app, trace.events[app.step_event].time);
-        return;
-    }
-}
-
 bool hasCheckpoint(const App& app, const std::string& label) {
     if (!app.trace) return false;
     for (const trace::Event& e : app.trace->events)
@@ -156,20 +130,6 @@ bool recognizeLesson(App& app) {
     return attachLesson(app, app.lessons[static_cast<std::size_t>(index)].number);
 }
 
-void advancePlayback(App& app, double seconds) {
-    if (!app.playing || !app.timeline) return;
-    const double ns = seconds * app.playback_speed * 1e6;
-    std::int64_t t = (app.cursor >= 0 ? app.cursor : static_cast<std::int64_t>(app.view.start)) + static_cast<std::int64_t>(ns);
-    if (t >= app.timeline->end_time) {
-        t = app.timeline->end_time;
-        app.playing = false;
-    }
-    app.cursor = t;
-    // Keep the cursor in the middle third of the view.
-    const double span = app.view.span();
-    if (t > app.view.start + span * 0.66 || t < app.view.start) app.view.pan(static_cast<double>(t) - span * 0.33 - app.view.start);
-}
-
 void drawLessonPanel(App& app, const Fonts& fonts) {
     if (!app.lessons_loaded) {
         app.lessons = loadLessons(app.lessons_error);
@@ -222,17 +182,18 @@ void drawLessonPanel(App& app, const Fonts& fonts) {
     const Lesson& lesson = app.lessons[static_cast<std::size_t>(app.lesson_index)];
     ImGui::Separator();
     // Step mode and playback.
-    if (ImGui::Button("< step")) step(app, -1);
+    if (ImGui::Button("< step")) stepDecision(app, -1);
     ImGui::SameLine();
-    if (ImGui::Button("step >")) step(app, +1);
+    if (ImGui::Button("step >")) stepDecision(app, +1);
     ImGui::SameLine();
     if (ImGui::Button(app.playing ? "pause" : "play")) {
-        app.playing = !app.playing;
-        if (app.playing && (app.cursor < 0 || app.cursor >= app.timeline->end_time)) app.cursor = app.timeline->start_time;
+        if (app.playing) app.playing = false;
+        else startPlayback(app);
     }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Play the decisions one by one; pauses at each checkpoint");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
-    ImGui::SliderFloat("##speed", &app.playback_speed, 0.001f, 50.0f, "%.3f ms/s", ImGuiSliderFlags_Logarithmic);
+    ImGui::SliderFloat("##speed", &app.playback_rate, 0.5f, 60.0f, "%.1f decisions/s", ImGuiSliderFlags_Logarithmic);
     if (!app.step_text.empty()) {
         ImGui::PushStyleColor(ImGuiCol_ChildBg, ImVec4(0.16f, 0.18f, 0.24f, 1));
         ImGui::BeginChild("step", ImVec2(0, ImGui::GetTextLineHeightWithSpacing() * 3.2f), true);

@@ -195,7 +195,7 @@ void pollLive(App& app) {
             adopt(app, live.path, std::move(snapshot.trace), std::move(snapshot.timeline));
             live.placed = false;
         } else {
-            app.warnings = snapshot.trace->warnings;
+            app.warnings = traceWarnings(*snapshot.trace, *snapshot.timeline);
             app.trace = std::move(snapshot.trace);
             app.timeline = std::move(snapshot.timeline);
             app.table_dirty = true;

@@ -18,12 +18,22 @@ namespace fiberscope::viewer {
 
 namespace {
 
-double traceStart(const App& app) { return app.timeline ? static_cast<double>(app.timeline->start_time) : app.view.start; }
-double traceEnd(const App& app) { return app.timeline ? static_cast<double>(app.timeline->end_time) : app.view.end; }
+double traceStart(const App& app) { return app.timeline ? shownSpan(app).t0 : app.view.start; }
+double traceEnd(const App& app) { return app.timeline ? shownSpan(app).t1 : app.view.end; }
 
 std::int64_t eventTime(const trace::Trace& trace, std::size_t i) { return trace.events[i].time; }
 
 } // namespace
+
+TimeRange shownSpan(const App& app) {
+    if (!app.timeline) return {app.view.start, app.view.end};
+    TimeRange span{static_cast<double>(app.timeline->start_time), static_cast<double>(app.timeline->end_time)};
+    if (app.compare_timeline) { // the compared run shares the time axis and may be the longer one
+        span.t0 = std::min(span.t0, static_cast<double>(app.compare_timeline->start_time));
+        span.t1 = std::max(span.t1, static_cast<double>(app.compare_timeline->end_time));
+    }
+    return span;
+}
 
 void setView(App& app, const TimeView& view) {
     if (view.start == app.view.start && view.end == app.view.end) return;

@@ -457,7 +457,7 @@ void handleInput(App& app, const Geometry& g, ImVec2 area_min, ImVec2 area_max) 
         app.history.interactive(app.view, now);
         app.view.pan(app.view.span() * 0.1);
     }
-    if (app.timeline) app.view.clamp(static_cast<double>(app.timeline->start_time), static_cast<double>(app.timeline->end_time));
+    if (app.timeline) app.view.clamp(shownSpan(app).t0, shownSpan(app).t1);
 }
 
 } // namespace
@@ -514,7 +514,7 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
             app.hover.time = static_cast<std::int64_t>(t);
             app.hover.event = hit.event;
             if (hit.kind == HitKind::Interval) app.hover.fiber = lane.lane.intervals[hit.index].fiber;
-            else if (hit.kind == HitKind::Instant) app.hover.fiber = lane.instants[hit.index].fiber;
+            else if (hit.kind == HitKind::Instant) app.hover.fiber = instantFiber(*app.trace, lane, hit.index);
             if (hit.kind != HitKind::None) app.hover.text = describeHit(tl, *app.trace, hit, false);
         }
         y += kThreadLaneHeight + kGlyphStrip + 3;
@@ -535,7 +535,15 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
                               i % 2 ? palette::lane_alt : palette::lane);
             dl->AddText(ImVec2(g.origin.x + 4, y + 7), palette::text_dim, lane.name.c_str());
             drawLaneBlocks(app, dl, g, lane.lane, y, kThreadLaneHeight, false, scratch, &other);
-            y += kThreadLaneHeight + 3;
+            drawInstants(app, dl, g, lane, y + kThreadLaneHeight + kGlyphStrip / 2);
+            // Hover explains the compared run's records and blocks as the first run's.
+            if (app.compare_trace && mouse.y >= y && mouse.y < y + kThreadLaneHeight + kGlyphStrip && mouse.x >= g.left) {
+                const double npp = app.view.nsPerPixel(g.width);
+                const double t = app.view.time(mouse.x, g.left, g.width);
+                const Hit hit = hitThreadLane(other, i, static_cast<std::int64_t>(t), npp);
+                if (hit.kind != HitKind::None) app.hover.text = "(compared run) " + describeHit(other, *app.compare_trace, hit, false);
+            }
+            y += kThreadLaneHeight + kGlyphStrip + 3;
         }
     }
     const float threads_bottom = y;
