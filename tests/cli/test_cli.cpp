@@ -426,6 +426,42 @@ TEST_CASE("bad command lines get one line naming the problem and a nonzero exit"
     CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(kSanitized ? 60 : 20));
 }
 
+// `lesson N --check` for a lesson without an exercise to check is a usage
+// error, and a checks.md that does not parse names its line; both before
+// the lesson's program runs (a course in a scratch directory, whose lessons
+// have no programs at all).
+TEST_CASE("lesson --check needs an exercise", "[cli]") {
+    const Scratch s;
+    const std::string course = s.dir + "/course";
+    for (const char* lesson : {"01-no-checks", "02-no-exercise", "03-bad-checks"}) {
+        REQUIRE(std::system(("mkdir -p '" + course + "/" + lesson + "'").c_str()) == 0);
+        std::ofstream(course + "/" + lesson + "/lesson.md") << "# Lesson " << lesson[1] << " \xE2\x80\x94 Test\n\nA test.\n";
+    }
+    std::ofstream(course + "/02-no-exercise/checks.md")
+        << "### Q: How many?\nanswer: count steal\nshow: first steal\nwhy: because.\n";
+    std::ofstream(course + "/03-bad-checks/checks.md") << "## Exercise\nChange it.\nexpect: count stael == 0\nsays: s\n";
+    REQUIRE(setenv("FIBERSCOPE_LESSONS", course.c_str(), 1) == 0);
+    struct Row {
+        std::vector<std::string> args;
+        std::vector<std::string> needles;
+        int code = 2;
+    };
+    for (const Row& row : {
+             Row{{"lesson", "1", "--check"}, {"fiberscope lesson:", "lesson 1 has no exercise to check (no checks.md)"}},
+             Row{{"lesson", "2", "--check"}, {"fiberscope lesson:", "lesson 2's checks.md has no exercise"}},
+             Row{{"lesson", "3", "--check"}, {"03-bad-checks/checks.md:3: unknown record kind 'stael'"}, 1},
+         }) {
+        const Outcome o = runTool(row.args);
+        INFO(shellWords(row.args) << "\nexit " << o.code << "\nstderr: " << o.err << "\nstdout: " << o.out);
+        CHECK(o.exited);
+        CHECK(o.code == row.code);
+        CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
+        CHECK(o.out.empty());
+        for (const std::string& needle : row.needles) CHECK(o.err.find(needle) != std::string::npos);
+    }
+    unsetenv("FIBERSCOPE_LESSONS");
+}
+
 TEST_CASE("the documented forms parse", "[cli]") {
     const Scratch s;
     // Help is generated, goes to stdout, and exits 0.

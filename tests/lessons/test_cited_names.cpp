@@ -293,7 +293,9 @@ std::vector<std::string> paths(const std::string& text) {
 std::vector<fs::path> lessonNarratives() {
     std::vector<fs::path> files{kRoot / "lessons" / "README.md"};
     for (const auto& entry : fs::directory_iterator(kRoot / "lessons"))
-        if (entry.is_directory() && fs::exists(entry.path() / "lesson.md")) files.push_back(entry.path() / "lesson.md");
+        if (entry.is_directory())
+            for (const char* name : {"lesson.md", "checks.md"}) // checks.md: the questions' and exercise's names too
+                if (fs::exists(entry.path() / name)) files.push_back(entry.path() / name);
     std::sort(files.begin(), files.end());
     return files;
 }

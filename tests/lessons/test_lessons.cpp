@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -33,6 +34,8 @@
 #include <vector>
 
 #include <fiberscope/trace_reader.hpp>
+
+#include "lessons/checks.hpp"
 
 extern char** environ;
 
@@ -1583,6 +1586,67 @@ TEST_CASE("every lesson takes --threads N and --backend uring|epoll and rejects 
             CHECK(WEXITSTATUS(p.status) == 2);
             CHECK(std::count(p.output.begin(), p.output.end(), '\n') == 1);
             CHECK(p.output.find("usage: ") != std::string::npos);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Predict, then check (lessons/NN-*/checks.md, viewer/src/lessons/checks.hpp)
+
+// Every lesson's checks.md parses; on fresh recordings (the lesson's default
+// arguments, and each thread count its `threads:` line names) every
+// question's answer evaluates and its `show` names an event of the trace;
+// and the exercise's expectation is false on the unchanged lesson, so that
+// `fiberscope lesson N --check` can fail.
+TEST_CASE("every lesson's questions answer on fresh runs, and its exercise is not done yet", "[lessons][checks]") {
+    namespace checks = fiberscope::viewer::checks;
+    const std::map<int, const char*> programs = {{1, LESSON01},  {2, LESSON02},  {3, LESSON03},  {4, LESSON04},
+                                                 {5, LESSON05},  {6, LESSON06},  {7, LESSON07},  {8, LESSON08},
+                                                 {9, LESSON09},  {10, LESSON10}, {11, LESSON11}, {12, LESSON12},
+                                                 {13, LESSON13}, {14, LESSON14}};
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(FIBERSCOPE_LESSONS_DIR))
+        if (std::filesystem::exists(entry.path() / "checks.md")) files.push_back(entry.path() / "checks.md");
+    std::sort(files.begin(), files.end());
+    CHECK(files.size() >= 6);
+    for (const auto& file : files) {
+        const std::string slug = file.parent_path().filename().string();
+        const int number = std::atoi(slug.substr(0, 2).c_str());
+        INFO("lesson " << slug);
+        REQUIRE(programs.count(number) == 1);
+        checks::LessonChecks lesson;
+        std::string error;
+        const bool parsed = checks::parseChecks(readFile(file.string()), slug + "/checks.md", lesson, error);
+        INFO(error);
+        REQUIRE(parsed);
+        CHECK(lesson.questions.size() >= 2);
+        CHECK(lesson.questions.size() <= 4);
+        REQUIRE(lesson.has_exercise);
+        CHECK(lesson.exercise.text.find("--check") != std::string::npos);
+        std::vector<std::vector<std::string>> runs = {{}};
+        for (int threads : lesson.threads) runs.push_back({"--threads", std::to_string(threads)});
+        for (const auto& args : runs) {
+            INFO("arguments: " << Catch::Detail::stringify(args));
+            const LessonRun run = runLesson(programs.at(number), ("checks-" + slug).c_str(), args);
+            for (const checks::Question& q : lesson.questions) {
+                INFO("question at line " << q.line << ": " << q.text);
+                std::int64_t value = 0;
+                std::size_t index = 0;
+                std::string why;
+                CHECK(checks::evaluate(q.answer, run.trace, value, why));
+                CHECK(why.empty());
+                CHECK(checks::resolve(q.show, run.trace, index, why));
+                CHECK(why.empty());
+            }
+            if (!args.empty()) continue;
+            bool done = true;
+            std::int64_t value = 0;
+            std::string why;
+            INFO("exercise: expect " << lesson.exercise.expect.text);
+            const bool evaluated = checks::holds(lesson.exercise.expect, run.trace, done, value, why);
+            INFO(why << " value " << value);
+            CHECK(evaluated);
+            CHECK_FALSE(done);
         }
     }
 }

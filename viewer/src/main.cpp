@@ -38,6 +38,7 @@
 #include "fiberscope/trace_reader.hpp"
 #include "trace_tools.hpp"
 #include "lessons/catalog.hpp"
+#include "lessons/checks.hpp"
 #include "ui/viewer_main.hpp"
 
 #ifndef FIBERSCOPE_VERSION
@@ -629,6 +630,7 @@ Command addLesson(CLI::App& top) {
         std::int64_t threads = 0;
         int backend = 0; // index into kLessonBackends: automatic, uring, epoll
         bool no_view = false;
+        bool check = false; // run, then check the lesson's exercise on the trace (checks.md)
     };
     auto options = std::make_shared<Options>();
     CLI::App* app = addCommand(top, "lesson", "run a lesson (on io_uring or epoll), show its trace and explain it",
@@ -652,6 +654,9 @@ Command addLesson(CLI::App& top) {
         "B");
     app->add_option("-o,--output", options->output, "where to write the trace")->type_name("FILE");
     app->add_flag("--no-view", options->no_view, "write the PNG even with a display");
+    app->add_flag("--check", options->check,
+                  "run it, then say whether the trace shows what the lesson's exercise\n"
+                  "(its checks.md) expects of a changed main.cpp; exit 0 if it does, 1 if not");
     auto run = [app, options]() -> int {
         if (const std::string complaint = cli::leftoverComplaint(*app, "one lesson at a time"); !complaint.empty())
             return usageError("lesson", complaint);
@@ -680,6 +685,17 @@ Command addLesson(CLI::App& top) {
         }
         if (const std::string clash = outputClash("-o", output, lesson->program, "the lesson's program"); !clash.empty())
             return usageError("lesson", clash);
+        fiberscope::viewer::checks::LessonChecks checks;
+        if (options->check) {
+            if (lesson->checks.empty())
+                return usageError("lesson", "lesson " + std::to_string(lesson->number) + " has no exercise to check (no checks.md)");
+            if (!fiberscope::viewer::checks::parseChecks(lesson->checks, lesson->slug + "/checks.md", checks, error)) {
+                std::fprintf(stderr, "fiberscope: %s\n", error.c_str());
+                return kBadFile;
+            }
+            if (!checks.has_exercise)
+                return usageError("lesson", "lesson " + std::to_string(lesson->number) + "'s checks.md has no exercise");
+        }
         std::printf("== Lesson %d: %s ==\n", lesson->number, lesson->title.c_str());
         if (!lesson->summary.empty()) std::printf("%s\n", lesson->summary.c_str());
         std::printf("\n-- the program says --\n");
@@ -691,6 +707,26 @@ Command addLesson(CLI::App& top) {
         }
         Trace trace;
         if (!loadTrace(output, trace)) return kBadFile;
+        if (options->check) {
+            // The exercise, the value its query finds on this run, and the verdict: 0 if it appeared, 1 if not.
+            const auto& exercise = checks.exercise;
+            std::printf("\n-- the exercise (trace: %s) --\n%s\n\nexpect: %s\n", output.c_str(), exercise.text.c_str(),
+                        exercise.expect.text.c_str());
+            bool appeared = false;
+            std::int64_t value = 0;
+            if (!fiberscope::viewer::checks::holds(exercise.expect, trace, appeared, value, error)) {
+                std::printf("The phenomenon did not appear: %s.\n", error.c_str());
+                return 1;
+            }
+            const std::string found = fiberscope::viewer::checks::describeAnswer(exercise.expect.query.kind, value);
+            std::printf("found:  %s is %s\n", exercise.expect.query.text.c_str(), found.c_str());
+            if (appeared) std::printf("\nThe phenomenon appeared. %s\n", exercise.says.c_str());
+            else
+                std::printf("\nThe phenomenon did not appear (the trace shows %s, as the unchanged lesson does: is main.cpp "
+                            "changed and rebuilt?).\nWhen it does: %s\n",
+                            found.c_str(), exercise.says.c_str());
+            return appeared ? kOk : 1;
+        }
         std::printf("\n-- what the scheduler did (trace: %s) --\n", output.c_str());
         std::fflush(stdout);
         fiberscope::trace::writeTextTimeline(trace, std::cout);

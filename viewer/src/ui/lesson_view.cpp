@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "lessons/checks.hpp"
 #include "model/describe.hpp"
 #include "model/hit.hpp"
 #include "ui/app.hpp"
@@ -43,6 +44,122 @@ bool hasCheckpoint(const App& app, const std::string& label) {
     for (const trace::Event& e : app.trace->events)
         if (e.kind == trace::EventKind::Mark && app.trace->string(e.arg[0]) == label) return true;
     return false;
+}
+
+// "Predict, then check" (lessons/NN-*/checks.md): the parsed questions of
+// the lesson on screen and each one's input and verdict. Only this panel
+// reads them, so they live here rather than in App; they are rebuilt when
+// the lesson or its trace changes (a new run may give other answers).
+struct CheckState {
+    int lesson = -1;
+    const trace::Trace* trace = nullptr;
+    std::size_t events = 0;
+    checks::LessonChecks checks;
+    std::string parse_error;
+    std::vector<Document> texts; // each question's text, then the exercise's
+    struct Answer {
+        int input = 0;
+        bool checked = false, right = false;
+        std::string verdict;
+    };
+    std::vector<Answer> answers;
+    std::vector<std::int64_t> workers; // the trace's workers, for a worker-of answer
+};
+
+CheckState& checkState() {
+    static CheckState state;
+    return state;
+}
+
+void check(App& app, const checks::Question& question, CheckState::Answer& answer, std::int64_t given) {
+    const trace::Trace& trace = *app.trace;
+    std::int64_t value = 0;
+    std::string error;
+    answer.checked = true;
+    if (!checks::evaluate(question.answer, trace, value, error)) {
+        answer.right = false;
+        answer.verdict = "This trace cannot answer it: " + error + ".";
+        return;
+    }
+    answer.right = value == given;
+    answer.verdict = answer.right ? "Right." : "Not quite: the trace says " + checks::describeAnswer(question.answer.kind, value) + ".";
+    std::size_t index = 0;
+    if (!checks::resolve(question.show, trace, index, error)) {
+        answer.verdict += " (" + error + " to show.)";
+        return;
+    }
+    // Jump to the moment that shows it, and select it as a step would.
+    app.step_event = static_cast<std::uint32_t>(index);
+    const Explanation ex = explain(*app.timeline, trace, app.step_event);
+    app.step_text = ex.text + (ex.function.empty() ? "" : "  [" + ex.function + "]");
+    revealTime(app, trace.events[index].time);
+}
+
+void drawChecks(App& app, const Lesson& lesson, const Fonts& fonts) {
+    if (lesson.checks.empty() || !app.trace || !app.timeline) return;
+    CheckState& s = checkState();
+    if (s.lesson != app.lesson_index || s.trace != app.trace.get() || s.events != app.trace->events.size()) {
+        s = CheckState{};
+        s.lesson = app.lesson_index;
+        s.trace = app.trace.get();
+        s.events = app.trace->events.size();
+        if (!checks::parseChecks(lesson.checks, lesson.slug + "/checks.md", s.checks, s.parse_error)) s.checks = {};
+        for (const checks::Question& q : s.checks.questions) s.texts.push_back(parseMarkdown(q.text));
+        if (s.checks.has_exercise)
+            s.texts.push_back(parseMarkdown(s.checks.exercise.text + "\n\nExpected: " + s.checks.exercise.says));
+        s.answers.resize(s.checks.questions.size());
+        for (const trace::ThreadInfo& t : app.trace->threads)
+            if (t.worker >= 0) s.workers.push_back(t.worker);
+        std::sort(s.workers.begin(), s.workers.end());
+        s.workers.erase(std::unique(s.workers.begin(), s.workers.end()), s.workers.end());
+    }
+    const MarkdownFonts md{fonts.regular, fonts.mono};
+    const auto noLink = [](const std::string&) {};
+    const auto noCheckpoint = [](const std::string&) { return false; };
+    ImGui::Separator();
+    ImGui::TextUnformatted("Predict, then check");
+    if (!s.parse_error.empty()) {
+        ImGui::TextColored(ImVec4(1, 0.5f, 0.4f, 1), "%s", s.parse_error.c_str());
+        return;
+    }
+    for (std::size_t i = 0; i < s.checks.questions.size(); ++i) {
+        const checks::Question& q = s.checks.questions[i];
+        CheckState::Answer& a = s.answers[i];
+        ImGui::PushID(static_cast<int>(i));
+        drawMarkdown(s.texts[i], md, noLink, noCheckpoint);
+        ImGui::SetNextItemWidth(120);
+        if (q.answer.kind == checks::AnswerKind::Worker && !s.workers.empty()) {
+            a.input = std::clamp(a.input, 0, static_cast<int>(s.workers.size()) - 1);
+            const std::string current = "worker " + std::to_string(s.workers[static_cast<std::size_t>(a.input)]);
+            if (ImGui::BeginCombo("##answer", current.c_str())) {
+                for (std::size_t w = 0; w < s.workers.size(); ++w)
+                    if (ImGui::Selectable(("worker " + std::to_string(s.workers[w])).c_str(), static_cast<int>(w) == a.input))
+                        a.input = static_cast<int>(w);
+                ImGui::EndCombo();
+            }
+        } else {
+            ImGui::InputInt(q.answer.kind == checks::AnswerKind::Fiber ? "fiber##answer" : "##answer", &a.input);
+            a.input = std::max(a.input, 0);
+        }
+        ImGui::SameLine();
+        if (ImGui::Button("Check")) {
+            const std::int64_t given = q.answer.kind == checks::AnswerKind::Worker && !s.workers.empty()
+                                           ? s.workers[static_cast<std::size_t>(a.input)]
+                                           : a.input;
+            check(app, q, a, given);
+        }
+        if (a.checked) {
+            ImGui::TextColored(a.right ? ImVec4(0.45f, 0.85f, 0.45f, 1) : ImVec4(1, 0.7f, 0.35f, 1), "%s", a.verdict.c_str());
+            ImGui::TextWrapped("%s", q.why.c_str());
+        }
+        ImGui::Spacing();
+        ImGui::PopID();
+    }
+    if (s.checks.has_exercise) {
+        ImGui::Separator();
+        ImGui::TextUnformatted("Exercise");
+        drawMarkdown(s.texts.back(), md, noLink, noCheckpoint);
+    }
 }
 
 } // namespace
@@ -226,6 +343,7 @@ void drawLessonPanel(App& app, const Fonts& fonts) {
             if (revealCheckpoint(app, label)) app.step_event = kNoEvent;
         },
         [&](const std::string& label) { return hasCheckpoint(app, label); });
+    drawChecks(app, lesson, fonts);
     ImGui::EndChild();
 }
 

@@ -1,0 +1,124 @@
+// A lesson's predict-then-check questions and its exercise (lessons/NN-*/checks.md),
+// and the small query language their answers are written in.
+//
+// The answers are never written down as numbers: each is a query over the
+// trace the student just recorded, so it is true on any machine, any thread
+// count the lesson allows, either backend. The language names record kinds,
+// fields and enumerated values only through the one record table
+// (fiberscope/trace_records.hpp), so a renamed field breaks checks.md's
+// parse (a test parses every lesson's) rather than silently matching nothing.
+//
+//   query    := "count" KIND filters range | "worker-of" EVENTREF | "fiber-of" EVENTREF
+//   EVENTREF := ("first" | "last") KIND filters range | "mark" "LABEL" | "checkpoint" "TEXT"
+//   filters  := { "of fiber" N | "to fiber" N | "on worker" N | "where" FIELD=VALUE }
+//   range    := [ "after" EVENTREF ] [ "before" EVENTREF ]
+//   expect   := query OP number            OP: == != >= <= > <
+//
+// `of fiber N`: any fiber field of the record is N; `to fiber N`: its `to`
+// field (switch, mutex-handoff); `on worker N`: recorded by worker N's
+// thread; `where FIELD=VALUE`: the kind's field by its table name, VALUE a
+// number or (for an enumerated field) a value's name. `fiber-of` a switch is
+// its `to`, of any other record its first fiber field; `worker-of` is the
+// worker whose thread recorded it. `checkpoint "TEXT"` is the mark
+// "checkpoint: TEXT".
+//
+// The parser and evaluator depend only on the decoded trace (no GL), so the
+// tests link them directly.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fiberscope/trace_reader.hpp"
+
+namespace fiberscope::viewer::checks {
+
+struct EventRef;
+
+struct Filter {
+    enum class What { OfFiber, ToFiber, OnWorker, Where } what = What::OfFiber;
+    int field = -1; // Where and ToFiber: the field's index in the kind's table row
+    std::uint64_t value = 0;
+};
+
+// The records a count or a first/last looks at.
+struct Selection {
+    trace::EventKind kind = trace::EventKind::Mark;
+    std::vector<Filter> filters;
+    std::shared_ptr<EventRef> after, before; // null: from the start / to the end
+};
+
+struct EventRef {
+    enum class How { First, Last, Mark } how = How::First;
+    Selection selection; // First, Last
+    std::string label;   // Mark (a checkpoint's full label)
+    std::string text;    // as written, for messages ("first steal")
+};
+
+// What an answer is: a count, a worker index or a fiber number.
+enum class AnswerKind { Count, Worker, Fiber };
+
+struct Query {
+    AnswerKind kind = AnswerKind::Count;
+    Selection selection; // Count
+    EventRef ref;        // Worker, Fiber
+    std::string text;
+};
+
+struct Expect {
+    Query query;
+    enum class Op { Eq, Ne, Ge, Le, Gt, Lt } op = Op::Eq;
+    std::int64_t number = 0;
+    std::string text;
+};
+
+struct Question {
+    int line = 0;
+    std::string text; // "How many fibers does main create before the first steal?"
+    Query answer;
+    EventRef show;
+    std::string why;
+};
+
+struct Exercise {
+    int line = 0;
+    std::string text; // the change to try, with the command to run (Markdown)
+    Expect expect;
+    std::string says; // what the trace then shows and why
+};
+
+struct LessonChecks {
+    std::vector<Question> questions;
+    bool has_exercise = false;
+    Exercise exercise;
+    // The thread counts the questions are written for (`threads: 1 2`;
+    // absent: the lesson's default only, an empty list).
+    std::vector<int> threads;
+};
+
+// Parses checks.md's text. Errors name the file, the line and the token:
+// "checks.md:7: unknown record kind 'stael'".
+bool parseChecks(const std::string& text, const std::string& file, LessonChecks& out, std::string& error);
+
+// Parses one query, event reference or expectation alone (`file:line` prefixes errors).
+bool parseQuery(const std::string& text, const std::string& where, Query& out, std::string& error);
+bool parseEventRef(const std::string& text, const std::string& where, EventRef& out, std::string& error);
+bool parseExpect(const std::string& text, const std::string& where, Expect& out, std::string& error);
+
+// The index in trace.events of the record `ref` names; false (and why) if
+// the trace has none.
+bool resolve(const EventRef& ref, const trace::Trace& trace, std::size_t& index, std::string& error);
+
+// A query's value on `trace`: a count, a worker index or a fiber number.
+bool evaluate(const Query& query, const trace::Trace& trace, std::int64_t& value, std::string& error);
+
+// Whether `expect` holds on `trace`, and the value its query found.
+bool holds(const Expect& expect, const trace::Trace& trace, bool& result, std::int64_t& value, std::string& error);
+
+// "3", "worker 1", "fiber 5".
+std::string describeAnswer(AnswerKind kind, std::int64_t value);
+
+} // namespace fiberscope::viewer::checks
