@@ -554,6 +554,11 @@ TEST_CASE("thread and fiber lanes of a hand-built trace", "[viewer]") {
     REQUIRE(!instants.empty());
     CHECK(instants.back().kind == EventKind::Mark);
     CHECK(trace.string(instantLabel(trace, instants.back())) == "done");
+    // An instant's fiber: the one its record names (the create names fiber 2),
+    // else the one running on the thread (the mark at 70: fiber 1, from 55).
+    for (std::size_t k = 0; k < instants.size(); ++k)
+        if (instants[k].kind == EventKind::FiberCreate) CHECK(instantFiber(trace, tl.threads[0], k) == 2);
+    CHECK(instantFiber(trace, tl.threads[0], instants.size() - 1) == 1);
     for (const Instant& i : instants) CHECK(i.kind != EventKind::Switch);
 
     // Latencies: fiber 2 waited 10 ns to run, fiber 1 5 ns after its completion.

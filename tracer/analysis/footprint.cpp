@@ -41,7 +41,7 @@ ModelFootprint modelFootprint(const Timeline& timeline) noexcept {
     f.lanes += vectorBytes(timeline.threads) + vectorBytes(timeline.fibers);
     for (const ThreadLane& tl : timeline.threads) {
         addLane(tl.lane, f.thread_intervals, f.lod);
-        f.instants += vectorBytes(tl.instants);
+        f.instants += vectorBytes(tl.instants) + vectorBytes(tl.instant_fibers);
         f.zones += vectorBytes(tl.zones);
         f.thread_events += vectorBytes(tl.events);
         f.lanes += stringBytes(tl.name);

@@ -928,7 +928,7 @@ private:
         instant.time = e.time;
         instant.event = i;
         instant.kind = e.kind;
-        if (!firstFiber(e, instant.fiber)) instant.fiber = tb.running;
+        if (std::uint64_t named = 0; !firstFiber(e, named)) tl.instant_fibers.emplace_back(static_cast<std::uint32_t>(tl.instants.size()), tb.running);
         tl.instants.push_back(instant);
     }
 
@@ -1049,6 +1049,7 @@ private:
         for (ThreadLane& tl : tl_.threads) {
             trimSlack(tl.lane.intervals);
             trimSlack(tl.instants);
+            trimSlack(tl.instant_fibers);
             trimSlack(tl.zones);
             buildLaneIndex(tl.lane);
         }
@@ -1105,6 +1106,16 @@ std::uint64_t instantLabel(const trace::Trace& trace, const Instant& instant) no
     std::uint64_t label = 0;
     if (instant.event < trace.events.size()) (void)trace::firstField(trace.events[instant.event], trace::FieldType::String, label);
     return label;
+}
+
+std::uint64_t instantFiber(const trace::Trace& trace, const ThreadLane& lane, std::size_t k) noexcept {
+    if (k >= lane.instants.size()) return 0;
+    const std::uint32_t event = lane.instants[k].event;
+    if (std::uint64_t fiber = 0; event < trace.events.size() && firstFiber(trace.events[event], fiber)) return fiber;
+    const auto& kept = lane.instant_fibers;
+    const auto it = std::lower_bound(kept.begin(), kept.end(), static_cast<std::uint32_t>(k),
+                                     [](const std::pair<std::uint32_t, std::uint64_t>& p, std::uint32_t index) { return p.first < index; });
+    return it != kept.end() && it->first == k ? it->second : 0;
 }
 
 std::int64_t traceEndTime(const trace::Trace& trace) noexcept {

@@ -342,11 +342,12 @@ void recordInstant(ExportState& s, const Event& e) {
 // track of its own) as instants at their edges.
 void writeInstants(ExportState& s) {
     for (const analysis::ThreadLane& t : s.tl.threads) {
-        for (const analysis::Instant& instant : t.instants) {
+        for (std::size_t k = 0; k < t.instants.size(); ++k) {
+            const analysis::Instant& instant = t.instants[k];
             const Event& e = s.trace.events[instant.event];
             if (e.kind == EventKind::Mark)
                 s.json.instant(kThreadsPid, e.thread, e.time, s.trace.string(e.arg[0]), "mark", 'g',
-                               Args{}.add("fiber", instant.fiber).add("thread", t.name));
+                               Args{}.add("fiber", analysis::instantFiber(s.trace, t, k)).add("thread", t.name));
             else if (e.kind == EventKind::LostEvents)
                 s.json.instant(kThreadsPid, e.thread, e.time, "lost " + std::to_string(e.arg[0]) + " events", "lost", 'g');
             else if (threadInstantKind(e.kind))

@@ -514,7 +514,7 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
             app.hover.time = static_cast<std::int64_t>(t);
             app.hover.event = hit.event;
             if (hit.kind == HitKind::Interval) app.hover.fiber = lane.lane.intervals[hit.index].fiber;
-            else if (hit.kind == HitKind::Instant) app.hover.fiber = lane.instants[hit.index].fiber;
+            else if (hit.kind == HitKind::Instant) app.hover.fiber = instantFiber(*app.trace, lane, hit.index);
             if (hit.kind != HitKind::None) app.hover.text = describeHit(tl, *app.trace, hit, false);
         }
         y += kThreadLaneHeight + kGlyphStrip + 3;

@@ -43,7 +43,8 @@
 //   * Memory (issue 13; `fiberscope benchmark` prints it per structure): the
 //     model lives as long as the trace is open, beside the decoded events
 //     (40 bytes each), so what an event index can give back is not copied:
-//     an Instant keeps no label (instantLabel reads it from the record),
+//     an Instant keeps no label or fiber (instantLabel, instantFiber read
+//     them from the record; a fiber no record field names is kept aside),
 //     lane intervals are packed (lane.hpp), and the events of a kind are
 //     found through per-stride counts (KindIndex), not a list of indices. Lists are allocated once at
 //     their final size where a first pass can count it, and trimmed.
@@ -52,6 +53,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fiberscope/trace_reader.hpp"
@@ -59,11 +61,12 @@
 
 namespace fiberscope::analysis {
 
-// A record drawn as a tick on its thread's lane (24 bytes: its label is read
-// from the record, instantLabel; there is one per record but a few kinds).
+// A record drawn as a tick on its thread's lane (16 bytes; there is one per
+// record but a few kinds): its label and fiber are read from the record
+// (instantLabel, instantFiber), and only the fiber of a record that names
+// none (a mark, a wake-up) is kept, in ThreadLane::instant_fibers.
 struct Instant {
     std::int64_t time = 0;
-    std::uint64_t fiber = 0;  // the fiber the record names first, else the fiber running on the thread
     std::uint32_t event = kNoEvent;
     trace::EventKind kind = trace::EventKind::Mark;
 };
@@ -100,9 +103,16 @@ struct ThreadLane {
     std::uint32_t steals_given = 0; // steal records (on any thread) naming its worker as the victim
     Lane lane;                   // Running / Idle / Parked
     std::vector<Instant> instants; // every record but switch, park, unpark, zone-begin/end, by time
+    // (index in `instants`, the fiber running on the thread) for the instants
+    // whose record names no fiber, by index (instantFiber reads it).
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> instant_fibers;
     std::vector<Zone> zones;       // zones opened by its idle loop (fiber 0)
     std::vector<std::uint32_t> events; // all of its events, by time
 };
+
+// The fiber of lane.instants[k]: the first fiber its record names, else the
+// fiber running on the thread when it was recorded.
+std::uint64_t instantFiber(const trace::Trace& trace, const ThreadLane& lane, std::size_t k) noexcept;
 
 // (Members ordered for packing: there is one per fiber, millions in a big trace.)
 struct FiberLane {
