@@ -82,6 +82,11 @@ TEST_CASE("checks: worker-of and fiber-of an event", "[checks]") {
     CHECK(value("fiber-of first steal", t) == 3);
     CHECK(value("fiber-of first fiber-create after checkpoint \"spawned\"", t) == 4);
     CHECK(value("worker-of first switch where reason=finish", t) == 1);
+    // A mutex hand-off's fiber is the one it hands the mutex to.
+    const auto handoff = test::makeTrace(1, {ev(5, 0, EventKind::MutexHandoff, 1, 5, 0x99)});
+    CHECK(value("fiber-of first mutex-handoff", handoff) == 5);
+    CHECK(value("count mutex-handoff of fiber 1", handoff) == 1);
+    CHECK(value("count mutex-handoff to fiber 1", handoff) == 0);
     CHECK(describeAnswer(AnswerKind::Worker, 1) == "worker 1");
     CHECK(describeAnswer(AnswerKind::Fiber, 5) == "fiber 5");
     CHECK(describeAnswer(AnswerKind::Count, 3) == "3");

@@ -510,7 +510,8 @@ bool evaluate(const Query& q, const trace::Trace& t, std::int64_t& value, std::s
         return true;
     }
     const trace::RecordKindInfo& info = trace::recordKind(e.kind);
-    const int to = e.kind == EventKind::Switch ? fieldNamed(info, "to") : -1; // a switch's fiber is the one it runs
+    // The fiber a switch or a mutex hand-off gives the thread or the mutex to: its `to`.
+    const int to = fieldNamed(info, "to");
     for (int f = 0; f < info.field_count; ++f)
         if (info.fields[f].type == FieldType::Fiber && (to < 0 || f == to)) {
             value = static_cast<std::int64_t>(trace::fieldValue(e, f));

@@ -17,8 +17,9 @@
 // `of fiber N`: any fiber field of the record is N; `to fiber N`: its `to`
 // field (switch, mutex-handoff); `on worker N`: recorded by worker N's
 // thread; `where FIELD=VALUE`: the kind's field by its table name, VALUE a
-// number or (for an enumerated field) a value's name. `fiber-of` a switch is
-// its `to`, of any other record its first fiber field; `worker-of` is the
+// number or (for an enumerated field) a value's name. `fiber-of` a record
+// with a `to` (switch, mutex-handoff) is its `to`, of any other record its
+// first fiber field; `worker-of` is the
 // worker whose thread recorded it. `checkpoint "TEXT"` is the mark
 // "checkpoint: TEXT".
 //
