@@ -18,6 +18,10 @@
 // final ordering of fibers by id is read off that vector rather than sorted.
 #include "fiberscope/analysis/timeline.hpp"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -1128,6 +1132,13 @@ Timeline buildTimeline(const trace::Trace& trace) {
     if (!trace.events.empty()) timeline.start_time = trace.events.front().time;
     timeline.end_time = traceEndTime(trace);
     Builder(trace, timeline).run();
+#ifdef __GLIBC__
+    // The build's scratch (per-fiber state, maps, pools: tens of bytes per
+    // event) is freed by now, but interleaved with the model's small blocks,
+    // so glibc keeps most of its pages resident; the model lives as long as
+    // the trace is open, so hand them back (issue 13: resident memory).
+    malloc_trim(0);
+#endif
     return timeline;
 }
 
