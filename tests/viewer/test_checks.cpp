@@ -119,6 +119,32 @@ TEST_CASE("checks: references resolve to events, or say what the trace lacks", "
     CHECK(error == "a mark record names no fiber");
 }
 
+TEST_CASE("checks: a student's answer graded on the trace", "[checks]") {
+    const auto t = sample();
+    LessonChecks checks;
+    std::string error;
+    REQUIRE(parseChecks("### Q: Which worker steals first?\nanswer: worker-of first steal\nshow: first steal\nwhy: w\n"
+                        "### Q: How many parks?\nanswer: count park\nshow: first park\nwhy: w\n"
+                        "### Q: Where?\nanswer: fiber-of first park\nshow: first steal\nwhy: w\n",
+                        "checks.md", checks, error));
+    Verdict v = grade(checks.questions[0], t, 1);
+    CHECK(v.right);
+    CHECK(v.text == "Right.");
+    CHECK(v.has_event);
+    CHECK(v.event == 10);
+    v = grade(checks.questions[0], t, 0);
+    CHECK_FALSE(v.right);
+    CHECK(v.text == "Not quite: the trace says worker 1.");
+    CHECK(v.event == 10);
+    v = grade(checks.questions[1], t, 0); // right, but nothing to show
+    CHECK(v.right);
+    CHECK_FALSE(v.has_event);
+    CHECK(v.text == "Right. (this trace has no first park to show.)");
+    v = grade(checks.questions[2], t, 0);
+    CHECK_FALSE(v.right);
+    CHECK(v.text == "This trace cannot answer it: this trace has no first park.");
+}
+
 TEST_CASE("checks: expectations", "[checks]") {
     const auto t = sample();
     struct Row {

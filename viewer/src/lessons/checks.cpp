@@ -543,4 +543,18 @@ std::string describeAnswer(AnswerKind kind, std::int64_t value) {
     return std::to_string(value);
 }
 
+Verdict grade(const Question& question, const trace::Trace& trace, std::int64_t given) {
+    Verdict v;
+    std::string error;
+    if (!evaluate(question.answer, trace, v.value, error)) {
+        v.text = "This trace cannot answer it: " + error + ".";
+        return v;
+    }
+    v.right = v.value == given;
+    v.text = v.right ? "Right." : "Not quite: the trace says " + describeAnswer(question.answer.kind, v.value) + ".";
+    v.has_event = resolve(question.show, trace, v.event, error);
+    if (!v.has_event) v.text += " (" + error + " to show.)";
+    return v;
+}
+
 } // namespace fiberscope::viewer::checks

@@ -122,4 +122,16 @@ bool holds(const Expect& expect, const trace::Trace& trace, bool& result, std::i
 // "3", "worker 1", "fiber 5".
 std::string describeAnswer(AnswerKind kind, std::int64_t value);
 
+// A student's answer `given` to `question`, checked on `trace`: what the
+// lesson panel says ("Right." / "Not quite: the trace says worker 1."), and
+// the event to show (its `show:`), if the trace has it.
+struct Verdict {
+    bool right = false;
+    std::int64_t value = 0;    // the trace's answer (when it has one)
+    bool has_event = false;
+    std::size_t event = 0;     // index in trace.events of the moment that shows it
+    std::string text;
+};
+Verdict grade(const Question& question, const trace::Trace& trace, std::int64_t given);
+
 } // namespace fiberscope::viewer::checks

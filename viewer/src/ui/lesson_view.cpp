@@ -73,26 +73,16 @@ CheckState& checkState() {
 
 void check(App& app, const checks::Question& question, CheckState::Answer& answer, std::int64_t given) {
     const trace::Trace& trace = *app.trace;
-    std::int64_t value = 0;
-    std::string error;
+    const checks::Verdict verdict = checks::grade(question, trace, given);
     answer.checked = true;
-    if (!checks::evaluate(question.answer, trace, value, error)) {
-        answer.right = false;
-        answer.verdict = "This trace cannot answer it: " + error + ".";
-        return;
-    }
-    answer.right = value == given;
-    answer.verdict = answer.right ? "Right." : "Not quite: the trace says " + checks::describeAnswer(question.answer.kind, value) + ".";
-    std::size_t index = 0;
-    if (!checks::resolve(question.show, trace, index, error)) {
-        answer.verdict += " (" + error + " to show.)";
-        return;
-    }
+    answer.right = verdict.right;
+    answer.verdict = verdict.text;
+    if (!verdict.has_event) return;
     // Jump to the moment that shows it, and select it as a step would.
-    app.step_event = static_cast<std::uint32_t>(index);
+    app.step_event = static_cast<std::uint32_t>(verdict.event);
     const Explanation ex = explain(*app.timeline, trace, app.step_event);
     app.step_text = ex.text + (ex.function.empty() ? "" : "  [" + ex.function + "]");
-    revealTime(app, trace.events[index].time);
+    revealTime(app, trace.events[verdict.event].time);
 }
 
 void drawChecks(App& app, const Lesson& lesson, const Fonts& fonts) {
