@@ -1,0 +1,380 @@
+// objectStateAt (issue 14, "Object state"): mutex owners and waiters,
+// condition waiters, queue depths and blocked fibers, pending wake-ups and
+// cancels, and timers with the deadline read from their -ETIME completion,
+// on hand-built traces (each rule alone), against a plain replay with no
+// snapshots (the snapshots change nothing), and on lessons 8 and 9 (the state
+// at the lesson's checkpoints is what the lesson says), on both backends.
+#include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fiberscope/analysis/object_state.hpp>
+#include <fiberscope/analysis/timeline.hpp>
+#include <fiberscope/trace_reader.hpp>
+#include <fiberscope/trace_vocabulary.hpp>
+
+#include "decoded_trace.hpp"
+
+namespace {
+
+namespace analysis = fiberscope::analysis;
+namespace trace = fiberscope::trace;
+using trace::EventKind;
+using test::ev;
+using U = std::vector<std::uint64_t>;
+
+std::uint64_t u(std::int64_t v) { return static_cast<std::uint64_t>(v); }
+std::uint8_t qop(trace::QueueOp op) { return static_cast<std::uint8_t>(op); }
+std::uint8_t wake(trace::ConditionWakeHow h) { return static_cast<std::uint8_t>(h); }
+
+analysis::ObjectState at(const trace::Trace& t, std::int64_t time) {
+    const analysis::Timeline tl = analysis::buildTimeline(t);
+    return analysis::objectStateAt(t, tl, time);
+}
+
+const analysis::MutexState* mutexOf(const analysis::ObjectState& s, std::uint64_t m) {
+    for (const auto& x : s.mutexes)
+        if (x.mutex == m) return &x;
+    return nullptr;
+}
+const analysis::QueueState* queueOf(const analysis::ObjectState& s, std::uint64_t q) {
+    for (const auto& x : s.queues)
+        if (x.queue == q) return &x;
+    return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("object state: a mutex's owner and waiters after contended and hand-off records", "[analysis][objects]") {
+    // Main (1) holds 0xA0 (locked without a record); 2 then 3 find it locked;
+    // main hands it to the most recent waiter, 3, which hands it to 2.
+    const trace::Trace t = test::makeTrace(1, {
+                                                  ev(10, 0, EventKind::MutexContended, 2, 0xA0),
+                                                  ev(11, 0, EventKind::MutexContended, 3, 0xA0),
+                                                  ev(20, 0, EventKind::MutexHandoff, 1, 3, 0xA0),
+                                                  ev(30, 0, EventKind::MutexHandoff, 3, 2, 0xA0),
+                                              });
+    CHECK(at(t, 5).mutexes.empty());
+    const auto s15 = at(t, 15);
+    REQUIRE(mutexOf(s15, 0xA0));
+    CHECK(mutexOf(s15, 0xA0)->owner == 1); // read from the hand-off that ended the waiting
+    CHECK(mutexOf(s15, 0xA0)->owner_since == -1);
+    CHECK(mutexOf(s15, 0xA0)->waiters == U{3, 2}); // the next to get it first
+    const auto s25 = at(t, 25);
+    CHECK(mutexOf(s25, 0xA0)->owner == 3);
+    CHECK(mutexOf(s25, 0xA0)->owner_since == 20);
+    CHECK(mutexOf(s25, 0xA0)->waiters == U{2});
+    const auto s20 = at(t, 20); // at the hand-off's own instant, it has happened
+    CHECK(mutexOf(s20, 0xA0)->owner == 3);
+    const auto s35 = at(t, 35);
+    CHECK(mutexOf(s35, 0xA0)->owner == 2);
+    CHECK(mutexOf(s35, 0xA0)->waiters.empty());
+}
+
+TEST_CASE("object state: a canceled mutex waiter leaves, and its holder is unknown without a hand-off", "[analysis][objects]") {
+    const trace::Trace t = test::makeTrace(1, {
+                                                  ev(10, 0, EventKind::MutexContended, 2, 0xA0),
+                                                  ev(12, 0, EventKind::CancelRequest, 2, 1),
+                                                  ev(14, 0, EventKind::CancelDelivered, 2),
+                                              });
+    CHECK(mutexOf(at(t, 11), 0xA0)->owner == 0);
+    CHECK(mutexOf(at(t, 11), 0xA0)->waiters == U{2});
+    CHECK(mutexOf(at(t, 15), 0xA0)->waiters.empty());
+}
+
+TEST_CASE("object state: condition waiters after wait, signal, broadcast and time-out", "[analysis][objects]") {
+    const trace::Trace t = test::makeTrace(1, {
+                                                  ev(10, 0, EventKind::ConditionWait, 4, 0xC0),
+                                                  ev(11, 0, EventKind::ConditionWait, 5, 0xC0),
+                                                  ev(12, 0, EventKind::ConditionWait, 9, 0xC8),
+                                                  ev(20, 0, EventKind::ConditionWake, 4, 0xC0, 0, wake(trace::ConditionWakeHow::Signal)),
+                                                  ev(22, 0, EventKind::ConditionWake, 9, 0xC8, 0, wake(trace::ConditionWakeHow::TimedOut)),
+                                                  ev(28, 0, EventKind::ConditionWait, 6, 0xC0),
+                                                  ev(30, 0, EventKind::ConditionWake, 5, 0xC0, 0, wake(trace::ConditionWakeHow::Broadcast)),
+                                              });
+    const auto s15 = at(t, 15);
+    REQUIRE(s15.conditions.size() == 2);
+    CHECK(s15.conditions[0].condition == 0xC0);
+    CHECK(s15.conditions[0].waiters == U{4, 5});
+    CHECK(s15.conditions[1].waiters == U{9});
+    const auto s25 = at(t, 25);
+    REQUIRE(s25.conditions.size() == 1);
+    CHECK(s25.conditions[0].waiters == U{5});
+    CHECK(at(t, 29).conditions[0].waiters == U{5, 6});
+    CHECK(at(t, 30).conditions.empty()); // the broadcast woke both
+}
+
+TEST_CASE("object state: a queue's depth and its blocked producers and consumers", "[analysis][objects]") {
+    using trace::QueueOp;
+    const trace::Trace t = test::makeTrace(1, {
+                                                  ev(5, 0, EventKind::QueueOp, 0xB0, 8, 0, qop(QueueOp::GetBlocked)),
+                                                  ev(10, 0, EventKind::QueueOp, 0xB0, 7, 0, qop(QueueOp::Put)),
+                                                  ev(11, 0, EventKind::QueueOp, 0xB0, 8, 0, qop(QueueOp::Get)),
+                                                  ev(12, 0, EventKind::QueueOp, 0xB0, 7, 0, qop(QueueOp::Put)),
+                                                  ev(13, 0, EventKind::QueueOp, 0xB0, 7, 0, qop(QueueOp::Put)),
+                                                  ev(14, 0, EventKind::QueueOp, 0xB0, 7, 0, qop(QueueOp::PutBlocked)),
+                                                  ev(20, 0, EventKind::QueueOp, 0xB0, 8, 0, qop(QueueOp::Get)),
+                                                  ev(21, 0, EventKind::QueueOp, 0xB0, 7, 0, qop(QueueOp::Put)),
+                                                  ev(30, 0, EventKind::QueueOp, 0xB0, 1, 0, qop(QueueOp::Close)),
+                                              });
+    CHECK(queueOf(at(t, 6), 0xB0)->depth == 0);
+    CHECK(queueOf(at(t, 6), 0xB0)->consumers == U{8});
+    CHECK(queueOf(at(t, 11), 0xB0)->consumers.empty());
+    const auto s15 = at(t, 15);
+    CHECK(queueOf(s15, 0xB0)->depth == 2);
+    CHECK(queueOf(s15, 0xB0)->producers == U{7});
+    CHECK(queueOf(at(t, 20), 0xB0)->depth == 1);
+    CHECK(queueOf(at(t, 20), 0xB0)->producers == U{7}); // woken, not yet put
+    CHECK(queueOf(at(t, 25), 0xB0)->depth == 2);
+    CHECK(queueOf(at(t, 25), 0xB0)->producers.empty());
+    CHECK_FALSE(queueOf(at(t, 25), 0xB0)->closed);
+    CHECK(queueOf(at(t, 31), 0xB0)->closed);
+}
+
+TEST_CASE("object state: pending wake-ups and cancels", "[analysis][objects]") {
+    const trace::Trace t = test::makeTrace(2, {
+                                                  ev(0, 0, EventKind::ThreadStart, 0, 0),
+                                                  ev(1, 1, EventKind::ThreadStart, 1, 0),
+                                                  ev(10, 0, EventKind::WakeupSent, 1),
+                                                  ev(12, 0, EventKind::CancelRequest, 2, 0),
+                                                  ev(14, 1, EventKind::WakeupReceived, 0),
+                                                  ev(16, 0, EventKind::CancelRequest, 3, 0),
+                                                  ev(20, 0, EventKind::CancelDelivered, 2),
+                                                  ev(24, 0, EventKind::FiberFinish, 3),
+                                              });
+    const auto s13 = at(t, 13);
+    REQUIRE(s13.wakeups.size() == 1);
+    CHECK(s13.wakeups[0].thread == 0);
+    CHECK(s13.wakeups[0].target == 1);
+    CHECK(s13.wakeups[0].sent == 10);
+    REQUIRE(s13.cancels.size() == 1);
+    CHECK(s13.cancels[0].fiber == 2);
+    CHECK(s13.cancels[0].requested == 12);
+    CHECK(at(t, 14).wakeups.empty());
+    const auto s18 = at(t, 18);
+    REQUIRE(s18.cancels.size() == 2);
+    CHECK(s18.cancels[1].fiber == 3);
+    REQUIRE(at(t, 22).cancels.size() == 1); // 2's was delivered
+    CHECK(at(t, 25).cancels.empty());       // 3 finished first
+}
+
+TEST_CASE("object state: a timer's deadline is its -ETIME completion; a canceled or unfinished one has none", "[analysis][objects]") {
+    const std::uint8_t timeout = trace::kOpTimeout;
+    const trace::Trace t = test::makeTrace(1, {
+                                                  ev(10, 0, EventKind::Submit, 2, u(-1), 0, timeout),
+                                                  ev(11, 0, EventKind::Submit, 3, u(-1), 0, timeout),
+                                                  ev(12, 0, EventKind::Submit, 4, u(5), 0, 22), // a read: no timer
+                                                  ev(30, 0, EventKind::Complete, 3, u(-ECANCELED), 0, timeout),
+                                                  ev(40, 0, EventKind::Submit, 5, u(-1), 0, timeout),
+                                                  ev(50, 0, EventKind::Complete, 2, u(-ETIME), 0, timeout),
+                                                  ev(60, 0, EventKind::Submit, 2, u(-1), 0, timeout),
+                                                  ev(75, 0, EventKind::Complete, 2, u(-ETIME), 0, timeout),
+                                              });
+    const auto s20 = at(t, 20);
+    REQUIRE(s20.timers.size() == 2);
+    CHECK(s20.timers[0].fiber == 2);
+    CHECK(s20.timers[0].since == 10);
+    CHECK(s20.timers[0].fires == 50);
+    CHECK(s20.timers[1].fiber == 3);
+    CHECK(s20.timers[1].fires == -1); // canceled at 30
+    const auto s45 = at(t, 45);
+    REQUIRE(s45.timers.size() == 2);
+    CHECK(s45.timers[1].fiber == 5);
+    CHECK(s45.timers[1].fires == -1); // still pending at the end
+    const auto s65 = at(t, 65);
+    REQUIRE(s65.timers.size() == 2);
+    CHECK(s65.timers[1].fiber == 2);
+    CHECK(s65.timers[1].fires == 75); // its second timer, paired in order
+    CHECK(at(t, 50).timers.size() == 1);
+}
+
+TEST_CASE("object state: the runs-next head of a ready stack", "[analysis][objects]") {
+    const trace::Trace t = test::makeTrace(1, {
+                                                  ev(5, 0, EventKind::Schedule, 3, 2, 0, 2),
+                                              });
+    // Two fibers queued by the one schedule: the record names 3 as the head.
+    std::vector<analysis::ReadyEntry> ready{{1, 2, analysis::kNoEvent}, {4, 5, 0}, {3, 5, 0}};
+    CHECK(analysis::readyHead(t, ready) == 2);
+    std::swap(ready[1], ready[2]);
+    CHECK(analysis::readyHead(t, ready) == 1);
+    ready.resize(1);
+    CHECK(analysis::readyHead(t, ready) == 0);
+    CHECK(analysis::readyHead(t, {}) == analysis::kNone);
+}
+
+TEST_CASE("object state: snapshots change nothing (random records, every instant)", "[analysis][objects]") {
+    std::mt19937_64 rng(14);
+    for (int round = 0; round < 8; ++round) {
+        std::vector<trace::Event> events;
+        std::int64_t time = 0;
+        const EventKind kinds[] = {EventKind::MutexContended, EventKind::MutexHandoff, EventKind::ConditionWait, EventKind::ConditionWake,
+                                   EventKind::QueueOp,        EventKind::CancelRequest, EventKind::CancelDelivered, EventKind::FiberFinish,
+                                   EventKind::WakeupSent,     EventKind::WakeupReceived, EventKind::Submit,       EventKind::Complete};
+        for (int i = 0; i < 600; ++i) {
+            time += static_cast<std::int64_t>(rng() % 3);
+            const EventKind k = kinds[rng() % std::size(kinds)];
+            std::uint8_t small = 0;
+            if (k == EventKind::ConditionWake) small = static_cast<std::uint8_t>(rng() % 3);
+            if (k == EventKind::QueueOp) small = static_cast<std::uint8_t>(rng() % 5);
+            if (k == EventKind::Submit || k == EventKind::Complete) small = rng() % 2 ? trace::kOpTimeout : 22;
+            const std::uint64_t a1 = k == EventKind::Complete ? (rng() % 2 ? u(-ETIME) : u(-ECANCELED)) : 0xA0 + rng() % 3;
+            events.push_back(ev(time, static_cast<std::uint32_t>(rng() % 2), k, 1 + rng() % 6, a1, 0xA0 + rng() % 3, small));
+        }
+        const trace::Trace t = test::makeTrace(2, events);
+        const analysis::Timeline tl = analysis::buildTimeline(t);
+        const analysis::ObjectIndex dense = analysis::buildObjectIndex(t, tl, 3);
+        const analysis::ObjectIndex plain = analysis::buildObjectIndex(t, tl, 1u << 30);
+        REQUIRE(dense.snapshots.size() > 10);
+        REQUIRE(plain.snapshots.size() == 1);
+        for (std::int64_t at = -1; at <= time + 1; ++at) {
+            const auto a = analysis::objectStateAt(t, dense, at);
+            const auto b = analysis::objectStateAt(t, plain, at);
+            INFO("round " << round << " at " << at);
+            REQUIRE(a.mutexes.size() == b.mutexes.size());
+            for (std::size_t i = 0; i < a.mutexes.size(); ++i) {
+                CHECK(a.mutexes[i].owner == b.mutexes[i].owner);
+                CHECK(a.mutexes[i].waiters == b.mutexes[i].waiters);
+            }
+            REQUIRE(a.conditions.size() == b.conditions.size());
+            for (std::size_t i = 0; i < a.conditions.size(); ++i) CHECK(a.conditions[i].waiters == b.conditions[i].waiters);
+            REQUIRE(a.queues.size() == b.queues.size());
+            for (std::size_t i = 0; i < a.queues.size(); ++i) {
+                CHECK(a.queues[i].depth == b.queues[i].depth);
+                CHECK(a.queues[i].producers == b.queues[i].producers);
+                CHECK(a.queues[i].consumers == b.queues[i].consumers);
+            }
+            CHECK(a.wakeups.size() == b.wakeups.size());
+            CHECK(a.cancels.size() == b.cancels.size());
+            REQUIRE(a.timers.size() == b.timers.size());
+            for (std::size_t i = 0; i < a.timers.size(); ++i) CHECK(a.timers[i].fires == b.timers[i].fires);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Lessons 8 and 9, recorded on both backends.
+
+namespace {
+
+trace::Trace recordLesson(const std::string& name, const char* backend) {
+    const char* dir = std::getenv("TMPDIR");
+    const std::string path = std::string(dir && *dir ? dir : "/tmp") + "/fiberscope-objects-" + std::to_string(getpid()) + "-" + name +
+                             (*backend ? "-" : "") + backend + ".fstrace";
+    const std::string command = "FIBERSCOPE_TRACE='" + path + "' FIBERSCOPE_BACKEND=auto timeout 60 '" FIBERSCOPE_LESSON_BIN_DIR "/" + name +
+                                "'" + (*backend ? std::string(" --backend ") + backend : "") + " > /dev/null 2>&1";
+    INFO(command);
+    REQUIRE(std::system(command.c_str()) == 0);
+    trace::Trace t;
+    trace::ReadError error;
+    const bool read = trace::readTrace(path, t, error);
+    unlink(path.c_str());
+    INFO(error.text());
+    REQUIRE(read);
+    return t;
+}
+
+// The time of the mark labelled `label`, else -1.
+std::int64_t markTime(const trace::Trace& t, const std::string& label) {
+    for (const trace::Event& e : t.events)
+        if (e.kind == EventKind::Mark && e.arg[0] < t.strings.size() && t.strings[e.arg[0]] == label) return e.time;
+    return -1;
+}
+
+std::int64_t firstOf(const trace::Trace& t, EventKind kind, std::size_t nth = 0) {
+    for (const trace::Event& e : t.events)
+        if (e.kind == kind && nth-- == 0) return e.time;
+    return -1;
+}
+
+} // namespace
+
+TEST_CASE("object state on lesson 8: main holds the mutex with four tellers stacked; each hand-off pops the stack", "[analysis][objects][lessons]") {
+    for (const char* backend : {"", "epoll"}) {
+        INFO("backend " << (*backend ? backend : "default"));
+        const trace::Trace t = recordLesson("lesson08-mutex-handoff", backend);
+        const analysis::Timeline tl = analysis::buildTimeline(t);
+        const analysis::ObjectIndex index = analysis::buildObjectIndex(t, tl);
+        const std::int64_t unlocks = markTime(t, "checkpoint: main unlocks");
+        REQUIRE(unlocks >= 0);
+        const auto before = analysis::objectStateAt(t, index, unlocks);
+        REQUIRE(before.mutexes.size() == 1);
+        const analysis::MutexState& m = before.mutexes[0];
+        CHECK(m.owner == 1);              // main locked it first (no record) and holds it
+        CHECK(m.waiters == U{5, 4, 3, 2}); // teller 3 (fiber 5) arrived last and gets it next
+        const std::int64_t first = firstOf(t, EventKind::MutexHandoff);
+        const auto after = analysis::objectStateAt(t, index, first);
+        CHECK(after.mutexes[0].owner == 5);
+        CHECK(after.mutexes[0].owner_since == first);
+        CHECK(after.mutexes[0].waiters == U{4, 3, 2});
+        const auto second = analysis::objectStateAt(t, index, firstOf(t, EventKind::MutexHandoff, 1));
+        CHECK(second.mutexes[0].owner == 4); // teller 2, the next on the stack
+        const U& rest = second.mutexes[0].waiters;
+        CHECK(std::find(rest.begin(), rest.end(), 4) == rest.end());
+        CHECK(std::find(rest.begin(), rest.end(), 3) != rest.end());
+        CHECK(std::find(rest.begin(), rest.end(), 2) != rest.end());
+        const std::int64_t done = markTime(t, "checkpoint: tellers done");
+        REQUIRE(done >= 0);
+        CHECK(analysis::objectStateAt(t, index, done).mutexes[0].waiters.empty());
+        // Its one-millisecond sleeps are timers that fired: each has its deadline.
+        const std::int64_t start = markTime(t, "checkpoint: tellers start");
+        bool timer_seen = false;
+        for (const trace::Event& e : t.events)
+            if (e.kind == EventKind::Submit && e.small == trace::kOpTimeout && e.time > start && e.time < unlocks) {
+                for (const auto& timer : analysis::objectStateAt(t, index, e.time).timers)
+                    if (timer.since == e.time) {
+                        timer_seen = true;
+                        CHECK(timer.fires > e.time);
+                    }
+            }
+        CHECK(timer_seen);
+    }
+}
+
+TEST_CASE("object state on lesson 9: two consumers wait at the gate; the queue never holds more than its capacity", "[analysis][objects][lessons]") {
+    for (const char* backend : {"", "epoll"}) {
+        INFO("backend " << (*backend ? backend : "default"));
+        const trace::Trace t = recordLesson("lesson09-producer-consumer", backend);
+        const analysis::Timeline tl = analysis::buildTimeline(t);
+        const analysis::ObjectIndex index = analysis::buildObjectIndex(t, tl);
+        const std::int64_t gate = markTime(t, "checkpoint: gate opens");
+        REQUIRE(gate >= 0);
+        const auto at_gate = analysis::objectStateAt(t, index, gate);
+        std::size_t waiting = 0;
+        for (const auto& c : at_gate.conditions) waiting += c.waiters.size();
+        CHECK(waiting == 2); // kConsumers, both at the gate
+        // Every instant a queue record is at: depth within [0, kCapacity]; the
+        // producer is seen blocked on a full queue.
+        std::int64_t max_depth = 0;
+        bool producer_blocked_when_full = false;
+        for (const trace::Event& e : t.events) {
+            if (e.kind != EventKind::QueueOp) continue;
+            const auto s = analysis::objectStateAt(t, index, e.time);
+            REQUIRE(s.queues.size() == 1);
+            max_depth = std::max(max_depth, s.queues[0].depth);
+            if (!s.queues[0].producers.empty() && s.queues[0].depth == 4) producer_blocked_when_full = true;
+        }
+        CHECK(max_depth == 4);
+        CHECK(producer_blocked_when_full);
+        const std::int64_t closed = markTime(t, "checkpoint: queue closed");
+        REQUIRE(closed >= 0);
+        // Drained: both consumers blocked on the empty queue, until close() lets them go.
+        const auto drained = analysis::objectStateAt(t, index, closed);
+        CHECK(drained.queues[0].depth == 0);
+        CHECK(drained.queues[0].consumers.size() == 2);
+        CHECK_FALSE(drained.queues[0].closed);
+        std::int64_t close_time = -1;
+        for (const trace::Event& e : t.events)
+            if (e.kind == EventKind::QueueOp && e.small == static_cast<std::uint8_t>(trace::QueueOp::Close)) close_time = e.time;
+        REQUIRE(close_time >= closed);
+        const auto end = analysis::objectStateAt(t, index, close_time);
+        CHECK(end.queues[0].closed);
+        CHECK(end.queues[0].consumers.empty());
+        CHECK(end.queues[0].producers.empty());
+    }
+}

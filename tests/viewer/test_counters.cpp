@@ -1,0 +1,256 @@
+// Counter tracks (viewer/src/model/counters.hpp): the ready-queue length and
+// operations-in-flight step functions on hand-built traces, worked out by
+// hand and checked against stateAt at every nanosecond; fibers alive; and
+// decimation, which must give the true min and max in every pixel (checked
+// against a brute-force scan of random series at random zooms).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "../support/decoded_trace.hpp"
+#include "fiberscope/analysis/state_at.hpp"
+#include "fiberscope/analysis/timeline.hpp"
+#include "model/counters.hpp"
+
+using namespace fiberscope;
+using namespace fiberscope::viewer;
+using trace::EventKind;
+using trace::ScheduleHow;
+using trace::SwitchReason;
+using test::ev;
+using test::makeTrace;
+
+namespace {
+
+constexpr std::uint8_t kRead = 22; // IORING_OP_READ
+std::uint8_t sw(SwitchReason r) { return static_cast<std::uint8_t>(r); }
+std::uint8_t how(ScheduleHow h) { return static_cast<std::uint8_t>(h); }
+
+// Main (fiber 1) on worker 0 queues 2, 3, 4; worker 1 steals the queue (head
+// 4) and runs 4; main hands fiber 5 to idle worker 2; 4 yields to 3 on worker 1.
+trace::Trace stealTrace() {
+    return makeTrace(3, {
+                            ev(0, 0, EventKind::ThreadStart, 0, 0),
+                            ev(0, 1, EventKind::ThreadStart, 1, 0),
+                            ev(0, 2, EventKind::ThreadStart, 2, 0),
+                            ev(1, 1, EventKind::Park),
+                            ev(1, 2, EventKind::Park),
+                            ev(10, 0, EventKind::FiberCreate, 2, 1, 0),
+                            ev(10, 0, EventKind::Schedule, 2, 1, 0, how(ScheduleHow::OwnQueue)),
+                            ev(11, 0, EventKind::FiberCreate, 3, 1, 0),
+                            ev(11, 0, EventKind::Schedule, 3, 1, 0, how(ScheduleHow::OwnQueue)),
+                            ev(12, 0, EventKind::FiberCreate, 4, 1, 0),
+                            ev(12, 0, EventKind::Schedule, 4, 1, 0, how(ScheduleHow::OwnQueue)),
+                            ev(20, 1, EventKind::Unpark, 0),
+                            ev(21, 1, EventKind::Steal, 4, 0),
+                            ev(21, 1, EventKind::Switch, 0, 4, 0, sw(SwitchReason::Idle)),
+                            ev(30, 0, EventKind::FiberCreate, 5, 1, 0),
+                            ev(30, 0, EventKind::Schedule, 5, 1, 2, how(ScheduleHow::IdleHandoff)),
+                            ev(30, 0, EventKind::WakeupSent, 2),
+                            ev(35, 2, EventKind::WakeupReceived, 0),
+                            ev(35, 2, EventKind::Unpark, 1),
+                            ev(36, 2, EventKind::Switch, 0, 5, 0, sw(SwitchReason::Idle)),
+                            ev(40, 1, EventKind::Switch, 4, 3, 0, sw(SwitchReason::Yield)),
+                            ev(40, 1, EventKind::Schedule, 4, 1, 1, how(ScheduleHow::OwnQueue)),
+                            ev(48, 0, EventKind::Switch, 1, 0, 0, sw(SwitchReason::Await)),
+                            ev(50, 0, EventKind::Mark, 0),
+                        });
+}
+
+// Main does two reads on worker 0 (one at 20, one at 22), a child runs and
+// finishes; worker 1 submits one of its own.
+trace::Trace ioTrace() {
+    return makeTrace(2, {
+                            ev(0, 0, EventKind::ThreadStart, 0, 0),
+                            ev(10, 0, EventKind::FiberCreate, 2, 1, 0),
+                            ev(10, 0, EventKind::Schedule, 2, 1, 0, how(ScheduleHow::OwnQueue)),
+                            ev(20, 0, EventKind::Submit, 1, 5, 0, kRead),
+                            ev(20, 0, EventKind::Switch, 1, 2, 0, sw(SwitchReason::IoWait)),
+                            ev(22, 0, EventKind::Submit, 2, 6, 0, kRead),
+                            ev(22, 0, EventKind::Switch, 2, 0, 0, sw(SwitchReason::IoWait)),
+                            ev(30, 1, EventKind::ThreadStart, 1, 0),
+                            ev(31, 1, EventKind::FiberCreate, 3, 0, 0),
+                            ev(31, 1, EventKind::Schedule, 3, 0, 1, how(ScheduleHow::OwnQueue)),
+                            ev(32, 1, EventKind::Switch, 0, 3, 0, sw(SwitchReason::Idle)),
+                            ev(33, 1, EventKind::Submit, 3, 7, 0, kRead),
+                            ev(33, 1, EventKind::Switch, 3, 0, 0, sw(SwitchReason::IoWait)),
+                            ev(45, 0, EventKind::Park),
+                            ev(50, 0, EventKind::Complete, 1, 4096, 0, kRead),
+                            ev(50, 0, EventKind::Unpark, 1),
+                            ev(55, 0, EventKind::Switch, 0, 1, 0, sw(SwitchReason::Idle)),
+                            ev(60, 0, EventKind::Complete, 2, 10, 0, kRead),
+                            ev(61, 0, EventKind::Switch, 1, 2, 0, sw(SwitchReason::Await)),
+                            ev(62, 0, EventKind::Switch, 2, 1, 0, sw(SwitchReason::Finish)),
+                            ev(62, 0, EventKind::FiberFinish, 2),
+                            ev(70, 1, EventKind::Complete, 3, 1, 0, kRead),
+                            ev(80, 0, EventKind::Mark, 0),
+                        });
+}
+
+// Every lane's ready and in-flight counters equal stateAt's lists at every ns.
+void checkAgainstStateAt(const analysis::Timeline& tl, const Counters& c) {
+    REQUIRE(c.ready.size() == tl.threads.size());
+    REQUIRE(c.in_flight.size() == tl.threads.size());
+    for (std::int64_t t = tl.start_time - 2; t <= tl.end_time + 2; ++t) {
+        const analysis::SchedulerState s = analysis::stateAt(tl, t);
+        std::int32_t ready = 0, flight = 0;
+        for (std::size_t lane = 0; lane < tl.threads.size(); ++lane) {
+            INFO("time " << t << ", lane " << lane);
+            CHECK(counterAt(c.ready[lane], t) == static_cast<std::int32_t>(s.threads[lane].ready.size()));
+            CHECK(counterAt(c.in_flight[lane], t) == static_cast<std::int32_t>(s.threads[lane].in_flight.size()));
+            ready += static_cast<std::int32_t>(s.threads[lane].ready.size());
+            flight += static_cast<std::int32_t>(s.threads[lane].in_flight.size());
+        }
+        INFO("time " << t);
+        CHECK(counterAt(c.ready_total, t) == ready);
+        CHECK(counterAt(c.in_flight_total, t) == flight);
+    }
+}
+
+// The min and max of `s` over [t0, t1), by a scan of every change point.
+CounterRange bruteRange(const CounterSeries& s, std::int64_t t0, std::int64_t t1) {
+    const std::int32_t at = counterAt(s, t0);
+    CounterRange r{at, at};
+    for (std::size_t i = 0; i < s.times.size(); ++i)
+        if (s.times[i] > t0 && s.times[i] < t1) r.min = std::min(r.min, s.values[i]), r.max = std::max(r.max, s.values[i]);
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("ready-queue lengths follow schedules, runs and a steal of the whole queue", "[viewer][counters]") {
+    const trace::Trace trace = stealTrace();
+    const analysis::Timeline tl = analysis::buildTimeline(trace);
+    const Counters c = computeCounters(tl);
+    REQUIRE(c.ready.size() == 3);
+    // Worker 0 queues 2, 3, 4 at 10, 11, 12.
+    CHECK(counterAt(c.ready[0], 9) == 0);
+    CHECK(counterAt(c.ready[0], 10) == 1);
+    CHECK(counterAt(c.ready[0], 11) == 2);
+    CHECK(counterAt(c.ready[0], 15) == 3);
+    // Worker 1 steals the queue at 21 and runs its head (4): 2 and 3 are now its.
+    CHECK(counterAt(c.ready[0], 25) == 0);
+    CHECK(counterAt(c.ready[1], 20) == 0);
+    CHECK(counterAt(c.ready[1], 25) == 2);
+    // Fiber 5 handed to worker 2 at 30, run at 36.
+    CHECK(counterAt(c.ready[2], 32) == 1);
+    CHECK(counterAt(c.ready[2], 36) == 0);
+    // 4 yields to 3 at 40: 2 and 4 wait on worker 1.
+    CHECK(counterAt(c.ready[1], 45) == 2);
+    CHECK(counterAt(c.ready_total, 15) == 3);
+    CHECK(counterAt(c.ready_total, 32) == 3);
+    CHECK(c.ready[0].peak == 3);
+    CHECK(c.ready_total.peak == 3);
+    // Change points are distinct and each changes the value.
+    for (const CounterSeries* s : {&c.ready[0], &c.ready[1], &c.ready[2], &c.ready_total}) {
+        for (std::size_t i = 1; i < s->times.size(); ++i) {
+            CHECK(s->times[i - 1] < s->times[i]);
+            CHECK(s->values[i - 1] != s->values[i]);
+        }
+    }
+    checkAgainstStateAt(tl, c);
+    // Nothing was submitted.
+    CHECK(c.in_flight_total.times.empty());
+    CHECK(c.in_flight_total.peak == 0);
+}
+
+TEST_CASE("operations in flight per thread and in all, and fibers alive", "[viewer][counters]") {
+    const trace::Trace trace = ioTrace();
+    const analysis::Timeline tl = analysis::buildTimeline(trace);
+    const Counters c = computeCounters(tl);
+    REQUIRE(c.in_flight.size() == 2);
+    CHECK(counterAt(c.in_flight[0], 19) == 0);
+    CHECK(counterAt(c.in_flight[0], 20) == 1);
+    CHECK(counterAt(c.in_flight[0], 22) == 2);
+    CHECK(counterAt(c.in_flight[0], 49) == 2);
+    CHECK(counterAt(c.in_flight[0], 50) == 1);
+    CHECK(counterAt(c.in_flight[0], 60) == 0);
+    CHECK(counterAt(c.in_flight[1], 33) == 1);
+    CHECK(counterAt(c.in_flight[1], 70) == 0);
+    CHECK(counterAt(c.in_flight_total, 40) == 3);
+    CHECK(counterAt(c.in_flight_total, 55) == 2);
+    CHECK(counterAt(c.in_flight_total, 65) == 1);
+    CHECK(c.in_flight_total.peak == 3);
+    CHECK(c.in_flight[0].peak == 2);
+    checkAgainstStateAt(tl, c);
+    // Fibers alive: main (there from the start), 2 from 10 to its finish at
+    // 62, 3 from 31 on.
+    const auto alive = [&](std::int64_t t) {
+        std::int32_t n = 0;
+        for (const analysis::FiberLane& f : tl.fibers) {
+            const std::int64_t born = f.created >= 0 ? f.created : tl.start_time;
+            if (born <= t && (f.finished < 0 || t < f.finished)) ++n;
+        }
+        return n;
+    };
+    CHECK(counterAt(c.fibers_alive, 5) == alive(5));
+    CHECK(counterAt(c.fibers_alive, 15) == counterAt(c.fibers_alive, 5) + 1);
+    CHECK(counterAt(c.fibers_alive, 40) == counterAt(c.fibers_alive, 5) + 2);
+    CHECK(counterAt(c.fibers_alive, 70) == counterAt(c.fibers_alive, 5) + 1);
+    for (std::int64_t t = -1; t <= 90; ++t) {
+        INFO("time " << t);
+        CHECK(counterAt(c.fibers_alive, t) == alive(t));
+    }
+}
+
+TEST_CASE("decimation gives the true min and max in every pixel", "[viewer][counters]") {
+    std::mt19937_64 rng(1414);
+    for (int round = 0; round < 20; ++round) {
+        // A random step function of up to 20000 change points (several
+        // levels of detail), with rare tall spikes a sample would miss.
+        CounterSeries s;
+        const int n = static_cast<int>(rng() % 20000) + 1;
+        std::int64_t t = static_cast<std::int64_t>(rng() % 100);
+        std::int32_t v = 0;
+        for (int i = 0; i < n; ++i) {
+            t += 1 + static_cast<std::int64_t>(rng() % 50);
+            std::int32_t next = rng() % 200 == 0 ? 1000 + static_cast<std::int32_t>(rng() % 1000) : static_cast<std::int32_t>(rng() % 20);
+            if (next == v) ++next;
+            v = next;
+            s.times.push_back(t);
+            s.values.push_back(v);
+        }
+        indexCounter(s);
+        CHECK(s.peak == *std::max_element(s.values.begin(), s.values.end()));
+        const double span = static_cast<double>(s.times.back() - s.times.front() + 200);
+        const int pixels = 1 + static_cast<int>(rng() % 1500);
+        // Whole-series, zoomed-in and sub-nanosecond pixels.
+        for (const double zoom : {1.0, 0.1, 0.001}) {
+            const double npp = span * zoom / pixels;
+            const double t0 = static_cast<double>(s.times.front()) - 100 + static_cast<double>(rng() % 1000) * span * (1 - zoom) / 1000;
+            std::vector<CounterRange> out;
+            decimateCounter(s, t0, npp, pixels, out);
+            REQUIRE(out.size() == static_cast<std::size_t>(pixels));
+            for (int p = 0; p < pixels; ++p) {
+                const auto b0 = static_cast<std::int64_t>(std::floor(t0 + p * npp));
+                const auto b1 = static_cast<std::int64_t>(std::floor(t0 + (p + 1) * npp));
+                const CounterRange want = bruteRange(s, b0, b1);
+                if (out[static_cast<std::size_t>(p)].max != want.max || out[static_cast<std::size_t>(p)].min != want.min) {
+                    INFO("round " << round << " zoom " << zoom << " pixel " << p << " [" << b0 << ", " << b1 << ")");
+                    CHECK(out[static_cast<std::size_t>(p)].max == want.max);
+                    CHECK(out[static_cast<std::size_t>(p)].min == want.min);
+                }
+            }
+        }
+        // And arbitrary ranges.
+        for (int q = 0; q < 200; ++q) {
+            const std::int64_t a = s.times.front() - 50 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(span));
+            const std::int64_t b = a + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(span));
+            const CounterRange got = counterRange(s, a, b), want = bruteRange(s, a, b);
+            if (got.max != want.max || got.min != want.min) {
+                INFO("round " << round << " [" << a << ", " << b << ")");
+                CHECK(got.max == want.max);
+                CHECK(got.min == want.min);
+            }
+        }
+    }
+    // An empty series is 0 everywhere.
+    CounterSeries none;
+    indexCounter(none);
+    std::vector<CounterRange> out;
+    decimateCounter(none, 0, 10, 4, out);
+    REQUIRE(out.size() == 4);
+    for (const CounterRange& r : out) CHECK((r.min == 0 && r.max == 0));
+}

@@ -1,0 +1,136 @@
+// The state of the runtime's objects at an instant: who holds each mutex and
+// who waits for it, who waits on each condition, each Queue's depth and its
+// blocked producers and consumers, the wake-ups and cancels sent but not yet
+// arrived, and the timers in flight with the time they fire.
+//
+// Design: these objects live only in the records that name them (mutex-
+// contended/handoff, condition-wait/wake, queue, cancel-request/delivered,
+// wakeup-sent/received, timeout submits and completes), a small share of a
+// trace. buildObjectIndex keeps the indices of just those records, and a full
+// snapshot of the replayed state every max(`every`, snapshot size) of them,
+// so snapshots cost O(records) in total. objectStateAt binary searches the
+// last snapshot at or before the time, copies it and replays at most
+// `every` + snapshot-size records: a hover frame on a big trace stays cheap.
+// The caller builds the index once per Timeline and keeps it.
+//
+// What the trace does not record, the index reads from the future, once:
+//   * an uncontended lock or unlock writes nothing, so who holds a mutex that
+//     a fiber found locked is known only from the next hand-off (its `from`
+//     held it all along, since an unlock with waiters always hands off);
+//   * a timer's deadline is not recorded, but one that completed with -ETIME
+//     fired at its completion; one canceled or still pending at the end has
+//     no known deadline.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "fiberscope/analysis/state_at.hpp"
+#include "fiberscope/analysis/timeline.hpp"
+#include "fiberscope/trace_reader.hpp"
+
+namespace fiberscope::analysis {
+
+struct MutexState {
+    std::uint64_t mutex = 0;   // its address
+    std::uint64_t owner = 0;   // 0: unknown (locked without a record)
+    std::int64_t owner_since = -1; // the hand-off that gave it to `owner`, -1: it held it before the waiters came
+    // The fibers waiting, the next to get it first (unlock hands the mutex
+    // to the most recent waiter: a stack).
+    std::vector<std::uint64_t> waiters;
+};
+
+struct ConditionState {
+    std::uint64_t condition = 0;
+    std::vector<std::uint64_t> waiters; // by when they began to wait
+};
+
+struct QueueState {
+    std::uint64_t queue = 0;
+    std::int64_t depth = 0;            // items in it (puts - gets since the recording began, at least 0)
+    bool closed = false;
+    std::vector<std::uint64_t> producers; // blocked because it was full (put-blocked, no put yet)
+    std::vector<std::uint64_t> consumers; // blocked because it was empty
+};
+
+struct PendingWakeup {
+    std::uint32_t thread = 0;   // the sending trace thread
+    std::int64_t target = -1;   // the worker woken
+    std::int64_t sent = 0;
+    std::uint32_t event = kNoEvent;
+};
+
+struct PendingCancel {
+    std::uint64_t fiber = 0;    // the fiber to cancel
+    std::uint32_t thread = 0;   // where it was requested
+    std::int64_t requested = 0;
+    std::uint32_t event = kNoEvent;
+};
+
+struct TimerState {
+    std::uint64_t fiber = 0;
+    std::uint32_t thread = 0;   // whose ring (or epoll) holds it
+    std::int64_t since = 0;
+    std::int64_t fires = -1;    // when it fired (a -ETIME completion); -1: canceled or still pending at the end
+    std::uint32_t event = kNoEvent; // the submit
+};
+
+struct ObjectState {
+    std::int64_t time = 0;
+    std::vector<MutexState> mutexes;       // by address; only those waited for or handed over so far
+    std::vector<ConditionState> conditions; // by address; only those with waiters
+    std::vector<QueueState> queues;        // by address; every queue seen so far
+    std::vector<PendingWakeup> wakeups;    // by sent
+    std::vector<PendingCancel> cancels;    // by requested
+    std::vector<TimerState> timers;        // by since
+};
+
+// The replay's working state (kept in snapshots).
+struct ObjectReplay {
+    struct Mutex {
+        std::uint64_t owner = 0;
+        std::int64_t owner_since = -1;
+        std::vector<std::uint64_t> waiters; // oldest first
+    };
+    struct Queue {
+        std::int64_t depth = 0;
+        bool closed = false;
+        std::vector<std::uint64_t> producers, consumers;
+    };
+    std::map<std::uint64_t, Mutex> mutexes;
+    std::map<std::uint64_t, std::vector<std::uint64_t>> conditions;
+    std::map<std::uint64_t, Queue> queues;
+    std::vector<PendingWakeup> wakeups;
+    std::map<std::uint64_t, PendingCancel> cancels; // by fiber
+    std::vector<TimerState> timers;
+    std::size_t size() const noexcept;
+};
+
+struct ObjectSnapshot {
+    std::int64_t time = 0;      // the first record after it is at this time or later
+    std::size_t next = 0;       // records [next, ...) are not in it
+    ObjectReplay state;
+};
+
+struct ObjectIndex {
+    std::vector<std::uint32_t> records;   // trace.events indices of the records that change an object, by time
+    std::vector<std::int64_t> worker_of;  // trace thread number -> worker (-1 unknown)
+    // contended record (event index) -> the fiber holding the mutex then (the next hand-off's `from`)
+    std::map<std::uint32_t, std::uint64_t> holder_at;
+    std::map<std::uint32_t, std::int64_t> fires_at; // timeout submit (event index) -> its -ETIME completion's time
+    std::vector<ObjectSnapshot> snapshots; // by time; snapshots[0] is the empty state
+    std::size_t events_indexed = 0;       // trace.events.size() when built (a grown live trace needs a new index)
+};
+
+ObjectIndex buildObjectIndex(const trace::Trace& trace, const Timeline& timeline, std::size_t every = 2048);
+ObjectState objectStateAt(const trace::Trace& trace, const ObjectIndex& index, std::int64_t time);
+// Builds the index and asks it once (tests, one-off tools; a viewer keeps the index).
+ObjectState objectStateAt(const trace::Trace& trace, const Timeline& timeline, std::int64_t time);
+
+// Where in `ready` (stateAt's, by since) the fiber that runs next is: the
+// ready queue is a LIFO stack, so the newest entry, and among those queued
+// by one schedule record, the one it names as the head. kNone if empty.
+std::size_t readyHead(const trace::Trace& trace, const std::vector<ReadyEntry>& ready) noexcept;
+
+} // namespace fiberscope::analysis

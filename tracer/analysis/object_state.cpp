@@ -1,0 +1,261 @@
+// objectStateAt: a snapshotted replay of the records that change a mutex, a
+// condition, a queue, a wake-up, a cancel or a timer (see object_state.hpp
+// for the design). One apply() is the meaning of each record; the index is
+// built by running it twice over those records (once to learn from the
+// future who held each mutex, once to take the snapshots).
+#include "fiberscope/analysis/object_state.hpp"
+
+#include <algorithm>
+#include <cerrno>
+
+#include "fiberscope/trace_vocabulary.hpp"
+
+namespace fiberscope::analysis {
+
+using trace::EventKind;
+
+namespace {
+
+bool relevant(const trace::Event& e) noexcept {
+    switch (e.kind) {
+    case EventKind::MutexContended:
+    case EventKind::MutexHandoff:
+    case EventKind::ConditionWait:
+    case EventKind::ConditionWake:
+    case EventKind::QueueOp:
+    case EventKind::CancelRequest:
+    case EventKind::CancelDelivered:
+    case EventKind::FiberFinish:
+    case EventKind::WakeupSent:
+    case EventKind::WakeupReceived: return true;
+    case EventKind::Submit:
+    case EventKind::Complete: return e.small == trace::kOpTimeout;
+    default: return false;
+    }
+}
+
+void erase(std::vector<std::uint64_t>& list, std::uint64_t fiber) {
+    list.erase(std::remove(list.begin(), list.end(), fiber), list.end());
+}
+
+// A fiber that stopped waiting for something without a record naming the
+// object (canceled, timed out, finished) leaves every list it is in.
+void leaveAll(ObjectReplay& s, std::uint64_t fiber, bool queues_too) {
+    for (auto it = s.mutexes.begin(); it != s.mutexes.end(); ++it) erase(it->second.waiters, fiber);
+    for (auto it = s.conditions.begin(); it != s.conditions.end();) {
+        erase(it->second, fiber);
+        it = it->second.empty() ? s.conditions.erase(it) : std::next(it);
+    }
+    if (queues_too)
+        for (auto& [q, queue] : s.queues) erase(queue.producers, fiber), erase(queue.consumers, fiber);
+}
+
+std::int64_t workerOf(const ObjectIndex& index, std::uint32_t thread) noexcept {
+    return thread < index.worker_of.size() ? index.worker_of[thread] : -1;
+}
+
+void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std::uint32_t id) {
+    switch (e.kind) {
+    case EventKind::MutexContended: {
+        ObjectReplay::Mutex& m = s.mutexes[e.arg[1]];
+        if (m.waiters.empty()) {
+            // A new episode of waiting: whoever holds it locked it without a record.
+            const auto h = index.holder_at.find(id);
+            m.owner = h == index.holder_at.end() ? 0 : h->second;
+            m.owner_since = -1;
+        }
+        erase(m.waiters, e.arg[0]);
+        m.waiters.push_back(e.arg[0]);
+        break;
+    }
+    case EventKind::MutexHandoff: {
+        ObjectReplay::Mutex& m = s.mutexes[e.arg[2]];
+        m.owner = e.arg[1];
+        m.owner_since = e.time;
+        erase(m.waiters, e.arg[1]);
+        break;
+    }
+    case EventKind::ConditionWait: {
+        auto& w = s.conditions[e.arg[1]];
+        erase(w, e.arg[0]);
+        w.push_back(e.arg[0]);
+        break;
+    }
+    case EventKind::ConditionWake: {
+        const auto how = static_cast<trace::ConditionWakeHow>(e.small);
+        auto it = s.conditions.find(e.arg[1]);
+        if (it != s.conditions.end()) {
+            // A broadcast's one record names the head; it woke every waiter.
+            if (how == trace::ConditionWakeHow::Broadcast) it->second.clear();
+            else erase(it->second, e.arg[0]);
+            if (it->second.empty()) s.conditions.erase(it);
+        }
+        // A timed-out wait returns: a Queue put or get blocked on it gives up.
+        if (how == trace::ConditionWakeHow::TimedOut) leaveAll(s, e.arg[0], true);
+        break;
+    }
+    case EventKind::QueueOp: {
+        ObjectReplay::Queue& q = s.queues[e.arg[0]];
+        const std::uint64_t fiber = e.arg[1];
+        switch (static_cast<trace::QueueOp>(e.small)) {
+        case trace::QueueOp::Put: ++q.depth, erase(q.producers, fiber); break;
+        case trace::QueueOp::Get: q.depth = std::max<std::int64_t>(0, q.depth - 1), erase(q.consumers, fiber); break;
+        case trace::QueueOp::PutBlocked: erase(q.producers, fiber), q.producers.push_back(fiber); break;
+        case trace::QueueOp::GetBlocked: erase(q.consumers, fiber), q.consumers.push_back(fiber); break;
+        case trace::QueueOp::Close: q.closed = true, q.producers.clear(), q.consumers.clear(); break;
+        }
+        break;
+    }
+    case EventKind::CancelRequest:
+        if (!s.cancels.count(e.arg[0])) s.cancels[e.arg[0]] = PendingCancel{e.arg[0], e.thread, e.time, id};
+        break;
+    case EventKind::CancelDelivered:
+        s.cancels.erase(e.arg[0]);
+        leaveAll(s, e.arg[0], true);
+        break;
+    case EventKind::FiberFinish:
+        s.cancels.erase(e.arg[0]);
+        leaveAll(s, e.arg[0], true);
+        break;
+    case EventKind::WakeupSent:
+        s.wakeups.push_back(PendingWakeup{e.thread, static_cast<std::int64_t>(e.arg[0]), e.time, id});
+        break;
+    case EventKind::WakeupReceived: {
+        // FIFO per (sender, target) pair, as the timeline pairs its flows.
+        const std::int64_t sender = static_cast<std::int64_t>(e.arg[0]);
+        const std::int64_t target = workerOf(index, e.thread);
+        const auto it = std::find_if(s.wakeups.begin(), s.wakeups.end(), [&](const PendingWakeup& w) {
+            return w.target == target && workerOf(index, w.thread) == sender;
+        });
+        if (it != s.wakeups.end()) s.wakeups.erase(it);
+        break;
+    }
+    case EventKind::Submit: {
+        const auto f = index.fires_at.find(id);
+        s.timers.push_back(TimerState{e.arg[0], e.thread, e.time, f == index.fires_at.end() ? -1 : f->second, id});
+        break;
+    }
+    case EventKind::Complete: {
+        const auto it = std::find_if(s.timers.begin(), s.timers.end(), [&](const TimerState& t) { return t.fiber == e.arg[0]; });
+        if (it != s.timers.end()) s.timers.erase(it);
+        break;
+    }
+    default: break;
+    }
+}
+
+} // namespace
+
+std::size_t ObjectReplay::size() const noexcept {
+    std::size_t n = mutexes.size() + conditions.size() + queues.size() + wakeups.size() + cancels.size() + timers.size();
+    for (const auto& [a, m] : mutexes) n += m.waiters.size();
+    for (const auto& [a, w] : conditions) n += w.size();
+    for (const auto& [a, q] : queues) n += q.producers.size() + q.consumers.size();
+    return n;
+}
+
+ObjectIndex buildObjectIndex(const trace::Trace& trace, const Timeline& timeline, std::size_t every) {
+    ObjectIndex index;
+    index.events_indexed = trace.events.size();
+    index.worker_of.assign(trace.threads.size(), -1);
+    for (const ThreadLane& lane : timeline.threads)
+        if (lane.thread < index.worker_of.size()) index.worker_of[lane.thread] = lane.worker;
+    for (std::size_t i = 0; i < trace.events.size(); ++i)
+        if (relevant(trace.events[i])) index.records.push_back(static_cast<std::uint32_t>(i));
+
+    // Timers: pair each timeout submit with its fiber's next timeout complete.
+    std::map<std::uint64_t, std::vector<std::uint32_t>> open_timers; // fiber -> submits, oldest first
+    for (std::uint32_t id : index.records) {
+        const trace::Event& e = trace.events[id];
+        if (e.kind == EventKind::Submit) open_timers[e.arg[0]].push_back(id);
+        else if (e.kind == EventKind::Complete) {
+            auto it = open_timers.find(e.arg[0]);
+            if (it == open_timers.end() || it->second.empty()) continue;
+            if (e.signedArg(1) == -ETIME) index.fires_at[it->second.front()] = e.time;
+            it->second.erase(it->second.begin());
+        }
+    }
+
+    // Pass 1: who held each mutex while fibers waited (the next hand-off's `from`).
+    {
+        ObjectReplay s;
+        std::map<std::uint64_t, std::uint32_t> episode; // mutex -> the contended record that began its waiting
+        for (std::uint32_t id : index.records) {
+            const trace::Event& e = trace.events[id];
+            if (e.kind == EventKind::MutexContended) {
+                const auto m = s.mutexes.find(e.arg[1]);
+                if (m == s.mutexes.end() || m->second.waiters.empty()) episode[e.arg[1]] = id;
+            } else if (e.kind == EventKind::MutexHandoff) {
+                const auto ep = episode.find(e.arg[2]);
+                if (ep != episode.end()) index.holder_at[ep->second] = e.arg[0], episode.erase(ep);
+            }
+            apply(s, index, e, id);
+            // Waiting that ended without a hand-off (canceled): its holder is unknown.
+            for (auto ep = episode.begin(); ep != episode.end();) {
+                const auto m = s.mutexes.find(ep->first);
+                ep = m == s.mutexes.end() || m->second.waiters.empty() ? episode.erase(ep) : std::next(ep);
+            }
+        }
+    }
+
+    // Pass 2: the snapshots, spaced at least as far apart as they are big.
+    ObjectReplay s;
+    index.snapshots.push_back(ObjectSnapshot{INT64_MIN, 0, {}});
+    if (every == 0) every = 1;
+    std::size_t last = 0;
+    for (std::size_t i = 0; i < index.records.size(); ++i) {
+        const trace::Event& e = trace.events[index.records[i]];
+        // Only between records of different times, so a snapshot never splits an instant.
+        if (i - last >= std::max(every, s.size()) && trace.events[index.records[i - 1]].time < e.time) {
+            index.snapshots.push_back(ObjectSnapshot{e.time, i, s});
+            last = i;
+        }
+        apply(s, index, e, index.records[i]);
+    }
+    return index;
+}
+
+ObjectState objectStateAt(const trace::Trace& trace, const ObjectIndex& index, std::int64_t time) {
+    ObjectState out;
+    out.time = time;
+    if (index.snapshots.empty()) return out;
+    // The last snapshot at or before `time`: it holds only records before it.
+    auto it = std::upper_bound(index.snapshots.begin(), index.snapshots.end(), time,
+                               [](std::int64_t t, const ObjectSnapshot& s) { return t < s.time; });
+    const ObjectSnapshot& snap = it == index.snapshots.begin() ? index.snapshots.front() : *std::prev(it);
+    ObjectReplay s = snap.state;
+    for (std::size_t i = snap.next; i < index.records.size(); ++i) {
+        const std::uint32_t id = index.records[i];
+        if (id >= trace.events.size() || trace.events[id].time > time) break;
+        apply(s, index, trace.events[id], id);
+    }
+    for (const auto& [address, m] : s.mutexes)
+        out.mutexes.push_back(MutexState{address, m.owner, m.owner_since, {m.waiters.rbegin(), m.waiters.rend()}});
+    for (const auto& [address, w] : s.conditions) out.conditions.push_back(ConditionState{address, w});
+    for (const auto& [address, q] : s.queues) out.queues.push_back(QueueState{address, q.depth, q.closed, q.producers, q.consumers});
+    out.wakeups = std::move(s.wakeups);
+    for (const auto& [fiber, c] : s.cancels) out.cancels.push_back(c);
+    std::sort(out.cancels.begin(), out.cancels.end(),
+              [](const PendingCancel& a, const PendingCancel& b) { return a.requested < b.requested; });
+    out.timers = std::move(s.timers);
+    return out;
+}
+
+ObjectState objectStateAt(const trace::Trace& trace, const Timeline& timeline, std::int64_t time) {
+    return objectStateAt(trace, buildObjectIndex(trace, timeline), time);
+}
+
+std::size_t readyHead(const trace::Trace& trace, const std::vector<ReadyEntry>& ready) noexcept {
+    if (ready.empty()) return kNone;
+    std::size_t head = ready.size() - 1; // by since: the newest is last
+    const ReadyEntry& newest = ready[head];
+    if (newest.event < trace.events.size()) {
+        const trace::Event& e = trace.events[newest.event];
+        if (e.kind == EventKind::Schedule)
+            for (std::size_t i = ready.size(); i-- > 0 && ready[i].since == newest.since;)
+                if (ready[i].event == newest.event && ready[i].fiber == e.arg[0]) return i;
+    }
+    return head;
+}
+
+} // namespace fiberscope::analysis

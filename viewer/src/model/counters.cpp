@@ -1,0 +1,246 @@
+// Counter tracks as step functions (see counters.hpp for why they are built
+// this way): one sweep over the replay items and the slots' owner changes in
+// time order, then per-level minima and maxima for decimation.
+#include "model/counters.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <queue>
+#include <utility>
+
+namespace fiberscope::viewer {
+
+namespace {
+
+constexpr std::size_t kFan = 16; // values per block at each level of detail
+
+// Sets the series' value from `time` on, merging changes at one time into
+// one change point and dropping those that change nothing.
+void emit(CounterSeries& s, std::int64_t time, std::int32_t value) {
+    if (!s.times.empty() && s.times.back() == time) {
+        s.values.back() = value;
+        const std::int32_t before = s.values.size() >= 2 ? s.values[s.values.size() - 2] : 0;
+        if (before == value) s.times.pop_back(), s.values.pop_back();
+        return;
+    }
+    const std::int32_t last = s.values.empty() ? 0 : s.values.back();
+    if (last == value) return;
+    s.times.push_back(time);
+    s.values.push_back(value);
+}
+
+// The min and max of values [lo, hi) (hi > lo), going up a level of detail
+// wherever whole blocks are covered.
+void rangeOf(const CounterSeries& s, std::size_t level, std::size_t lo, std::size_t hi, CounterRange& acc) {
+    const auto scan = [&](std::size_t a, std::size_t b) {
+        if (level == 0) {
+            for (std::size_t i = a; i < b; ++i) acc.min = std::min(acc.min, s.values[i]), acc.max = std::max(acc.max, s.values[i]);
+        } else {
+            const auto& mx = s.level_max[level - 1];
+            const auto& mn = s.level_min[level - 1];
+            for (std::size_t i = a; i < b; ++i) acc.min = std::min(acc.min, mn[i]), acc.max = std::max(acc.max, mx[i]);
+        }
+    };
+    if (hi - lo <= 2 * kFan || level >= s.level_max.size()) {
+        scan(lo, hi);
+        return;
+    }
+    const std::size_t a = (lo + kFan - 1) / kFan, b = hi / kFan; // whole blocks [a, b) one level up
+    scan(lo, a * kFan);
+    scan(b * kFan, hi);
+    rangeOf(s, level + 1, a, b, acc);
+}
+
+// A sweep's per-series running values, emitted once per time.
+struct Sweep {
+    std::vector<CounterSeries*> series;
+    std::vector<std::int32_t> value;
+    std::vector<char> dirty;
+    std::vector<std::size_t> touched;
+
+    std::size_t add(CounterSeries* s) {
+        series.push_back(s);
+        value.push_back(0);
+        dirty.push_back(0);
+        return series.size() - 1;
+    }
+    void change(std::size_t k, std::int32_t delta) {
+        value[k] += delta;
+        if (!dirty[k]) dirty[k] = 1, touched.push_back(k);
+    }
+    void flush(std::int64_t time) {
+        for (std::size_t k : touched) {
+            emit(*series[k], time, value[k]);
+            dirty[k] = 0;
+        }
+        touched.clear();
+    }
+};
+
+} // namespace
+
+std::int32_t counterAt(const CounterSeries& s, std::int64_t time) noexcept {
+    const auto it = std::upper_bound(s.times.begin(), s.times.end(), time);
+    return it == s.times.begin() ? 0 : s.values[static_cast<std::size_t>(it - s.times.begin()) - 1];
+}
+
+CounterRange counterRange(const CounterSeries& s, std::int64_t t0, std::int64_t t1) noexcept {
+    const std::int32_t at = counterAt(s, t0);
+    CounterRange r{at, at};
+    if (t1 <= t0) return r;
+    // The change points inside (t0, t1).
+    const std::size_t lo = static_cast<std::size_t>(std::upper_bound(s.times.begin(), s.times.end(), t0) - s.times.begin());
+    const std::size_t hi = static_cast<std::size_t>(std::lower_bound(s.times.begin() + static_cast<std::ptrdiff_t>(lo), s.times.end(), t1) -
+                                                    s.times.begin());
+    if (hi > lo) rangeOf(s, 0, lo, hi, r);
+    return r;
+}
+
+void decimateCounter(const CounterSeries& s, double t0, double ns_per_pixel, int pixels, std::vector<CounterRange>& out) {
+    out.clear();
+    if (pixels <= 0) return;
+    out.reserve(static_cast<std::size_t>(pixels));
+    const auto bound = [&](int p) {
+        const double t = std::floor(t0 + static_cast<double>(p) * ns_per_pixel);
+        return t <= -9.2e18 ? INT64_MIN + 1 : t >= 9.2e18 ? INT64_MAX - 1 : static_cast<std::int64_t>(t);
+    };
+    std::int64_t b0 = bound(0);
+    for (int p = 0; p < pixels; ++p) {
+        const std::int64_t b1 = bound(p + 1);
+        out.push_back(counterRange(s, b0, b1));
+        b0 = b1;
+    }
+}
+
+void indexCounter(CounterSeries& s) {
+    s.level_max.clear();
+    s.level_min.clear();
+    s.peak = 0;
+    for (std::int32_t v : s.values) s.peak = std::max(s.peak, v);
+    const std::vector<std::int32_t>* below_max = &s.values;
+    const std::vector<std::int32_t>* below_min = &s.values;
+    while (below_max->size() > kFan) {
+        std::vector<std::int32_t> mx((below_max->size() + kFan - 1) / kFan, INT32_MIN);
+        std::vector<std::int32_t> mn(mx.size(), INT32_MAX);
+        for (std::size_t i = 0; i < below_max->size(); ++i) {
+            mx[i / kFan] = std::max(mx[i / kFan], (*below_max)[i]);
+            mn[i / kFan] = std::min(mn[i / kFan], (*below_min)[i]);
+        }
+        s.level_max.push_back(std::move(mx));
+        s.level_min.push_back(std::move(mn));
+        below_max = &s.level_max.back();
+        below_min = &s.level_min.back();
+    }
+}
+
+Counters computeCounters(const analysis::Timeline& tl) {
+    using analysis::ItemKind;
+    using analysis::StateItem;
+    Counters c;
+    const std::size_t lanes = tl.threads.size();
+    c.ready.resize(lanes);
+    c.in_flight.resize(lanes);
+
+    Sweep sweep;
+    std::vector<std::size_t> ready_k(lanes), flight_k(lanes);
+    for (std::size_t l = 0; l < lanes; ++l) ready_k[l] = sweep.add(&c.ready[l]), flight_k[l] = sweep.add(&c.in_flight[l]);
+    const std::size_t ready_total = sweep.add(&c.ready_total), flight_total = sweep.add(&c.in_flight_total);
+    const auto laneOf = [&](std::uint32_t thread) -> std::size_t {
+        if (thread >= tl.lane_of_thread.size()) return SIZE_MAX;
+        const std::size_t lane = tl.lane_of_thread[thread];
+        return lane < lanes ? lane : SIZE_MAX;
+    };
+
+    // Queue slots: the fibers in each, and its owner now (as stateAt reads
+    // the owner history: the first entry also covers the time before it).
+    const auto& slots = tl.replay.slots;
+    std::vector<std::int32_t> slot_count(slots.size(), 0);
+    std::vector<std::uint32_t> slot_owner(slots.size(), UINT32_MAX);
+    struct OwnerChange {
+        std::int64_t since;
+        std::uint32_t slot, thread;
+    };
+    std::vector<OwnerChange> owners;
+    for (std::size_t s = 0; s < slots.size(); ++s) {
+        if (slots[s].empty()) continue;
+        slot_owner[s] = slots[s].front().thread;
+        for (std::size_t k = 1; k < slots[s].size(); ++k)
+            owners.push_back({slots[s][k].since, static_cast<std::uint32_t>(s), slots[s][k].thread});
+    }
+    std::stable_sort(owners.begin(), owners.end(), [](const OwnerChange& a, const OwnerChange& b) { return a.since < b.since; });
+
+    const auto& items = tl.replay.items; // by start
+    const auto apply = [&](const StateItem& item, std::int32_t delta) {
+        if (item.kind == ItemKind::Queued) {
+            if (item.where >= slots.size()) return;
+            slot_count[item.where] += delta;
+            const std::size_t lane = laneOf(slot_owner[item.where]);
+            if (lane == SIZE_MAX) return;
+            sweep.change(ready_k[lane], delta);
+            sweep.change(ready_total, delta);
+        } else {
+            const std::size_t lane = laneOf(item.where);
+            if (lane == SIZE_MAX) return;
+            sweep.change(flight_k[lane], delta);
+            sweep.change(flight_total, delta);
+        }
+    };
+    using Open = std::pair<std::int64_t, std::uint32_t>; // (end, item)
+    std::priority_queue<Open, std::vector<Open>, std::greater<Open>> open;
+    std::size_t next_item = 0, next_owner = 0;
+    for (;;) {
+        std::int64_t t = INT64_MAX;
+        bool any = false;
+        if (next_item < items.size()) t = std::min(t, items[next_item].start), any = true;
+        if (!open.empty()) t = std::min(t, open.top().first), any = true;
+        if (next_owner < owners.size()) t = std::min(t, owners[next_owner].since), any = true;
+        if (!any) break;
+        while (!open.empty() && open.top().first == t) {
+            apply(items[open.top().second], -1);
+            open.pop();
+        }
+        for (; next_item < items.size() && items[next_item].start == t; ++next_item) {
+            const StateItem& item = items[next_item];
+            if (item.end <= item.start) continue; // never open
+            apply(item, +1);
+            if (item.end != analysis::kOpenEnd) open.emplace(item.end, static_cast<std::uint32_t>(next_item));
+        }
+        for (; next_owner < owners.size() && owners[next_owner].since == t; ++next_owner) {
+            const OwnerChange& o = owners[next_owner];
+            const std::size_t from = laneOf(slot_owner[o.slot]), to = laneOf(o.thread);
+            slot_owner[o.slot] = o.thread;
+            const std::int32_t n = slot_count[o.slot];
+            if (n == 0 || from == to) continue;
+            if (from != SIZE_MAX) sweep.change(ready_k[from], -n), sweep.change(ready_total, -n);
+            if (to != SIZE_MAX) sweep.change(ready_k[to], n), sweep.change(ready_total, n);
+        }
+        sweep.flush(t);
+    }
+
+    // Fibers alive: from their creation (or the trace's start, if created
+    // before the recording) to their finish, if they finished.
+    std::vector<std::pair<std::int64_t, std::int32_t>> births_deaths;
+    births_deaths.reserve(tl.fibers.size() * 2);
+    for (const analysis::FiberLane& f : tl.fibers) {
+        const std::int64_t born = f.created >= 0 ? f.created : tl.start_time;
+        if (f.finished >= 0 && f.finished <= born) continue;
+        births_deaths.emplace_back(born, +1);
+        if (f.finished >= 0) births_deaths.emplace_back(f.finished, -1);
+    }
+    std::sort(births_deaths.begin(), births_deaths.end());
+    std::int32_t alive = 0;
+    for (const auto& [time, delta] : births_deaths) {
+        alive += delta;
+        emit(c.fibers_alive, time, alive);
+    }
+
+    for (CounterSeries& s : c.ready) indexCounter(s);
+    for (CounterSeries& s : c.in_flight) indexCounter(s);
+    indexCounter(c.ready_total);
+    indexCounter(c.in_flight_total);
+    indexCounter(c.fibers_alive);
+    return c;
+}
+
+} // namespace fiberscope::viewer

@@ -1,0 +1,63 @@
+// Counter tracks (issue 14): how many fibers wait in each thread's ready
+// queue, how many ring operations are in flight (per thread and in all), and
+// how many fibers are alive, as step functions of time.
+//
+// Why it is built this way:
+//   * They are computed once per model, from what the analysis already keeps
+//     (Timeline::replay's Queued / InFlight items with their [start, end),
+//     the queue slots' owner histories, each FiberLane's created/finished):
+//     one sweep in time order, O(items log open) with a heap of open items,
+//     so no copy of the events is made.
+//   * A series stores only its change points (a time and the value from then
+//     on), so a quiet stretch costs nothing however long it is.
+//   * Drawing asks for the min and max in each pixel (decimate). Per pixel
+//     that is two binary searches for the change points inside it and a
+//     range min/max over them, answered from maxima and minima precomputed
+//     per level of detail (blocks of 16, 256, ... change points), so a pixel
+//     costs O(log n) and a frame over a 10M-event trace stays fast; the true
+//     max in a pixel is never lost to sampling.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "fiberscope/analysis/timeline.hpp"
+
+namespace fiberscope::viewer {
+
+// The min and max of a series over a stretch of time.
+struct CounterRange {
+    std::int32_t min = 0;
+    std::int32_t max = 0;
+};
+
+struct CounterSeries {
+    std::vector<std::int64_t> times;  // change points, strictly increasing
+    std::vector<std::int32_t> values; // values[i] holds on [times[i], times[i+1]); 0 before times[0]
+    std::int32_t peak = 0;            // the largest value anywhere
+    // Per level of detail k >= 1: the min/max of each block of 16^k values.
+    std::vector<std::vector<std::int32_t>> level_max, level_min;
+};
+
+// The series' value at `time`.
+std::int32_t counterAt(const CounterSeries& series, std::int64_t time) noexcept;
+// The min and max over [t0, t1) (the value at t0 if t1 <= t0).
+CounterRange counterRange(const CounterSeries& series, std::int64_t t0, std::int64_t t1) noexcept;
+// The min and max in each of `pixels` pixels, pixel p covering
+// [floor(t0 + p * ns_per_pixel), floor(t0 + (p + 1) * ns_per_pixel)).
+void decimateCounter(const CounterSeries& series, double t0, double ns_per_pixel, int pixels, std::vector<CounterRange>& out);
+// (Re)builds the per-level minima and maxima from `values` (computeCounters
+// does it; for series built by hand).
+void indexCounter(CounterSeries& series);
+
+struct Counters {
+    std::vector<CounterSeries> ready;     // per thread lane (index in Timeline::threads): its ready-queue length
+    std::vector<CounterSeries> in_flight; // per thread lane: ring operations submitted there, not yet completed
+    CounterSeries ready_total;            // all ready queues together
+    CounterSeries in_flight_total;        // every operation in flight
+    CounterSeries fibers_alive;           // created (or there when the recording began) and not finished
+};
+
+Counters computeCounters(const analysis::Timeline& timeline);
+
+} // namespace fiberscope::viewer
