@@ -18,7 +18,7 @@
 
 #include "../support/decoded_trace.hpp"
 #include "model/flow_select.hpp"
-#include "model/timeline.hpp"
+#include "fiberscope/analysis/timeline.hpp"
 #include "ui/colors.hpp"
 
 using namespace fiberscope;

@@ -29,7 +29,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/timeline.hpp"
+#include "fiberscope/analysis/timeline.hpp"
+
+namespace fiberscope::viewer {
+using namespace fiberscope::analysis; // the viewer reads the analysis model (tracer/analysis) as its own
+} // namespace fiberscope::viewer
 
 namespace fiberscope::viewer {
 

@@ -7,7 +7,11 @@
 #include <imgui.h>
 
 #include "fiberscope/trace_events.hpp"
-#include "model/timeline.hpp"
+#include "fiberscope/analysis/timeline.hpp"
+
+namespace fiberscope::viewer {
+using namespace fiberscope::analysis; // the viewer reads the analysis model (tracer/analysis) as its own
+} // namespace fiberscope::viewer
 
 namespace fiberscope::viewer {
 
