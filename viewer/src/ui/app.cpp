@@ -143,6 +143,7 @@ static void drawMenu(App& app) {
         if (ImGui::MenuItem("Forward", "Shift+Backspace / Alt+Right", false, app.history.canForward())) viewForward(app);
         ImGui::MenuItem("Fiber lanes", nullptr, &app.show_fiber_lanes);
         ImGui::MenuItem("Flow arrows", nullptr, &app.show_flows);
+        ImGui::MenuItem("Counter tracks", nullptr, &app.show_counters);
         if (ImGui::BeginMenu("Flow kinds", app.show_flows)) {
             for (int k = 0; k < kFlowKindCount; ++k) {
                 const unsigned bit = 1u << k;

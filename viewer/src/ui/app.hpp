@@ -70,6 +70,7 @@ struct App {
     std::uint64_t focus_fiber = 0;     // highlighted fiber (clicked)
     bool show_fiber_lanes = true;
     bool show_flows = true;
+    bool show_counters = true;         // counter tracks under the thread lanes (View > Counter tracks)
     unsigned flow_kinds = ~0u;         // the flow kinds drawn, bit FlowKind (View > Flow kinds, the legend)
     bool fit_requested = true;
     ViewHistory history;            // back/forward through the views commands left (ui/navigation.cpp)

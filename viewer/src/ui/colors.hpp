@@ -50,6 +50,10 @@ inline constexpr Color await = rgba(235, 240, 210);          // cream
 inline constexpr Color canceled = rgba(230, 80, 145);        // rose: a delivered cancel's effect
 inline constexpr Color mutex_handoff = rgba(185, 120, 85);   // brown: an unlocker hands its mutex over
 inline constexpr Color condition_wake = rgba(0, 200, 135);   // green: a signal or broadcast wakes a waiter
+// Counter tracks (the min in each pixel solid, up to the max translucent).
+inline constexpr Color counter_ready = rgba(196, 180, 84);    // ready-queue length
+inline constexpr Color counter_flight = rgba(84, 190, 200);   // operations in flight
+inline constexpr Color counter_alive = rgba(150, 160, 235);   // fibers alive
 } // namespace palette
 
 // The glyph colour of a record on a thread lane (0: not drawn as a glyph).

@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "fiberscope/analysis/lod.hpp"
+#include "model/counters.hpp"
 #include "model/describe.hpp"
 #include "model/flow_select.hpp"
 #include "model/hit.hpp"
@@ -460,6 +461,107 @@ void handleInput(App& app, const Geometry& g, ImVec2 area_min, ImVec2 area_max) 
     if (app.timeline) app.view.clamp(shownSpan(app).t0, shownSpan(app).t1);
 }
 
+// Counter tracks (issue 14): under the thread lanes, one small area chart per
+// metric (model/counters.hpp), computed once per model. Each pixel shows its
+// min solid and its max translucent above it (decimateCounter: the true
+// extremes, however many changes fall in the pixel), scaled to the largest
+// value in view, which is labelled.
+constexpr float kCounterHeight = 18.0f;
+constexpr float kCounterGap = 2.0f;
+constexpr std::size_t kMaxReadyTracks = 8; // more threads: one track for all queues
+
+const Counters& countersOf(const Timeline& tl) {
+    static const Timeline* built_for = nullptr;
+    static std::size_t built_items = 0, built_fibers = 0;
+    static std::int64_t built_end = 0;
+    static Counters counters;
+    if (built_for != &tl || built_items != tl.replay.items.size() || built_fibers != tl.fibers.size() || built_end != tl.end_time) {
+        counters = computeCounters(tl);
+        built_for = &tl;
+        built_items = tl.replay.items.size();
+        built_fibers = tl.fibers.size();
+        built_end = tl.end_time;
+    }
+    return counters;
+}
+
+// Draws the tracks from `y`; returns the height they took.
+float drawCounters(App& app, ImDrawList* dl, const Geometry& g, float y, const Fonts& fonts, ImVec2 mouse) {
+    const Timeline& tl = *app.timeline;
+    const Counters& counters = countersOf(tl);
+    struct Track {
+        std::string label;
+        const CounterSeries* series;
+        Color color;
+    };
+    std::vector<Track> tracks;
+    if (tl.threads.size() <= kMaxReadyTracks) {
+        for (std::size_t i = 0; i < tl.threads.size(); ++i)
+            tracks.push_back({"ready " + tl.threads[i].name, &counters.ready[i], palette::counter_ready});
+    } else {
+        tracks.push_back({"ready (all queues)", &counters.ready_total, palette::counter_ready});
+    }
+    tracks.push_back({"ops in flight", &counters.in_flight_total, palette::counter_flight});
+    tracks.push_back({"fibers alive", &counters.fibers_alive, palette::counter_alive});
+
+    const int pixels = std::max(1, static_cast<int>(g.width));
+    const double npp = (app.view.end - app.view.start) / pixels;
+    static std::vector<CounterRange> ranges;
+    ImGui::PushFont(fonts.small);
+    const float top0 = y;
+    for (std::size_t k = 0; k < tracks.size(); ++k) {
+        const Track& track = tracks[k];
+        decimateCounter(*track.series, app.view.start, npp, pixels, ranges);
+        std::int32_t view_max = 0;
+        for (const CounterRange& r : ranges) view_max = std::max(view_max, r.max);
+        const std::int32_t scale = std::max(1, view_max);
+        dl->AddRectFilled(ImVec2(g.left, y), ImVec2(g.left + g.width, y + kCounterHeight), k % 2 ? palette::lane_alt : palette::lane);
+        dl->PushClipRect(ImVec2(g.origin.x, y), ImVec2(g.left - 4, y + kCounterHeight), true);
+        dl->AddText(ImVec2(g.origin.x + 4, y + 2), palette::text_dim, track.label.c_str());
+        dl->PopClipRect();
+        const float base = y + kCounterHeight - 1, room = kCounterHeight - 3;
+        const auto height = [&](std::int32_t v) { return room * static_cast<float>(std::max(v, 0)) / static_cast<float>(scale); };
+        const Color envelope = (track.color & 0x00FFFFFF) | (Color(110) << 24);
+        // Runs of pixels with one (min, max) are one rectangle each.
+        for (int p = 0; p < pixels;) {
+            int q = p + 1;
+            while (q < pixels && ranges[static_cast<std::size_t>(q)].min == ranges[static_cast<std::size_t>(p)].min &&
+                   ranges[static_cast<std::size_t>(q)].max == ranges[static_cast<std::size_t>(p)].max)
+                ++q;
+            const CounterRange& r = ranges[static_cast<std::size_t>(p)];
+            const float x0 = g.left + static_cast<float>(p), x1 = g.left + static_cast<float>(q);
+            if (r.max > 0) {
+                const float hmax = std::max(1.0f, height(r.max)), hmin = r.min > 0 ? std::max(1.0f, height(r.min)) : 0.0f;
+                if (hmax > hmin) dl->AddRectFilled(ImVec2(x0, base - hmax), ImVec2(x1, base - hmin), envelope);
+                if (hmin > 0) dl->AddRectFilled(ImVec2(x0, base - hmin), ImVec2(x1, base), track.color);
+            }
+            p = q;
+        }
+        char peak[32];
+        std::snprintf(peak, sizeof peak, "max %d", view_max);
+        const ImVec2 size = ImGui::CalcTextSize(peak);
+        dl->AddText(ImVec2(g.left + g.width - size.x - 4, y + (kCounterHeight - size.y) / 2), palette::text_dim, peak);
+        // Hover: the value under the pointer, and the pixel's extremes if it holds changes.
+        if (mouse.y >= y && mouse.y < y + kCounterHeight && mouse.x >= g.left && mouse.x < g.left + g.width) {
+            const std::size_t p = std::min(ranges.size() - 1, static_cast<std::size_t>(mouse.x - g.left));
+            const double t = app.view.time(mouse.x, g.left, g.width);
+            char text[160];
+            const CounterRange& r = ranges[p];
+            if (r.min == r.max)
+                std::snprintf(text, sizeof text, "%s: %d at %s (max in view %d, in the trace %d)", track.label.c_str(), r.max,
+                              formatTime(static_cast<std::int64_t>(t)).c_str(), view_max, track.series->peak);
+            else
+                std::snprintf(text, sizeof text, "%s: %d to %d in this pixel at %s (max in view %d, in the trace %d)", track.label.c_str(),
+                              r.min, r.max, formatTime(static_cast<std::int64_t>(t)).c_str(), view_max, track.series->peak);
+            app.hover.text = text;
+            app.hover.time = static_cast<std::int64_t>(t);
+        }
+        y += kCounterHeight + kCounterGap;
+    }
+    ImGui::PopFont();
+    return y - top0;
+}
+
 } // namespace
 
 // The legend draws with the timeline's own shapes (ui/glyphs.hpp).
@@ -520,6 +622,7 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
         y += kThreadLaneHeight + kGlyphStrip + 3;
     }
     if (app.show_flows) drawFlows(app, dl, g, lane_y);
+    if (app.show_counters && app.timeline) y += 2 + drawCounters(app, dl, g, y + 2, fonts, mouse);
     // A second run of the same lesson, on the same time axis (Compare).
     if (app.compare_timeline) {
         y += 6;
@@ -627,8 +730,23 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
         dl->AddLine(ImVec2(mouse.x, top), ImVec2(mouse.x, bottom), palette::text_dim & 0x80FFFFFF);
     handleInput(app, g, ImVec2(g.origin.x, g.origin.y), ImVec2(win_min.x + win_size.x, win_min.y + win_size.y));
     if (!app.hover.text.empty() && !app.headless) {
+        // Placed so that it stays inside the timeline's area (never over the
+        // side panel): right of and below the pointer where it fits, else
+        // left of or above it, and clamped to the area; wrapped narrower
+        // than 420 px when the area is narrow.
+        const ImVec2 pad = ImGui::GetStyle().WindowPadding;
+        const ImVec2 area_min = win_min, area_max(win_min.x + win_size.x, win_min.y + win_size.y);
+        const float wrap = std::max(80.0f, std::min(420.0f, area_max.x - area_min.x - 2 * pad.x - 4));
+        const ImVec2 text_size = ImGui::CalcTextSize(app.hover.text.c_str(), nullptr, false, wrap - pad.x);
+        const ImVec2 tip(text_size.x + 2 * pad.x + 2, text_size.y + 2 * pad.y + 2);
+        float tx = mouse.x + 16, ty = mouse.y + 20;
+        if (tx + tip.x > area_max.x) tx = mouse.x - 8 - tip.x;
+        if (ty + tip.y > area_max.y) ty = mouse.y - 8 - tip.y;
+        tx = std::max(area_min.x, std::min(tx, area_max.x - tip.x));
+        ty = std::max(area_min.y, std::min(ty, area_max.y - tip.y));
+        ImGui::SetNextWindowPos(ImVec2(tx, ty));
         ImGui::BeginTooltip();
-        ImGui::PushTextWrapPos(420);
+        ImGui::PushTextWrapPos(wrap);
         ImGui::TextUnformatted(app.hover.text.c_str());
         ImGui::PopTextWrapPos();
         ImGui::EndTooltip();
