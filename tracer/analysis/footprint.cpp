@@ -48,7 +48,7 @@ ModelFootprint modelFootprint(const Timeline& timeline) noexcept {
     }
     for (const FiberLane& fl : timeline.fibers) {
         addLane(fl.lane, f.fiber_intervals, f.lod);
-        f.zones += vectorBytes(fl.zones);
+        f.zones += heapVectorBytes(fl.zones);
         f.lanes += stringBytes(fl.name);
     }
     f.events_by_kind += vectorBytes(timeline.kinds.before);

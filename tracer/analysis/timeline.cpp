@@ -725,17 +725,19 @@ private:
             return;
         }
         case EventKind::ZoneEnd: {
+            // The innermost open zone of the fiber running here, else of the idle loop.
             std::vector<std::uint32_t>* stack = &tb.zone_stack;
-            std::vector<Zone>* zones = &tl.zones;
+            Zone* zone = nullptr;
             if (tb.running) {
                 const std::uint32_t f = fiberIndex(tb.running);
                 stack = &fb_[f].zone_stack;
-                zones = &tl_.fibers[f].zones;
+                if (!stack->empty()) zone = &tl_.fibers[f].zones[stack->back()];
+            } else if (!stack->empty()) {
+                zone = &tl.zones[stack->back()];
             }
-            if (!stack->empty()) {
-                Zone& zone = (*zones)[stack->back()];
-                zone.end = t;
-                zone.end_event = i;
+            if (zone) {
+                zone->end = t;
+                zone->end_event = i;
                 stack->pop_back();
             }
             return;

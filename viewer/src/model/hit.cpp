@@ -637,7 +637,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
         std::string text = "zone '" + c.tr.string(e.arg[0]) + "' began on " + c.fiber(running) + " (trace::Zone)";
         const std::vector<Zone>* zones = nullptr;
         if (running) {
-            if (const FiberLane* fl = findFiber(c.tl, running)) zones = &fl->zones;
+            if (const FiberLane* fl = findFiber(c.tl, running)) zones = &fl->zones.vector();
         } else if (const ThreadLane* tl = findThread(c.tl, e.thread)) {
             zones = &tl->zones;
         }

@@ -244,7 +244,18 @@ public:
     const T& back() const noexcept { return v_->back(); }
     const T* begin() const noexcept { return v_ ? v_->data() : nullptr; }
     const T* end() const noexcept { return v_ ? v_->data() + v_->size() : nullptr; }
+    T* begin() noexcept { return v_ ? v_->data() : nullptr; }
+    T* end() noexcept { return v_ ? v_->data() + v_->size() : nullptr; }
     void clear() noexcept { v_.reset(); }
+    void shrink_to_fit() {
+        if (v_) v_->shrink_to_fit();
+    }
+    // As a vector (an empty one while none was made), for code that takes one.
+    const std::vector<T>& vector() const noexcept {
+        static const std::vector<T> none;
+        return v_ ? *v_ : none;
+    }
+    operator const std::vector<T>&() const noexcept { return vector(); }
     void reserve(std::size_t n) { vec().reserve(n); }
     void push_back(const T& value) { vec().push_back(value); }
     template <class... Args>

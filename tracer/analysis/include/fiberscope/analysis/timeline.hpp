@@ -127,7 +127,7 @@ struct FiberLane {
     bool named = false;           // `name` came from a fiber-name (or create) record
     bool created_in_trace = false;
     Lane lane;                    // Ready / Running / Waiting / Finished
-    std::vector<Zone> zones;      // by start
+    HeapVector<Zone> zones;       // by start (most fibers open none: 8 bytes then)
 };
 
 enum class FlowKind : std::uint8_t { Wakeup, Steal, Spawn, Completion, AwaitChain, Cancel, Canceled, MutexHandoff, ConditionWake };
