@@ -679,7 +679,7 @@ TEST_CASE("steals, hand-offs and wake-ups", "[viewer]") {
         return kNoEvent;
     };
     const Explanation stole = explain(tl, trace, find(EventKind::Steal));
-    CHECK(stole.text == "thread 1 (worker 1) found its ready queue empty and stole fiber #4 from worker 0 in findReadyFiber(): it took that "
+    CHECK(stole.text == "worker 1 found its ready queue empty and stole fiber #4 from worker 0 in findReadyFiber(): it took that "
                         "worker's whole ready queue and runs its head first");
     CHECK(stole.function == "findReadyFiber()");
     std::uint32_t handoff = kNoEvent;
@@ -881,7 +881,7 @@ TEST_CASE("a blocking-pool thread is 'blocking pool thread N' everywhere, never 
     const ThreadLane* pool = findThread(tl, 1);
     REQUIRE(pool);
     CHECK(pool->name == "blocking pool thread 1");          // the lane, the stats, the text timeline
-    CHECK(threadLabel(tl, 1) == "thread 1 (blocking pool thread 1)"); // tooltips, the state panel
+    CHECK(threadLabel(tl, 1) == "blocking pool thread 1");      // tooltips, the state panel
     CHECK(workerLabel(2001) == "blocking pool thread 1");    // the selection statistics
     for (std::uint32_t i = 0; i < trace.events.size(); ++i) {
         const std::string text = explain(tl, trace, i).text;
@@ -928,7 +928,7 @@ TEST_CASE("explanations of I/O, switches and intervals", "[viewer]") {
     CHECK(parked.text.find("parked in io_uring_enter for 5 ns") != std::string::npos);
     CHECK(parked.text.find("woke with 1 completion") != std::string::npos);
     const Explanation waited = explainFiberInterval(tl, trace, 0, 1);
-    CHECK(waited.text.rfind("the main fiber (#1) waited 30 ns on thread 0 (worker 0) for IORING_OP_READ on fd 5", 0) == 0);
+    CHECK(waited.text.rfind("the main fiber (#1) waited 30 ns on worker 0 for IORING_OP_READ on fd 5", 0) == 0);
 }
 
 TEST_CASE("hit testing", "[viewer]") {

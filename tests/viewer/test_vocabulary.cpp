@@ -212,5 +212,5 @@ TEST_CASE("the tools name a blocking-pool thread as the viewer does", "[viewer][
     CHECK(stats.str().find("blocking pool thread 0") != std::string::npos);
     CHECK(stats.str().find("2000") == std::string::npos);
     CHECK(timeline.str().find("blocking pool thread 0") != std::string::npos);
-    CHECK(viewer::threadLabel(tl, 1) == "thread 1 (blocking pool thread 0)");
+    CHECK(viewer::threadLabel(tl, 1) == "blocking pool thread 0");
 }

@@ -37,10 +37,10 @@ std::int64_t workerOf(const Timeline& timeline, std::uint32_t thread) noexcept {
 }
 
 std::string threadLabel(const Timeline& timeline, std::uint32_t thread) {
-    const std::int64_t worker = workerOf(timeline, thread);
-    std::string out = "thread " + std::to_string(thread);
-    if (worker >= 0) out += " (" + trace::threadDisplayName(worker, thread) + ")";
-    return out;
+    // One number per thread everywhere (issue 14): the worker index, as the
+    // lanes, the stats and the text timeline name it; the trace's own thread
+    // number only when the worker is unknown.
+    return trace::threadDisplayName(workerOf(timeline, thread), thread);
 }
 
 std::string workerLabel(std::int64_t worker) { return worker >= 0 ? trace::threadDisplayName(worker, 0) : "an unknown worker"; }

@@ -31,8 +31,8 @@ std::string formatTime(std::int64_t ns);
 
 // "fiber 'name' (#12)", "fiber #12", "the main fiber (#1)", "the idle loop" (0).
 std::string fiberLabel(const Timeline& timeline, std::uint64_t fiber);
-// "thread 2 (worker 2)", "thread 3 (blocking pool thread 0)", or "thread 5"
-// when the worker is unknown.
+// "worker 2", "blocking pool thread 0", or "thread 5" when the worker is
+// unknown: trace::threadDisplayName, the one name of a thread in every panel.
 std::string threadLabel(const Timeline& timeline, std::uint32_t thread);
 // "worker 3", "blocking pool thread 0" (trace::threadDisplayName).
 std::string workerLabel(std::int64_t worker);

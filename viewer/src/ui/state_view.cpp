@@ -1,13 +1,21 @@
 // The scheduler's state at one instant, drawn as a diagram: one card per
 // worker thread with what it runs, its ready queue (as a row of fiber
 // chips), the operations in flight in its ring, and whether it is parked in
-// the kernel. This is the picture the lessons teach with.
+// the kernel. This is the picture the lessons teach with. Below them, one
+// small card per object the runtime's fibers meet at that instant (issue 14):
+// each mutex's holder and waiters, each condition's waiters, each Queue's
+// depth and blocked fibers, and the wake-ups and cancels on their way. The
+// object replay's index (object_state.hpp) is built once per loaded trace
+// and kept here, so a hover frame costs a binary search and a short replay.
 #include <imgui.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "fiberscope/analysis/object_state.hpp"
 #include "fiberscope/analysis/state_at.hpp"
 #include "model/describe.hpp"
 #include "ui/app.hpp"
@@ -34,12 +42,139 @@ std::string shortName(const Timeline& tl, std::uint64_t fiber) {
     return f ? f->name : "#" + std::to_string(fiber);
 }
 
+// The object index of the trace on screen, rebuilt when another trace is
+// loaded or a followed trace grows.
+const ObjectIndex& objectIndex(const trace::Trace& trace, const Timeline& tl) {
+    struct Cached {
+        const trace::Trace* trace = nullptr;
+        const Timeline* timeline = nullptr;
+        std::size_t events = 0;
+        std::int64_t end = 0;
+        ObjectIndex index;
+    };
+    static std::unique_ptr<Cached> cached;
+    if (!cached || cached->trace != &trace || cached->timeline != &tl || cached->events != trace.events.size() || cached->end != tl.end_time) {
+        auto fresh = std::make_unique<Cached>();
+        fresh->trace = &trace;
+        fresh->timeline = &tl;
+        fresh->events = trace.events.size();
+        fresh->end = tl.end_time;
+        fresh->index = buildObjectIndex(trace, tl);
+        cached = std::move(fresh);
+    }
+    return cached->index;
+}
+
+// One object card: a title, then rows of a dim label and fiber chips (or a
+// dim note when the list is empty). Chips that do not fit say "+N more".
+struct CardRow {
+    std::string label;
+    std::vector<std::uint64_t> fibers;
+    std::string note;  // drawn after the chips (or alone)
+};
+
+void drawObjectCard(ImDrawList* dl, const Timeline& tl, Color accent, const std::string& title, const std::string& aside,
+                    const std::vector<CardRow>& rows) {
+    const float width = ImGui::GetContentRegionAvail().x;
+    const float line = ImGui::GetTextLineHeight();
+    const ImVec2 top = ImGui::GetCursorScreenPos();
+    const float height = 8 + (1 + static_cast<float>(rows.size())) * (line + 6);
+    dl->AddRectFilled(top, ImVec2(top.x + width, top.y + height), palette::lane_alt, 5.0f);
+    dl->AddRectFilled(top, ImVec2(top.x + 4, top.y + height), accent, 5.0f, ImDrawFlags_RoundCornersLeft);
+    float y = top.y + 4;
+    dl->AddText(ImVec2(top.x + 12, y), palette::text, title.c_str());
+    if (!aside.empty()) dl->AddText(ImVec2(top.x + 20 + ImGui::CalcTextSize(title.c_str()).x, y), palette::text_dim, aside.c_str());
+    y += line + 6;
+    for (const CardRow& row : rows) {
+        dl->AddText(ImVec2(top.x + 12, y), palette::text_dim, row.label.c_str());
+        float x = top.x + 110;
+        std::size_t shown = 0;
+        for (std::uint64_t fiber : row.fibers) {
+            if (x > top.x + width - 70) {
+                char more[32];
+                std::snprintf(more, sizeof more, "+%zu more", row.fibers.size() - shown);
+                dl->AddText(ImVec2(x, y), palette::text_dim, more);
+                x += ImGui::CalcTextSize(more).x + 6;
+                break;
+            }
+            x += drawChip(dl, ImVec2(x, y - 2), fiber, shortName(tl, fiber) + " #" + std::to_string(fiber), 140) + 4;
+            ++shown;
+        }
+        if (!row.note.empty()) dl->AddText(ImVec2(x + (row.fibers.empty() ? 0 : 4), y), palette::text_dim, row.note.c_str());
+        y += line + 6;
+    }
+    ImGui::Dummy(ImVec2(width, height + 4));
+}
+
+std::string fibersText(const std::vector<std::uint64_t>& fibers) {
+    std::string out;
+    for (std::uint64_t f : fibers) out += (out.empty() ? "#" : ", #") + std::to_string(f);
+    return out;
+}
+
+void drawObjects(const App& app, const Timeline& tl, const ObjectState& objects, std::int64_t time) {
+    const trace::BackendWords& words = backendWords(*app.trace);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const auto threadName = [&](std::uint32_t thread) { return threadLabel(tl, thread); };
+    std::size_t shown = 0;
+    ImGui::Spacing();
+    ImGui::TextUnformatted("Objects");
+    ImGui::SameLine();
+    ImGui::TextDisabled("(what fibers wait on; what is on its way)");
+    for (const MutexState& m : objects.mutexes) {
+        // A mutex nobody waits for is free, or held by a fiber that locked it
+        // without a record: show only what the trace knows.
+        std::vector<CardRow> rows;
+        std::string aside;
+        if (m.waiters.empty()) {
+            if (m.owner == 0) continue;
+            rows.push_back({"last handed to", {m.owner}, "at " + formatTime(m.owner_since) + " (a free unlock is not recorded)"});
+            aside = "nobody waiting";
+        } else {
+            if (m.owner) rows.push_back({"held by", {m.owner}, m.owner_since >= 0 ? "since its hand-off " + formatDuration(time - m.owner_since) + " ago" : ""});
+            else rows.push_back({"held by", {}, "a fiber that locked it without waiting (not recorded)"});
+            rows.push_back({"waiting", m.waiters, "(next first)"});
+            aside = "held by " + (m.owner ? "#" + std::to_string(m.owner) : std::string("?")) + ", waiting: " + fibersText(m.waiters);
+        }
+        drawObjectCard(dl, tl, palette::mutex_handoff, "mutex " + objectLabel(m.mutex), aside, rows);
+        ++shown;
+    }
+    for (const ConditionState& c : objects.conditions) {
+        drawObjectCard(dl, tl, palette::condition_wake, "condition " + objectLabel(c.condition),
+                       std::to_string(c.waiters.size()) + (c.waiters.size() == 1 ? " waiter" : " waiters"),
+                       {{"waiting", c.waiters, "(signal wakes the first)"}});
+        ++shown;
+    }
+    for (const QueueState& q : objects.queues) {
+        char depth[64];
+        std::snprintf(depth, sizeof depth, "%lld item%s%s", static_cast<long long>(q.depth), q.depth == 1 ? "" : "s",
+                      q.closed ? ", closed" : "");
+        drawObjectCard(dl, tl, palette::schedule, "queue " + objectLabel(q.queue), depth,
+                       {{"producers", q.producers, q.producers.empty() ? "none blocked" : "blocked: it was full"},
+                        {"consumers", q.consumers, q.consumers.empty() ? "none blocked" : "blocked: it was empty"}});
+        ++shown;
+    }
+    for (const PendingWakeup& w : objects.wakeups) {
+        drawObjectCard(dl, tl, palette::wakeup, std::string("wake-up (") + words.wake + ")",
+                       threadName(w.thread) + " -> " + trace::threadDisplayName(w.target, 0),
+                       {{"sent", {}, formatDuration(time - w.sent) + " ago, not yet received"}});
+        ++shown;
+    }
+    for (const PendingCancel& c : objects.cancels) {
+        drawObjectCard(dl, tl, palette::cancel, "cancel", "requested on " + threadName(c.thread) + ", " + formatDuration(time - c.requested) + " ago",
+                       {{"of", {c.fiber}, "not yet delivered"}});
+        ++shown;
+    }
+    if (shown == 0) ImGui::TextDisabled("none at this instant");
+}
+
 } // namespace
 
 void drawSchedulerState(App& app, const Fonts& fonts) {
     const Timeline& tl = *app.timeline;
     const std::int64_t time = stateTime(app);
     const SchedulerState state = stateAt(tl, time);
+    const ObjectState objects = objectStateAt(*app.trace, objectIndex(*app.trace, tl), time);
     const trace::BackendWords& words = backendWords(*app.trace);
     const std::string parked_in = std::string("PARKED in ") + words.park_call;
     ImGui::Text("At %s", formatTime(time).c_str());
@@ -81,8 +216,17 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
         dl->AddText(ImVec2(top.x + 10, y), palette::text_dim, "ready");
         float x = top.x + 90;
         if (t.ready.empty()) dl->AddText(ImVec2(x, y), palette::text_dim, "empty");
+        // In the order they will run: the stack's head first (LIFO: the
+        // newest, readyHead), then the others newest first.
+        std::vector<std::size_t> order;
+        if (const std::size_t head = readyHead(*app.trace, t.ready); head != kNone) {
+            order.push_back(head);
+            for (std::size_t i = t.ready.size(); i-- > 0;)
+                if (i != head) order.push_back(i);
+        }
         std::size_t shown = 0;
-        for (const ReadyEntry& r : t.ready) {
+        for (std::size_t i : order) {
+            const ReadyEntry& r = t.ready[i];
             if (x > top.x + width - 60) {
                 char more[32];
                 std::snprintf(more, sizeof more, "+%zu more", t.ready.size() - shown);
@@ -90,6 +234,11 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
                 break;
             }
             x += drawChip(dl, ImVec2(x, y - 2), r.fiber, shortName(tl, r.fiber), 110) + 4;
+            if (shown == 0) {
+                const char* next = order.size() > 1 ? "runs next, then" : "runs next";
+                dl->AddText(ImVec2(x + 2, y), palette::text_dim, next);
+                x += ImGui::CalcTextSize(next).x + 10;
+            }
             ++shown;
         }
         y += line + 8;
@@ -103,8 +252,18 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
             if (op.fd >= 0) std::snprintf(fd, sizeof fd, " (fd %lld)", static_cast<long long>(op.fd));
             std::snprintf(text, sizeof text, "%s%s for %s, %s so far", opcodeNoun(op.opcode).c_str(), fd,
                           shortName(tl, op.fiber).c_str(), formatDuration(time - op.since).c_str());
+            std::string row = text;
+            if (op.opcode == trace::kOpTimeout) {
+                // The trace does not record a timer's deadline, but one that
+                // fired completed with -ETIME then (object_state.hpp).
+                std::int64_t fires = -1;
+                for (const TimerState& timer : objects.timers)
+                    if (timer.event == op.event) fires = timer.fires;
+                row += fires >= 0 ? "; fires at " + formatTime(fires) + " (in " + formatDuration(fires - time) + ")"
+                                  : "; deadline not recorded (canceled, or pending at the end)";
+            }
             dl->AddCircleFilled(ImVec2(top.x + 94, y + line / 2), 3, palette::submit);
-            dl->AddText(ImVec2(top.x + 102, y), palette::text, text);
+            dl->AddText(ImVec2(top.x + 102, y), palette::text, row.c_str());
             y += line + 8;
         }
         if (t.in_flight.size() > 4) {
@@ -123,6 +282,7 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
     if (!state.parked.empty())
         ImGui::TextWrapped("%zu thread(s) parked in %s: woken by %s", state.parked.size(), words.park_call, words.park_waits_for);
     ImGui::PopStyleColor();
+    drawObjects(app, tl, objects, time);
 }
 
 } // namespace fiberscope::viewer
