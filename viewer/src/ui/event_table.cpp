@@ -1,14 +1,51 @@
 // The event table: every record, filtered by kind, thread and fiber (by name
 // search), with each row explained; double-click a row to jump there.
+//
+// The explanation wraps (no sentence is cut off), so rows differ in height
+// and ImGuiListClipper (one height for all) cannot place them: the table
+// keeps each row's height as measured when it was last drawn (rows never
+// drawn count as about 150 characters), places rows by the sums
+// of those heights, and draws only the ones in view, so 200000 rows stay
+// cheap. Records of two fibers or threads show them as from -> to. The table
+// follows the cursor: when it moves, the row at its time is highlighted and
+// scrolled into view, unless the user scrolled the table in the last second.
 #include <imgui.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <utility>
 
 #include "model/describe.hpp"
 #include "model/hit.hpp"
 #include "ui/app.hpp"
+#include "ui/colors.hpp"
 
 namespace fiberscope::viewer {
+
+namespace {
+
+// The two ends of a record that names two fibers or threads (empty: none).
+std::pair<std::string, std::string> fromTo(const Timeline& tl, const trace::Event& e) {
+    using K = trace::EventKind;
+    const std::string here = workerLabel(workerOf(tl, e.thread));
+    switch (e.kind) {
+    case K::Switch:
+    case K::MutexHandoff: return {fiberLabel(tl, e.arg[0]), fiberLabel(tl, e.arg[1])};
+    case K::FiberCreate: return {fiberLabel(tl, e.arg[1]), fiberLabel(tl, e.arg[0])}; // parent -> child
+    case K::Await: return {fiberLabel(tl, e.arg[0]), fiberLabel(tl, e.arg[1])};      // waiter -> awaited
+    case K::Steal: return {workerLabel(static_cast<std::int64_t>(e.arg[1])), here}; // victim -> thief
+    case K::WakeupSent: return {here, workerLabel(static_cast<std::int64_t>(e.arg[0]))};
+    case K::WakeupReceived: return {workerLabel(static_cast<std::int64_t>(e.arg[0])), here};
+    case K::Schedule:
+        if (e.small != static_cast<std::uint8_t>(trace::ScheduleHow::OwnQueue)) // a hand-off to another worker
+            return {here, workerLabel(static_cast<std::int64_t>(e.arg[2]))};
+        return {};
+    default: return {};
+    }
+}
+
+} // namespace
 
 void drawEventTable(App& app) {
     const Timeline& tl = *app.timeline;
@@ -52,47 +89,155 @@ void drawEventTable(App& app) {
         app.filter.t1 = INT64_MAX;
     }
     static std::int64_t last_t0 = 0, last_t1 = 0;
+    // Row heights (0: not measured yet) and the rows' tops; see the top.
+    static std::vector<float> heights, tops;
+    static float wrap_width = 0;
+    static bool tops_dirty = true;
+    const auto forgetHeights = [&] {
+        heights.assign(app.table_rows.size(), 0.0f);
+        tops_dirty = true;
+    };
     if (changed || app.table_dirty || last_t0 != app.filter.t0 || last_t1 != app.filter.t1) {
         filterEvents(tl, trace, app.filter, app.table_rows, 200000);
         app.table_dirty = false;
         last_t0 = app.filter.t0;
         last_t1 = app.filter.t1;
+        forgetHeights();
     }
+    if (heights.size() != app.table_rows.size()) forgetHeights();
     ImGui::TextDisabled("%zu events%s", app.table_rows.size(), app.table_rows.size() == 200000 ? " (first 200000)" : "");
-    if (!ImGui::BeginTable("events", 4, ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg | ImGuiTableFlags_Resizable |
-                                            ImGuiTableFlags_BordersInnerV))
+    // Time and thread share a cell, as from and to do (two lines each: rows
+    // wrap anyway), so the explanation keeps most of the width; it gets at
+    // least 100 px, a narrower panel scrolls sideways.
+    constexpr float kFixed = 84 + 106 + 92, kWhatMin = 100;
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float outer = ImGui::GetContentRegionAvail().x;
+    const bool sideways = outer < kFixed + kWhatMin + style.ScrollbarSize + 8;
+    // The explanation's wrap width: the column's, as far as it is known before
+    // the column is drawn (a scrollbar counted in, so one appearing changes
+    // nothing); the cell corrects it when the user resizes a column. Text is
+    // wrapped at exactly this width, so the heights measured are the heights drawn.
+    if (wrap_width <= 0)
+        wrap_width = std::max(60.0f, (sideways ? kFixed + kWhatMin : outer) - kFixed - 8 * style.CellPadding.x - style.ScrollbarSize - 6);
+    if (!ImGui::BeginTable("events", 4,
+                           ImGuiTableFlags_ScrollY | (sideways ? ImGuiTableFlags_ScrollX : 0) | ImGuiTableFlags_RowBg |
+                               ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV,
+                           ImVec2(0, 0), sideways ? kFixed + kWhatMin : 0.0f))
         return;
     ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("time", ImGuiTableColumnFlags_WidthFixed, 95);
-    ImGui::TableSetupColumn("thread", ImGuiTableColumnFlags_WidthFixed, 70);
-    ImGui::TableSetupColumn("kind", ImGuiTableColumnFlags_WidthFixed, 110);
-    ImGui::TableSetupColumn("what happened");
+    ImGui::TableSetupColumn("time, thread", ImGuiTableColumnFlags_WidthFixed, 84);
+    ImGui::TableSetupColumn("kind", ImGuiTableColumnFlags_WidthFixed, 106);
+    ImGui::TableSetupColumn("from -> to", ImGuiTableColumnFlags_WidthFixed, 92);
+    ImGui::TableSetupColumn("what happened", ImGuiTableColumnFlags_WidthStretch);
     ImGui::TableHeadersRow();
-    ImGuiListClipper clipper;
-    clipper.Begin(static_cast<int>(app.table_rows.size()));
-    while (clipper.Step()) {
-        for (int row = clipper.DisplayStart; row < clipper.DisplayEnd; ++row) {
-            const std::uint32_t index = app.table_rows[static_cast<std::size_t>(row)];
-            const trace::Event& e = trace.events[index];
-            ImGui::TableNextRow();
-            ImGui::TableNextColumn();
-            ImGui::PushID(row);
-            if (ImGui::Selectable(formatTime(e.time).c_str(), app.hover.event == index,
-                                  ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowDoubleClick) &&
-                ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
-                revealTime(app, e.time);
-            }
-            ImGui::PopID();
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(workerLabel(workerOf(tl, e.thread)).c_str());
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(trace::eventKindName(e.kind));
-            // What the kind records, from the record table.
-            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", trace::recordKind(e.kind).explanation);
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(explain(tl, trace, index).text.c_str());
+    const std::size_t n = app.table_rows.size();
+    const float pad = ImGui::GetStyle().CellPadding.y;
+    const float one_line = ImGui::GetTextLineHeight() + 2 * pad;
+    const float min_h = 2 * ImGui::GetTextLineHeight() + 2 * pad; // time and thread: two lines
+    // A row's height from its explanation wrapped at the column's width (kept).
+    const auto measure = [&](std::size_t r, const std::string& what) {
+        const float text_h = ImGui::CalcTextSize(what.c_str(), nullptr, false, wrap_width).y;
+        const float h = std::max(min_h, text_h + 2 * pad);
+        if (heights[r] != h) {
+            heights[r] = h;
+            tops_dirty = true;
+        }
+        return h;
+    };
+    // Row tops from the heights.
+    const auto placeRows = [&] {
+        if (!tops_dirty && tops.size() == n + 1) return;
+        // Rows not measured yet: about 150 characters of explanation each
+        // (not the average of those measured, which would move the rows
+        // around the cursor's as more are measured).
+        const float lines = std::max(2.0f, std::round(150 * ImGui::CalcTextSize("x").x / wrap_width));
+        const float guess = std::max(min_h, lines * ImGui::GetTextLineHeight() + 2 * pad);
+        tops.resize(n + 1);
+        tops[0] = 0;
+        for (std::size_t r = 0; r < n; ++r) tops[r + 1] = tops[r] + (heights[r] > 0 ? heights[r] : guess);
+        tops_dirty = false;
+    };
+    placeRows();
+    // The row at the cursor: the last one at or before its time.
+    static std::int64_t last_cursor = -1;
+    static int follow_frames = 0;
+    static double user_scrolled_at = -1e9;
+    static float last_scroll = 0, requested_scroll = -1;
+    std::size_t cursor_row = SIZE_MAX;
+    if (app.cursor >= 0 && n > 0) {
+        const auto it = std::upper_bound(app.table_rows.begin(), app.table_rows.end(), app.cursor,
+                                         [&](std::int64_t t, std::uint32_t index) { return t < trace.events[index].time; });
+        cursor_row = it == app.table_rows.begin() ? 0 : static_cast<std::size_t>(it - app.table_rows.begin()) - 1;
+    }
+    const double now = ImGui::GetTime();
+    const float scroll = ImGui::GetScrollY();
+    // The user scrolls: the wheel over the table, or the scroll moved without our asking.
+    if ((ImGui::IsWindowHovered() && ImGui::GetIO().MouseWheel != 0) || (scroll != last_scroll && scroll != requested_scroll))
+        user_scrolled_at = now;
+    requested_scroll = -1;
+    if (app.cursor != last_cursor) {
+        last_cursor = app.cursor;
+        follow_frames = now - user_scrolled_at > 1.0 ? 3 : 0; // a few frames: heights settle as rows are measured
+    }
+    const float header = one_line;
+    const float view_h = std::max(one_line, ImGui::GetWindowHeight() - header);
+    if (follow_frames > 0 && cursor_row != SIZE_MAX) {
+        --follow_frames;
+        // Measure the rows around it first, so that it lands where it is drawn.
+        for (std::size_t r = cursor_row > 40 ? cursor_row - 40 : 0; r < std::min(n, cursor_row + 40); ++r)
+            measure(r, explain(tl, trace, app.table_rows[r]).text);
+        placeRows();
+        const float top = tops[cursor_row], bottom = tops[cursor_row + 1];
+        if (top < scroll || bottom > scroll + view_h) {
+            requested_scroll = std::max(0.0f, top - (view_h - (bottom - top)) / 2);
+            ImGui::SetScrollY(requested_scroll);
         }
     }
+    last_scroll = scroll;
+    // The rows in view, with spacers for those above and below.
+    const std::size_t first = static_cast<std::size_t>(std::upper_bound(tops.begin(), tops.end(), scroll) - tops.begin());
+    std::size_t row = first > 0 ? first - 1 : 0;
+    if (row > 0) ImGui::TableNextRow(ImGuiTableRowFlags_None, tops[row]);
+    float drawn_to = tops[row];
+    for (; row < n && tops[row] < scroll + view_h + one_line; ++row) {
+        const std::uint32_t index = app.table_rows[row];
+        const trace::Event& e = trace.events[index];
+        const std::string what = explain(tl, trace, index).text;
+        const float h = measure(row, what);
+        ImGui::TableNextRow(ImGuiTableRowFlags_None, h);
+        if (row == cursor_row) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, (palette::cursor & 0x00FFFFFF) | (Color(70) << 24));
+        ImGui::TableNextColumn();
+        ImGui::PushID(static_cast<int>(row));
+        const std::string when = formatTime(e.time) + "\n" + workerLabel(workerOf(tl, e.thread));
+        if (ImGui::Selectable(when.c_str(), app.hover.event == index, ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowDoubleClick,
+                              ImVec2(0, h - 2 * pad)) &&
+            ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
+            revealTime(app, e.time);
+            last_cursor = app.cursor; // it is in view already: no scrolling to it
+        }
+        ImGui::PopID();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(trace::eventKindName(e.kind));
+        // What the kind records, from the record table.
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", trace::recordKind(e.kind).explanation);
+        const auto [from, to] = fromTo(tl, e);
+        ImGui::TableNextColumn();
+        if (!from.empty()) {
+            ImGui::Text("%s\n-> %s", from.c_str(), to.c_str());
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s -> %s", from.c_str(), to.c_str());
+        }
+        ImGui::TableNextColumn();
+        const float avail = ImGui::GetContentRegionAvail().x;
+        if (avail > 40 && (avail < wrap_width - 0.5f || avail > wrap_width + 40)) {
+            wrap_width = avail; // a column was resized: measure every row anew
+            forgetHeights();
+        }
+        ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap_width);
+        ImGui::TextUnformatted(what.c_str());
+        ImGui::PopTextWrapPos();
+        drawn_to = tops[row + 1];
+    }
+    if (row < n) ImGui::TableNextRow(ImGuiTableRowFlags_None, tops[n] - drawn_to);
     ImGui::EndTable();
 }
 
