@@ -119,6 +119,10 @@ TEST_CASE("object state: a queue's depth and its blocked producers and consumers
                                                   ev(12, 0, EventKind::QueueOp, 0xB0, 7, 0, qop(QueueOp::Put)),
                                                   ev(13, 0, EventKind::QueueOp, 0xB0, 7, 0, qop(QueueOp::Put)),
                                                   ev(14, 0, EventKind::QueueOp, 0xB0, 7, 0, qop(QueueOp::PutBlocked)),
+                                                  ev(15, 0, EventKind::ConditionWait, 7, 0xD0), // its not-full condition
+                                                  ev(16, 0, EventKind::ConditionWake, 7, 0xD0, 0, wake(trace::ConditionWakeHow::Signal)),
+                                                  ev(17, 0, EventKind::ConditionWait, 7, 0xD0), // still full: waits again
+                                                  ev(19, 0, EventKind::ConditionWake, 7, 0xD0, 0, wake(trace::ConditionWakeHow::Broadcast)),
                                                   ev(20, 0, EventKind::QueueOp, 0xB0, 8, 0, qop(QueueOp::Get)),
                                                   ev(21, 0, EventKind::QueueOp, 0xB0, 7, 0, qop(QueueOp::Put)),
                                                   ev(30, 0, EventKind::QueueOp, 0xB0, 1, 0, qop(QueueOp::Close)),
@@ -129,10 +133,16 @@ TEST_CASE("object state: a queue's depth and its blocked producers and consumers
     const auto s15 = at(t, 15);
     CHECK(queueOf(s15, 0xB0)->depth == 2);
     CHECK(queueOf(s15, 0xB0)->producers == U{7});
+    CHECK(queueOf(at(t, 16), 0xB0)->producers.empty()); // signaled: it retries
+    CHECK(queueOf(at(t, 16), 0xB0)->woken == U{7});
+    CHECK(queueOf(at(t, 17), 0xB0)->producers == U{7}); // blocked again
+    CHECK(queueOf(at(t, 17), 0xB0)->woken.empty());
     CHECK(queueOf(at(t, 20), 0xB0)->depth == 1);
-    CHECK(queueOf(at(t, 20), 0xB0)->producers == U{7}); // woken, not yet put
+    CHECK(queueOf(at(t, 20), 0xB0)->producers.empty());
+    CHECK(queueOf(at(t, 20), 0xB0)->woken == U{7}); // by the broadcast, not yet put
     CHECK(queueOf(at(t, 25), 0xB0)->depth == 2);
     CHECK(queueOf(at(t, 25), 0xB0)->producers.empty());
+    CHECK(queueOf(at(t, 25), 0xB0)->woken.empty());
     CHECK_FALSE(queueOf(at(t, 25), 0xB0)->closed);
     CHECK(queueOf(at(t, 31), 0xB0)->closed);
 }
@@ -248,6 +258,7 @@ TEST_CASE("object state: snapshots change nothing (random records, every instant
                 CHECK(a.queues[i].depth == b.queues[i].depth);
                 CHECK(a.queues[i].producers == b.queues[i].producers);
                 CHECK(a.queues[i].consumers == b.queues[i].consumers);
+                CHECK(a.queues[i].woken == b.queues[i].woken);
             }
             CHECK(a.wakeups.size() == b.wakeups.size());
             CHECK(a.cancels.size() == b.cancels.size());

@@ -47,7 +47,21 @@ void leaveAll(ObjectReplay& s, std::uint64_t fiber, bool queues_too) {
         it = it->second.empty() ? s.conditions.erase(it) : std::next(it);
     }
     if (queues_too)
-        for (auto& [q, queue] : s.queues) erase(queue.producers, fiber), erase(queue.consumers, fiber);
+        for (auto& [q, queue] : s.queues) erase(queue.producers, fiber), erase(queue.consumers, fiber), erase(queue.woken, fiber);
+}
+
+bool contains(const std::vector<std::uint64_t>& list, std::uint64_t fiber) {
+    return std::find(list.begin(), list.end(), fiber) != list.end();
+}
+
+// A Queue's put or get waits on one of its conditions: a wake of a fiber
+// blocked in it lets it retry; its next condition-wait blocks it again.
+void queueWoken(ObjectReplay& s, std::uint64_t fiber, bool woken) {
+    for (auto& [q, queue] : s.queues) {
+        if (!contains(queue.producers, fiber) && !contains(queue.consumers, fiber)) continue;
+        erase(queue.woken, fiber);
+        if (woken) queue.woken.push_back(fiber);
+    }
 }
 
 std::int64_t workerOf(const ObjectIndex& index, std::uint32_t thread) noexcept {
@@ -79,6 +93,7 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
         auto& w = s.conditions[e.arg[1]];
         erase(w, e.arg[0]);
         w.push_back(e.arg[0]);
+        queueWoken(s, e.arg[0], false);
         break;
     }
     case EventKind::ConditionWake: {
@@ -86,12 +101,15 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
         auto it = s.conditions.find(e.arg[1]);
         if (it != s.conditions.end()) {
             // A broadcast's one record names the head; it woke every waiter.
-            if (how == trace::ConditionWakeHow::Broadcast) it->second.clear();
-            else erase(it->second, e.arg[0]);
+            if (how == trace::ConditionWakeHow::Broadcast) {
+                for (std::uint64_t f : it->second) queueWoken(s, f, true);
+                it->second.clear();
+            } else erase(it->second, e.arg[0]);
             if (it->second.empty()) s.conditions.erase(it);
         }
         // A timed-out wait returns: a Queue put or get blocked on it gives up.
         if (how == trace::ConditionWakeHow::TimedOut) leaveAll(s, e.arg[0], true);
+        else queueWoken(s, e.arg[0], true);
         break;
     }
     case EventKind::QueueOp: {
@@ -104,6 +122,8 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
         case trace::QueueOp::GetBlocked: erase(q.consumers, fiber), q.consumers.push_back(fiber); break;
         case trace::QueueOp::Close: q.closed = true, q.producers.clear(), q.consumers.clear(); break;
         }
+        erase(q.woken, fiber);
+        if (static_cast<trace::QueueOp>(e.small) == trace::QueueOp::Close) q.woken.clear();
         break;
     }
     case EventKind::CancelRequest:
@@ -150,7 +170,7 @@ std::size_t ObjectReplay::size() const noexcept {
     std::size_t n = mutexes.size() + conditions.size() + queues.size() + wakeups.size() + cancels.size() + timers.size();
     for (const auto& [a, m] : mutexes) n += m.waiters.size();
     for (const auto& [a, w] : conditions) n += w.size();
-    for (const auto& [a, q] : queues) n += q.producers.size() + q.consumers.size();
+    for (const auto& [a, q] : queues) n += q.producers.size() + q.consumers.size() + q.woken.size();
     return n;
 }
 
@@ -232,7 +252,15 @@ ObjectState objectStateAt(const trace::Trace& trace, const ObjectIndex& index, s
     for (const auto& [address, m] : s.mutexes)
         out.mutexes.push_back(MutexState{address, m.owner, m.owner_since, {m.waiters.rbegin(), m.waiters.rend()}});
     for (const auto& [address, w] : s.conditions) out.conditions.push_back(ConditionState{address, w});
-    for (const auto& [address, q] : s.queues) out.queues.push_back(QueueState{address, q.depth, q.closed, q.producers, q.consumers});
+    for (const auto& [address, q] : s.queues) {
+        // The woken are not blocked: listed apart.
+        QueueState state{address, q.depth, q.closed, {}, {}, q.woken};
+        for (std::uint64_t f : q.producers)
+            if (!contains(q.woken, f)) state.producers.push_back(f);
+        for (std::uint64_t f : q.consumers)
+            if (!contains(q.woken, f)) state.consumers.push_back(f);
+        out.queues.push_back(std::move(state));
+    }
     out.wakeups = std::move(s.wakeups);
     for (const auto& [fiber, c] : s.cancels) out.cancels.push_back(c);
     std::sort(out.cancels.begin(), out.cancels.end(),

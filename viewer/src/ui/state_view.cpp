@@ -87,7 +87,7 @@ void drawObjectCard(ImDrawList* dl, const Timeline& tl, Color accent, const std:
     y += line + 6;
     for (const CardRow& row : rows) {
         dl->AddText(ImVec2(top.x + 12, y), palette::text_dim, row.label.c_str());
-        float x = top.x + 110;
+        float x = top.x + (row.label.empty() ? 12 : 110);
         std::size_t shown = 0;
         for (std::uint64_t fiber : row.fibers) {
             if (x > top.x + width - 70) {
@@ -150,8 +150,9 @@ void drawObjects(const App& app, const Timeline& tl, const ObjectState& objects,
         std::snprintf(depth, sizeof depth, "%lld item%s%s", static_cast<long long>(q.depth), q.depth == 1 ? "" : "s",
                       q.closed ? ", closed" : "");
         drawObjectCard(dl, tl, palette::schedule, "queue " + objectLabel(q.queue), depth,
-                       {{"producers", q.producers, q.producers.empty() ? "none blocked" : "blocked: it was full"},
-                        {"consumers", q.consumers, q.consumers.empty() ? "none blocked" : "blocked: it was empty"}});
+                       {{"producers", q.producers, q.producers.empty() ? "none blocked" : "blocked: full"},
+                        {"consumers", q.consumers, q.consumers.empty() ? "none blocked" : "blocked: empty"},
+                        {"woken", q.woken, q.woken.empty() ? "none" : "signaled: will retry"}});
         ++shown;
     }
     for (const PendingWakeup& w : objects.wakeups) {
@@ -163,6 +164,25 @@ void drawObjects(const App& app, const Timeline& tl, const ObjectState& objects,
     for (const PendingCancel& c : objects.cancels) {
         drawObjectCard(dl, tl, palette::cancel, "cancel", "requested on " + threadName(c.thread) + ", " + formatDuration(time - c.requested) + " ago",
                        {{"of", {c.fiber}, "not yet delivered"}});
+        ++shown;
+    }
+    if (!objects.timers.empty()) {
+        // Timers by when they fire (known only for one that fired: its
+        // -ETIME completion; a canceled or unfinished one has no deadline).
+        std::vector<TimerState> timers = objects.timers;
+        std::stable_sort(timers.begin(), timers.end(), [](const TimerState& a, const TimerState& b) {
+            return (a.fires < 0 ? INT64_MAX : a.fires) < (b.fires < 0 ? INT64_MAX : b.fires);
+        });
+        std::vector<CardRow> rows;
+        for (std::size_t i = 0; i < timers.size() && i < 6; ++i) {
+            const TimerState& timer = timers[i];
+            rows.push_back({"", {timer.fiber},
+                            timer.fires >= 0 ? "fires at " + formatTime(timer.fires) + " (in " + formatDuration(timer.fires - time) + ")"
+                                             : "set " + formatDuration(time - timer.since) + " ago; deadline not recorded (canceled, or pending at the end)"});
+        }
+        if (timers.size() > 6) rows.push_back({"", {}, "... and " + std::to_string(timers.size() - 6) + " more"});
+        drawObjectCard(dl, tl, palette::submit, std::to_string(timers.size()) + (timers.size() == 1 ? " timer" : " timers"),
+                       std::string(words.in_flight) + ", soonest first", rows);
         ++shown;
     }
     if (shown == 0) ImGui::TextDisabled("none at this instant");
@@ -259,8 +279,7 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
                 std::int64_t fires = -1;
                 for (const TimerState& timer : objects.timers)
                     if (timer.event == op.event) fires = timer.fires;
-                row += fires >= 0 ? "; fires at " + formatTime(fires) + " (in " + formatDuration(fires - time) + ")"
-                                  : "; deadline not recorded (canceled, or pending at the end)";
+                row += fires >= 0 ? "; fires in " + formatDuration(fires - time) : "; deadline not recorded";
             }
             dl->AddCircleFilled(ImVec2(top.x + 94, y + line / 2), 3, palette::submit);
             dl->AddText(ImVec2(top.x + 102, y), palette::text, row.c_str());

@@ -52,6 +52,9 @@ struct QueueState {
     bool closed = false;
     std::vector<std::uint64_t> producers; // blocked because it was full (put-blocked, no put yet)
     std::vector<std::uint64_t> consumers; // blocked because it was empty
+    // Producers or consumers a signal woke, not yet back: they put or get
+    // next, or wait again (a condition-wait blocks them again).
+    std::vector<std::uint64_t> woken;
 };
 
 struct PendingWakeup {
@@ -96,7 +99,7 @@ struct ObjectReplay {
     struct Queue {
         std::int64_t depth = 0;
         bool closed = false;
-        std::vector<std::uint64_t> producers, consumers;
+        std::vector<std::uint64_t> producers, consumers, woken;
     };
     std::map<std::uint64_t, Mutex> mutexes;
     std::map<std::uint64_t, std::vector<std::uint64_t>> conditions;
