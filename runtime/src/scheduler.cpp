@@ -25,6 +25,7 @@
 
 #include "loop.hpp"
 #include "sanitizer.hpp"
+#include "fiberscope/trace.hpp"
 #include "tracing.hpp"
 
 namespace fiberscope::detail {
@@ -69,6 +70,9 @@ static void growFailed(Loop& loop, unsigned index, const char* what, const char*
 }
 
 static void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spawned) {
+    // A span on the fiber that pays for it: opening a ring or epoll instance
+    // and starting an OS thread take far longer than any scheduling decision.
+    trace::Zone zone("spawnWorker: start a worker thread");
     Thread& worker = loop.threads[index];
     worker.loop = &loop;
     worker.index = index;

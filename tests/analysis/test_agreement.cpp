@@ -93,7 +93,12 @@ void checkStats(const Trace& trace, const Timeline& tl, bool well_formed) {
 
     std::size_t threads = 0;
     std::int64_t busy = 0;
-    for (const ThreadLane& lane : tl.threads) threads += !lane.events.empty();
+    for (const ThreadLane& lane : tl.threads) {
+        // Not the trace writer's pseudo thread, which holds only cpu-samples (FORMAT.md, "CPU samples").
+        std::uint64_t records = 0;
+        for (std::uint32_t n : lane.records) records += n;
+        threads += !lane.events.empty() && records != lane.records[static_cast<std::size_t>(EventKind::CpuSample)];
+    }
     REQUIRE(stats.threads.size() == threads);
     for (const trace::ThreadStats& t : stats.threads) {
         INFO("thread " << t.thread);

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -108,8 +110,13 @@ TEST_CASE("a recorded program's trace reads back with every kind of decision", "
     CHECK(counts[EventKind::MutexContended] >= 1);
     CHECK(counts[EventKind::MutexHandoff] >= 1);
     CHECK(counts[EventKind::Mark] == 2); // ours, and the loop's "backend: ..."
-    CHECK(counts[EventKind::ZoneBegin] == 1);
-    CHECK(counts[EventKind::ZoneEnd] == 1);
+    // Ours, and one per worker thread started (spawnWorker is a zone).
+    std::size_t spawn_zones = 0;
+    for (const trace::Event& e : trace.events)
+        spawn_zones += e.kind == EventKind::ZoneBegin && trace.string(e.arg[0]).rfind("spawnWorker", 0) == 0;
+    CHECK(spawn_zones >= 1);
+    CHECK(counts[EventKind::ZoneBegin] == 1 + spawn_zones);
+    CHECK(counts[EventKind::ZoneEnd] == 1 + spawn_zones);
     CHECK(counts[EventKind::FiberName] == 1);
 
     // Times are sorted, and fibers are named and created once.
@@ -162,7 +169,8 @@ TEST_CASE("a loop that outlives its recordings: each one has its parked workers'
         // its park the last record. (By trace thread: a worker started
         // before the recording has no thread-start record in it.)
         std::map<std::uint32_t, EventKind> last;
-        for (const trace::Event& e : trace.events) last[e.thread] = e.kind;
+        for (const trace::Event& e : trace.events)
+            if (e.kind != EventKind::CpuSample) last[e.thread] = e.kind; // not the writer's samples (their own pseudo thread)
         REQUIRE(last.size() == 2);
         CHECK(std::count_if(last.begin(), last.end(), [](const auto& l) { return l.second == EventKind::Park; }) >= 1);
     }
@@ -342,4 +350,80 @@ TEST_CASE("a program killed while its threads are parked has every record up to 
          "kind 12):\n"
          << report);
     REQUIRE(ok);
+}
+
+// What the OS did (issue 14): the writer samples each attached thread's
+// /proc/self/task/TID/schedstat. Two threads spinning on one CPU take turns
+// on it, so each spends part of its "running" time waiting on the runqueue.
+TEST_CASE("cpu samples: two busy threads pinned to one CPU wait on its runqueue", "[tracer][cpu-samples]") {
+    if (::access("/proc/self/schedstat", R_OK) != 0) {
+        WARN("no /proc/self/schedstat here (a kernel without CONFIG_SCHED_INFO): nothing to sample");
+        return;
+    }
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+    int cpu = 0;
+    while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &allowed)) ++cpu;
+    REQUIRE(cpu < CPU_SETSIZE);
+    const std::string path = tempTrace("cpu-samples");
+    {
+        Recorder recorder(path);
+        REQUIRE(recorder.ok());
+        const auto busy = [cpu](const char* name, bool& pinned) {
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(cpu, &one);
+            pinned = sched_setaffinity(0, sizeof one, &one) == 0; // 0: the calling thread
+            mark(name); // attaches the thread: the writer samples it from now on
+            const auto until = std::chrono::steady_clock::now() + 250ms;
+            volatile std::uint64_t spins = 0;
+            while (std::chrono::steady_clock::now() < until) spins = spins + 1;
+            mark("done spinning");
+        };
+        bool pinned_a = false, pinned_b = false;
+        std::thread a(busy, "spinner a", std::ref(pinned_a));
+        std::thread b(busy, "spinner b", std::ref(pinned_b));
+        a.join();
+        b.join();
+        REQUIRE(pinned_a);
+        REQUIRE(pinned_b);
+    }
+    Trace trace;
+    ReadError error;
+    const bool read = readTrace(path, trace, error, {.strict = true});
+    unlink(path.c_str());
+    INFO(error.text());
+    REQUIRE(read);
+    // The spinners' trace thread numbers, by their marks.
+    std::set<std::uint64_t> spinners;
+    for (const trace::Event& e : trace.events)
+        if (e.kind == EventKind::Mark && trace.string(e.arg[0]).rfind("spinner ", 0) == 0)
+            spinners.insert(trace.threads[e.thread].number);
+    REQUIRE(spinners.size() == 2);
+    std::map<std::uint64_t, int> samples;
+    std::uint64_t waited = 0, most_waited = 0, on_cpu = 0;
+    std::set<std::uint32_t> writer_threads;
+    for (const trace::Event& e : trace.events) {
+        if (e.kind != EventKind::CpuSample) continue;
+        writer_threads.insert(e.thread);
+        if (!spinners.count(e.arg[0])) continue;
+        ++samples[e.arg[0]];
+        on_cpu += e.arg[1];
+        waited += e.arg[2];
+        most_waited = std::max(most_waited, e.arg[2]);
+    }
+    INFO("on a CPU " << on_cpu << " ns, waiting " << waited << " ns in all");
+    // 250 ms each, sampled every 20 ms: several samples per spinner.
+    for (std::uint64_t t : spinners) CHECK(samples[t] >= 3);
+    CHECK(most_waited > 0);
+    // Sharing one CPU, each waited for the other for a good part of its spin.
+    CHECK(waited > 50'000'000u);
+    // The samples come on the writer's pseudo thread: one thread, no worker,
+    // nothing but cpu-samples on it.
+    REQUIRE(writer_threads.size() == 1);
+    const std::uint32_t writer = *writer_threads.begin();
+    CHECK(trace.threads[writer].worker == -1);
+    for (const trace::Event& e : trace.events)
+        if (e.thread == writer) CHECK(e.kind == EventKind::CpuSample);
 }

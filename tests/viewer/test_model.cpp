@@ -28,6 +28,7 @@
 #include "fiberscope/analysis/lod.hpp"
 #include "fiberscope/analysis/state_at.hpp"
 #include "fiberscope/analysis/timeline.hpp"
+#include "model/cpu_samples.hpp"
 #include "model/describe.hpp"
 #include "model/filter.hpp"
 #include "model/hit.hpp"
@@ -1188,11 +1189,16 @@ TEST_CASE("a recorded trace: lane invariants, finishes, explanations", "[viewer]
     REQUIRE(trace.lost_events == 0);
     const Timeline tl = buildTimeline(trace);
     REQUIRE(tl.threads.size() >= 2);
-    for (std::size_t l = 1; l < tl.threads.size(); ++l) CHECK(tl.threads[l - 1].worker < tl.threads[l].worker);
+    // The trace writer's CPU samples come on a pseudo thread of their own
+    // (FORMAT.md, "CPU samples"), the last lane: no worker, no states.
+    std::size_t workers = tl.threads.size();
+    while (workers > 0 && isCpuSamplerLane(tl.threads[workers - 1])) --workers;
+    for (std::size_t l = 1; l < workers; ++l) CHECK(tl.threads[l - 1].worker < tl.threads[l].worker);
 
     // Each thread's intervals: sorted, non-overlapping, covering its life
     // (its first record to its thread-stop) without gaps.
     for (const ThreadLane& lane : tl.threads) {
+        if (isCpuSamplerLane(lane)) continue;
         INFO(lane.name);
         const auto& iv = lane.lane.intervals;
         REQUIRE(!iv.empty());
@@ -1234,9 +1240,13 @@ TEST_CASE("a recorded trace: lane invariants, finishes, explanations", "[viewer]
         }
         root |= fl.name == "root";
         if (fl.name == "root") {
-            REQUIRE(fl.zones.size() == 1);
-            CHECK(trace.string(fl.zones[0].label) == "building the tree");
-            CHECK(fl.zones[0].end > fl.zones[0].start);
+            // Its own zone, and those of the workers it started (spawnWorker is a zone).
+            std::vector<const analysis::Zone*> own;
+            for (const auto& z : fl.zones)
+                if (trace.string(z.label).rfind("spawnWorker", 0) != 0) own.push_back(&z);
+            REQUIRE(own.size() == 1);
+            CHECK(trace.string(own[0]->label) == "building the tree");
+            CHECK(own[0]->end > own[0]->start);
         }
     }
     CHECK(root);
@@ -1623,4 +1633,66 @@ TEST_CASE("mark labels are laid out without overlaps, the ones without room coun
         }
         CHECK(shown + counted == n);
     }
+}
+
+// ---------------------------------------------------------------------------
+// What the OS did: the cpu-sample strip's data (model/cpu_samples.hpp)
+
+TEST_CASE("cpu samples: each thread's intervals, their wait fraction and the hover sentence", "[viewer][cpu-samples]") {
+    // Two worker threads (0, 1) and the writer's pseudo thread (2), whose
+    // records name trace threads 0 and 1, as the recorder writes them.
+    Trace trace = makeTrace(3, {
+        ev(0, 0, EventKind::ThreadStart, 0, 0),
+        ev(0, 1, EventKind::ThreadStart, 1, 0),
+        ev(1'000'000, 2, EventKind::CpuSample, 0, 500'000, 0),          // thread 0's first: opens its list
+        ev(1'000'000, 2, EventKind::CpuSample, 1, 900'000, 10'000),     // thread 1's first
+        ev(21'000'000, 2, EventKind::CpuSample, 0, 16'900'000, 3'100'000),
+        ev(21'000'000, 2, EventKind::CpuSample, 1, 20'000'000, 0),
+        ev(41'000'000, 2, EventKind::CpuSample, 0, 0, 0),
+        ev(41'000'000, 2, EventKind::CpuSample, 7, 1, 1),               // a thread the trace has not: ignored
+        ev(50'000'000, 0, EventKind::ThreadStop),
+        ev(50'000'000, 1, EventKind::ThreadStop),
+    });
+    trace.threads[2].worker = -1; // the pseudo thread has no thread-start
+    trace.threads[2].name = "thread 2";
+    const CpuSamples samples = buildCpuSamples(trace);
+    REQUIRE(samples.of(2) == nullptr); // the writer itself is not described
+    const auto* zero = samples.of(0);
+    const auto* one = samples.of(1);
+    REQUIRE(zero);
+    REQUIRE(one);
+    REQUIRE(zero->size() == 2);
+    REQUIRE(one->size() == 1);
+    CHECK((*zero)[0].start == 1'000'000);
+    CHECK((*zero)[0].end == 21'000'000);
+    CHECK((*zero)[0].runqueue_wait_ns == 3'100'000);
+    CHECK((*zero)[0].waitFraction() == Approx(3.1 / 20));
+    CHECK(trace.events[(*zero)[0].event].kind == EventKind::CpuSample);
+    CHECK((*zero)[1].start == 21'000'000);
+    CHECK((*zero)[1].waitFraction() == 0);
+    CHECK((*one)[0].waitFraction() == 0);
+
+    // Hover: the sample under a time, and its sentence.
+    CHECK(cpuSampleAt(*zero, 500'000) == nullptr);
+    CHECK(cpuSampleAt(*zero, 1'000'000) == &(*zero)[0]);
+    CHECK(cpuSampleAt(*zero, 20'999'999) == &(*zero)[0]);
+    CHECK(cpuSampleAt(*zero, 21'000'000) == &(*zero)[1]);
+    CHECK(cpuSampleAt(*zero, 41'000'000) == nullptr);
+    const std::string text = describeCpuSample((*zero)[0]);
+    INFO(text);
+    CHECK(text.find("the kernel ran another thread here") == 0);
+    CHECK(text.find("waited 3.10 ms of 20.00 ms for a CPU") != std::string::npos);
+    CHECK(describeCpuSample((*one)[0]).find("never waited") != std::string::npos);
+
+    // The analysis and the describe/hit code take the kind in their stride:
+    // the pseudo thread is a lane of cpu-samples only, the workers' are not.
+    const Timeline tl = buildTimeline(trace);
+    std::size_t sampler_lanes = 0;
+    for (const ThreadLane& lane : tl.threads) {
+        sampler_lanes += isCpuSamplerLane(lane);
+        if (isCpuSamplerLane(lane)) CHECK(lane.thread == 2);
+    }
+    CHECK(sampler_lanes == 1);
+    for (std::uint32_t i = 0; i < trace.events.size(); ++i)
+        if (trace.events[i].kind == EventKind::CpuSample) CHECK_FALSE(explain(tl, trace, i).text.empty());
 }

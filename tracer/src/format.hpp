@@ -10,7 +10,10 @@ namespace fiberscope::trace::format {
 inline constexpr char kMagic[8] = {'F', 'S', 'T', 'R', 'A', 'C', 'E', '\0'};
 // Version 2 added the header checksum (HeaderFixed::header_crc); version 1
 // files are still read, with a warning that their header is unchecked.
-inline constexpr std::uint32_t kVersion = 2;
+// Version 3 added the cpu-sample record kind (FORMAT.md, "CPU samples"): a
+// version-2 reader would reject the file at its first such record, so the
+// version tells it why at the header instead.
+inline constexpr std::uint32_t kVersion = 3;
 inline constexpr std::uint32_t kOldestVersion = 1;
 inline constexpr std::uint32_t kChunkMagic = 0x4B435346; // "FSCK" little-endian
 

@@ -35,6 +35,11 @@ struct ThreadSlot {
     std::uint32_t generation = 0;      // the recording `slab` belongs to (0 while lent)
     std::uint32_t lent_generation = 0; // while lent: what `generation` was
     std::uint32_t registered = 0;      // the generation whose `threads` list holds this slot
+    // For the writer's CPU samples (writer.cpp), set when the thread attaches
+    // (threadBuffer's slow path, under Recording::mutex, which the writer
+    // holds to read them): its kernel thread id and its trace thread number.
+    std::uint32_t tid = 0;
+    std::uint32_t trace_thread = 0;
     std::atomic<std::uint32_t> lend{kOwned};
     ~ThreadSlot();
 };

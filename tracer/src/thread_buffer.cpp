@@ -6,6 +6,7 @@
 // records, or every flush budget), to hand the slab to the writer and take
 // an empty one.
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -152,6 +153,10 @@ __attribute__((noinline)) Buffer* threadBuffer() noexcept {
     startChunk(slab, seed);
     t.slab = slab;
     t.generation = r->generation;
+    // Who the writer's CPU samples describe (gettid is a syscall, but this is
+    // the attach path, once per thread and recording, never the record path).
+    if (!t.tid) t.tid = static_cast<std::uint32_t>(gettid());
+    t.trace_thread = seed.thread;
     if (t.registered != r->generation) {
         r->threads.push_back(&t);
         t.registered = r->generation;

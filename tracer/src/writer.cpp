@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 #include <thread>
+#include <unordered_map>
 
 #include "recording.hpp"
 
@@ -53,11 +55,140 @@ void appendString(std::string& out, const std::string& text) {
     out += text;
 }
 
+bool writeChunk(Recording* r, std::uint32_t thread, std::uint32_t records, std::uint64_t base_ticks, std::uint64_t base_fiber,
+                const std::uint8_t* payload, std::size_t size, std::string& error) {
+    format::ChunkHeader chunk{};
+    chunk.magic = format::kChunkMagic;
+    chunk.size = static_cast<std::uint32_t>(size);
+    chunk.thread = thread;
+    chunk.records = records;
+    chunk.base_ticks = base_ticks;
+    chunk.base_fiber = base_fiber;
+    chunk.checksum = format::crc32(payload, size);
+    return writeAll(r->fd, &chunk, sizeof chunk, error) && writeAll(r->fd, payload, size, error);
+}
+
+// What the OS did to the recorded threads: every writer tick, each attached
+// thread's /proc/self/task/TID/schedstat (nanoseconds on a CPU, nanoseconds
+// ready but waiting on a runqueue, timeslices) is read and the change since
+// the last look becomes a cpu-sample record.
+//
+// Where the records go: a cpu-sample is about another thread, but it cannot
+// go into that thread's chunks. A running thread's buffer is its alone (the
+// record path takes no lock, and must not start to), and a chunk written
+// later under its thread number would break the rule that a thread's
+// records reach the file in time order (readers merge on it). So the writer
+// keeps a chunk stream of its own, under a pseudo trace thread number taken
+// when it first samples, and each record names the trace thread it
+// describes in its `thread` field. A pseudo thread has no thread-start: no
+// runtime worker runs on it. Its chunks are written like a thread's, when
+// their first record is as old as a lent buffer's may get, and at stop.
+class CpuSampler {
+public:
+    struct Target {
+        std::uint32_t trace_thread;
+        std::uint32_t tid;
+    };
+
+    void sample(Recording& r, const std::vector<Target>& targets) {
+        for (const Target& target : targets) {
+            std::uint64_t on_cpu = 0, waiting = 0;
+            if (!read(target.tid, on_cpu, waiting)) {
+                last_.erase(target.trace_thread); // the thread exited meanwhile
+                continue;
+            }
+            auto [it, first] = last_.try_emplace(target.trace_thread, Last{target.tid, 0, 0});
+            if (!first && it->second.tid != target.tid) it->second = Last{target.tid, 0, 0};
+            Last& last = it->second;
+            // A thread's first sample counts from its start (the kernel's
+            // totals); later ones from its previous sample (FORMAT.md).
+            const std::uint64_t on_delta = on_cpu > last.on_cpu ? on_cpu - last.on_cpu : 0;
+            const std::uint64_t wait_delta = waiting > last.waiting ? waiting - last.waiting : 0;
+            last.on_cpu = on_cpu;
+            last.waiting = waiting;
+            append(r, now(), target.trace_thread, on_delta, wait_delta);
+        }
+    }
+
+    // Writes the pending chunk if it holds records older than `min_age`
+    // ticks (all of them when `all`).
+    void flush(Recording* r, std::uint64_t min_age, bool all) {
+        if (!records_) return;
+        const std::uint64_t t = now();
+        if (!all && (t < base_ || t - base_ < min_age)) return;
+        std::string error;
+        writeChunk(r, thread_, records_, base_, 0, bytes_.data(), bytes_.size(), error);
+        if (!error.empty()) {
+            std::lock_guard lock(r->mutex);
+            if (r->write_error.empty()) r->write_error = error;
+        }
+        bytes_.clear();
+        records_ = 0;
+    }
+
+private:
+    struct Last {
+        std::uint32_t tid;
+        std::uint64_t on_cpu, waiting;
+    };
+
+    static bool read(std::uint32_t tid, std::uint64_t& on_cpu, std::uint64_t& waiting) {
+        char path[64];
+        std::snprintf(path, sizeof path, "/proc/self/task/%u/schedstat", tid);
+        const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return false;
+        char text[128];
+        const ssize_t n = ::read(fd, text, sizeof text - 1);
+        ::close(fd);
+        if (n <= 0) return false;
+        text[n] = '\0';
+        unsigned long long a = 0, b = 0;
+        if (std::sscanf(text, "%llu %llu", &a, &b) != 2) return false;
+        on_cpu = a;
+        waiting = b;
+        return true;
+    }
+
+    void varint(std::uint64_t value) {
+        while (value >= 0x80) {
+            bytes_.push_back(static_cast<std::uint8_t>(value | 0x80));
+            value >>= 7;
+        }
+        bytes_.push_back(static_cast<std::uint8_t>(value));
+    }
+
+    void append(Recording& r, std::uint64_t t, std::uint32_t thread, std::uint64_t on_cpu, std::uint64_t waiting) {
+        if (!have_thread_) {
+            thread_ = r.next_thread.fetch_add(1, std::memory_order_relaxed);
+            have_thread_ = true;
+        }
+        // Clocks can step back across CPUs by a few ticks: clamp, as Record does.
+        if (records_ == 0) base_ = last_time_ = std::max(t, last_time_);
+        const std::uint64_t delta = t > last_time_ ? t - last_time_ : 0;
+        last_time_ = std::max(t, last_time_);
+        bytes_.push_back(static_cast<std::uint8_t>(EventKind::CpuSample));
+        varint(delta);
+        varint(thread);
+        varint(on_cpu);
+        varint(waiting);
+        ++records_;
+    }
+
+    std::unordered_map<std::uint32_t, Last> last_; // by trace thread number
+    std::vector<std::uint8_t> bytes_;              // the pending chunk's payload
+    std::uint32_t records_ = 0;
+    std::uint64_t base_ = 0;
+    std::uint64_t last_time_ = 0;
+    std::uint32_t thread_ = 0;
+    bool have_thread_ = false;
+};
+
 // Appends full slabs as chunks. It also wakes every kWriterTickMs to take
 // the stale buffers of parked threads (lent, see lendBuffer): a thread that
 // records a little and then waits in the kernel for a long time would
 // otherwise keep its last records out of the file until it woke. When
-// stopping it takes every lent buffer that holds records.
+// stopping it takes every lent buffer that holds records. At each tick, and
+// once when stopping, it samples the threads' CPU time (CpuSampler).
 void writerMain(Recording* r) {
     using Clock = std::chrono::steady_clock;
     const auto tick = std::chrono::milliseconds(kWriterTickMs);
@@ -65,35 +196,46 @@ void writerMain(Recording* r) {
     // tick, no parked thread's record waits much longer than the budget.
     const std::uint64_t min_age = r->flush_ticks - r->flush_ticks * kWriterTickMs / kFlushBudgetMs;
     auto next_look = Clock::now() + tick;
+    CpuSampler sampler;
+    std::vector<CpuSampler::Target> targets;
+    bool sampled_at_stop = false;
     for (;;) {
-        Slab* slab;
+        Slab* slab = nullptr;
+        bool stopping, sample = false;
         {
             std::unique_lock lock(r->mutex);
             r->work.wait_until(lock, next_look, [&] { return !r->full.empty() || r->stopping; });
-            if (r->stopping) {
+            stopping = r->stopping;
+            if (stopping) {
                 takeLentSlabs(*r, now(), 0, true);
+                sample = !sampled_at_stop;
+                sampled_at_stop = true;
             } else if (Clock::now() >= next_look) {
                 takeLentSlabs(*r, now(), min_age, false);
                 next_look = Clock::now() + tick;
+                sample = true;
             }
-            if (r->full.empty()) {
-                if (r->stopping) return;
-                continue;
+            if (sample) {
+                // Copied under the lock (threads attach and exit under it);
+                // the /proc reads happen after it is released.
+                targets.clear();
+                for (const ThreadSlot* t : r->threads)
+                    if (t->tid) targets.push_back({t->trace_thread, t->tid});
             }
-            slab = r->full.front();
-            r->full.pop_front();
+            if (!r->full.empty()) {
+                slab = r->full.front();
+                r->full.pop_front();
+            }
+        }
+        if (sample) sampler.sample(*r, targets);
+        sampler.flush(r, min_age, stopping);
+        if (!slab) {
+            if (stopping) return;
+            continue;
         }
         const Buffer& b = slab->buffer;
-        format::ChunkHeader chunk{};
-        chunk.magic = format::kChunkMagic;
-        chunk.size = static_cast<std::uint32_t>(b.pos - b.start);
-        chunk.thread = b.thread;
-        chunk.records = b.records;
-        chunk.base_ticks = b.base_time;
-        chunk.base_fiber = b.base_fiber;
-        chunk.checksum = format::crc32(b.start, chunk.size);
         std::string error;
-        if (writeAll(r->fd, &chunk, sizeof chunk, error)) writeAll(r->fd, b.start, chunk.size, error);
+        writeChunk(r, b.thread, b.records, b.base_time, b.base_fiber, b.start, static_cast<std::size_t>(b.pos - b.start), error);
         std::lock_guard lock(r->mutex);
         if (!error.empty() && r->write_error.empty()) r->write_error = error;
         r->free.push_back(slab);

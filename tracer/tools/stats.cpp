@@ -51,6 +51,11 @@ TraceStats computeStats(const Trace& trace, const analysis::Timeline& timeline) 
     for (std::uint32_t lane : timeline.lane_of_thread) {
         const analysis::ThreadLane& tl = timeline.threads[lane];
         if (tl.events.empty()) continue;
+        // The trace writer's pseudo thread (FORMAT.md, "CPU samples") holds
+        // nothing but cpu-samples about the other threads: not a thread of the program.
+        std::uint64_t records = 0;
+        for (std::uint32_t n : tl.records) records += n;
+        if (records == tl.records[static_cast<std::size_t>(EventKind::CpuSample)]) continue;
         ThreadStats t;
         t.thread = tl.thread;
         t.worker = tl.worker;

@@ -52,8 +52,10 @@ enum class EventKind : std::uint8_t {
     // Bookkeeping
     StringDef = 28,    // id, length, bytes[length]
     LostEvents = 29,   // count (records dropped since the last LostEvents)
+    // What the OS did (written by the trace writer, about another thread)
+    CpuSample = 30,    // thread:trace thread number, on_cpu_ns, runqueue_wait_ns (deltas since its last sample)
 };
-inline constexpr std::uint8_t kMaxEventKind = 29;
+inline constexpr std::uint8_t kMaxEventKind = 30;
 
 // Why a fiber switched away.
 enum class SwitchReason : std::uint8_t {

@@ -53,7 +53,7 @@ struct RecordKindInfo {
     const char* name = nullptr; // "thread-start"
     // A short word grouping related kinds, as trace_events.hpp groups them
     // (the Chrome export's category): thread, fiber, sched, io, cancel,
-    // sync, user, trace.
+    // sync, user, trace, os.
     const char* category = nullptr;
     std::uint8_t field_count = 0;
     FieldInfo fields[4] = {};
@@ -186,6 +186,13 @@ inline constexpr RecordKindInfo kTable[kMaxEventKind + 1] = {
         /*special=*/true),
     row({K::LostEvents, "lost-events", "trace", "`count` records were dropped here because the trace writer fell behind.", true, false},
         {count()}),
+    // Written by the trace writer thread on a pseudo thread of its own (a
+    // thread's own chunks cannot take it: the thread may be running, and its
+    // buffer is its alone), so `thread` names the trace thread it describes.
+    row({K::CpuSample, "cpu-sample", "os",
+         "Since its last sample, trace thread `thread` ran on a CPU for `on_cpu_ns` and waited on a kernel runqueue for "
+         "`runqueue_wait_ns`, ready but preempted by another thread (its /proc schedstat).", false, false},
+        {count("thread"), count("on_cpu_ns"), count("runqueue_wait_ns")}),
 };
 // clang-format on
 } // namespace records_detail

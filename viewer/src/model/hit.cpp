@@ -656,6 +656,11 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
                     "the trace recorder", "tracer/src/thread_buffer.cpp", i);
     case EventKind::StringDef:
         return make("a string definition for the trace's string table", "the trace recorder", "tracer/src/thread_buffer.cpp", i);
+    case EventKind::CpuSample:
+        return make("the trace writer read trace thread " + std::to_string(e.arg[0]) + "'s kernel scheduler statistics: since its last sample it ran " +
+                        formatDuration(static_cast<std::int64_t>(e.arg[1])) + " on a CPU and waited " +
+                        formatDuration(static_cast<std::int64_t>(e.arg[2])) + " on a runqueue for one",
+                    "/proc/self/task/TID/schedstat", "tracer/src/writer.cpp", i);
     }
     return make(std::string("a ") + trace::eventKindName(e.kind) + " record on " + thread, "", "", i);
 }

@@ -12,6 +12,7 @@
 
 #include "fiberscope/analysis/lod.hpp"
 #include "model/counters.hpp"
+#include "model/cpu_samples.hpp"
 #include "model/describe.hpp"
 #include "model/flow_select.hpp"
 #include "model/hit.hpp"
@@ -311,6 +312,60 @@ void drawMarks(ImDrawList* dl, const std::vector<MarkLabel>& marks, std::uint32_
         if (m.lane == lane) drawGlyph(dl, trace::EventKind::Mark, m.mark_x, y, glyphColor(trace::EventKind::Mark));
 }
 
+// --- CPU samples: what the OS did (model/cpu_samples.hpp) ----------------
+constexpr float kCpuStrip = 4.0f;
+
+// The trace's sample lists, built once per trace (and again as a live
+// trace grows).
+const CpuSamples& cpuSamplesOf(const trace::Trace& trace) {
+    static const trace::Trace* built_for = nullptr;
+    static std::size_t built_events = 0;
+    static CpuSamples samples;
+    if (built_for != &trace || built_events != trace.events.size()) {
+        samples = buildCpuSamples(trace);
+        built_for = &trace;
+        built_events = trace.events.size();
+    }
+    return samples;
+}
+
+// A thin strip under a thread lane: each sample interval coloured by the
+// part of it the thread waited, ready, for a CPU (grey: none, red: all of
+// it); where several samples share a pixel, the worst is drawn. Hover says
+// what the kernel did there in one sentence.
+void drawCpuStrip(App& app, ImDrawList* dl, const Geometry& g, const std::vector<CpuSampleSpan>& spans, float y) {
+    const auto visible = std::lower_bound(spans.begin(), spans.end(), static_cast<std::int64_t>(app.view.start),
+                                          [](const CpuSampleSpan& s, std::int64_t t) { return s.end < t; });
+    const auto color = [](double f) {
+        const double w = std::clamp(f * 2.0, 0.0, 1.0); // half the interval waiting is fully red
+        const auto mix = [w](int a, int b) { return static_cast<int>(a + (b - a) * w); };
+        return IM_COL32(mix(70, 235), mix(74, 50), mix(84, 45), 255);
+    };
+    float run_x0 = 0, run_x1 = -1;
+    double run_f = 0;
+    for (auto it = visible; it != spans.end() && static_cast<double>(it->start) <= app.view.end; ++it) {
+        const float x0 = std::max(app.view.x(static_cast<double>(it->start), g.left, g.width), g.left);
+        const float x1 = std::min(app.view.x(static_cast<double>(it->end), g.left, g.width), g.left + g.width);
+        if (x1 < run_x1 + 1.0f && run_x1 >= 0) { // shares the pixel run so far
+            run_x1 = std::max(run_x1, x1);
+            run_f = std::max(run_f, it->waitFraction());
+            continue;
+        }
+        if (run_x1 >= 0) dl->AddRectFilled(ImVec2(run_x0, y), ImVec2(std::max(run_x1, run_x0 + 1.0f), y + kCpuStrip - 1), color(run_f));
+        run_x0 = x0, run_x1 = x1, run_f = it->waitFraction();
+    }
+    if (run_x1 >= 0) dl->AddRectFilled(ImVec2(run_x0, y), ImVec2(std::max(run_x1, run_x0 + 1.0f), y + kCpuStrip - 1), color(run_f));
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    if (mouse.y >= y - 1 && mouse.y < y + kCpuStrip + 1 && mouse.x >= g.left && mouse.x < g.left + g.width) {
+        const double t = app.view.time(mouse.x, g.left, g.width);
+        if (const CpuSampleSpan* s = cpuSampleAt(spans, static_cast<std::int64_t>(t))) {
+            app.hover.time = static_cast<std::int64_t>(t);
+            app.hover.event = s->event;
+            app.hover.text = describeCpuSample(*s);
+        }
+    }
+}
+
 float laneCenter(const std::vector<float>& lane_y, std::uint32_t lane_index) {
     return lane_index < lane_y.size() ? lane_y[lane_index] + kThreadLaneHeight / 2 : -1;
 }
@@ -598,8 +653,10 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
     y += 16;
     std::vector<float> lane_y(tl.threads.size(), -1);
     static std::vector<Block> scratch;
+    const CpuSamples& cpu_samples = cpuSamplesOf(*app.trace);
     for (std::size_t i = 0; i < tl.threads.size(); ++i) {
         const ThreadLane& lane = tl.threads[i];
+        if (isCpuSamplerLane(lane)) continue; // the trace writer's samples: drawn under the lanes they describe
         lane_y[i] = y;
         dl->AddRectFilled(ImVec2(g.left, y), ImVec2(g.left + g.width, y + kThreadLaneHeight + kGlyphStrip),
                           i % 2 ? palette::lane_alt : palette::lane);
@@ -618,6 +675,10 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
             if (hit.kind == HitKind::Interval) app.hover.fiber = lane.lane.intervals[hit.index].fiber;
             else if (hit.kind == HitKind::Instant) app.hover.fiber = instantFiber(*app.trace, lane, hit.index);
             if (hit.kind != HitKind::None) app.hover.text = describeHit(tl, *app.trace, hit, false);
+        }
+        if (const std::vector<CpuSampleSpan>* spans = cpu_samples.of(lane.thread)) {
+            drawCpuStrip(app, dl, g, *spans, y + kThreadLaneHeight + kGlyphStrip);
+            y += kCpuStrip;
         }
         y += kThreadLaneHeight + kGlyphStrip + 3;
     }
