@@ -305,3 +305,33 @@ TEST_CASE("zoomed onto a steal's thief, the steal's arrow comes in from the view
 TEST_CASE("zoomed onto an operation's resume, its completion arrow is drawn", "[viewer][screenshot][flows]") {
     checkArrowAtEffect(fiberscope::viewer::FlowKind::Completion, "completion");
 }
+
+// Counter tracks (issue 14): under the thread lanes, the ready-queue
+// lengths, the operations in flight and the fibers alive are drawn as area
+// charts, each with its min per pixel in its solid colour: the sample's
+// fibers wait in a ready queue, one sleeps on a timer in the ring, and five
+// are alive. Their colours are in the timeline's columns, not the panel's.
+TEST_CASE("the timeline draws counter tracks in their colours", "[viewer][screenshot][counters]") {
+    const std::string png = "/tmp/fiberscope-counters-" + std::to_string(getpid()) + ".png";
+    const Run shot = run(kTool + " screenshot " + kTrace + " -o " + png + " --size 1280x720");
+    INFO(shot.output);
+    REQUIRE(shot.status == 0);
+    Image image;
+    REQUIRE(load(image, png));
+    using namespace fiberscope::viewer;
+    const auto inTimeline = [&](Color c) {
+        const int r = c & 0xFF, g = (c >> 8) & 0xFF, b = (c >> 16) & 0xFF;
+        long n = 0;
+        const int panel = image.width * 60 / 100; // the side panel: the right 40% (app.cpp)
+        for (int y = 0; y < image.height; ++y)
+            for (int x = 0; x < panel; ++x) {
+                const unsigned char* p = image.pixels + (static_cast<long>(y) * image.width + x) * 4;
+                n += std::abs(p[0] - r) <= 2 && std::abs(p[1] - g) <= 2 && std::abs(p[2] - b) <= 2;
+            }
+        return n;
+    };
+    CHECK(inTimeline(palette::counter_ready) > 100);
+    CHECK(inTimeline(palette::counter_flight) > 100);
+    CHECK(inTimeline(palette::counter_alive) > 300);
+    unlink(png.c_str());
+}

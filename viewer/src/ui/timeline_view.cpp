@@ -595,7 +595,9 @@ float drawCounters(App& app, ImDrawList* dl, const Geometry& g, float y, const F
         char peak[32];
         std::snprintf(peak, sizeof peak, "max %d", view_max);
         const ImVec2 size = ImGui::CalcTextSize(peak);
-        dl->AddText(ImVec2(g.left + g.width - size.x - 4, y + (kCounterHeight - size.y) / 2), palette::text_dim, peak);
+        const ImVec2 at(g.left + g.width - size.x - 4, y + (kCounterHeight - size.y) / 2);
+        dl->AddRectFilled(ImVec2(at.x - 3, y + 2), ImVec2(g.left + g.width, y + kCounterHeight - 2), palette::lane_alt); // readable over the chart
+        dl->AddText(at, palette::text_dim, peak);
         // Hover: the value under the pointer, and the pixel's extremes if it holds changes.
         if (mouse.y >= y && mouse.y < y + kCounterHeight && mouse.x >= g.left && mouse.x < g.left + g.width) {
             const std::size_t p = std::min(ranges.size() - 1, static_cast<std::size_t>(mouse.x - g.left));
