@@ -9,8 +9,39 @@
 #include "fiberscope/analysis/lane.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <new>
+#include <stdexcept>
 
 namespace fiberscope::analysis {
+
+IntervalList::Items::Items(const Items& other) {
+    if (other.size_ == 0) return;
+    reallocate(other.size_);
+    std::memcpy(data_, other.data_, other.size_ * sizeof(Packed));
+    size_ = other.size_;
+}
+
+void IntervalList::Items::reallocate(std::size_t n) {
+    if (n > UINT32_MAX) throw std::length_error("IntervalList: more than 2^32 intervals");
+    if (n == 0) {
+        std::free(data_);
+        data_ = nullptr;
+    } else {
+        void* grown = std::realloc(data_, n * sizeof(Packed)); // Packed is trivially copyable
+        if (!grown) throw std::bad_alloc();
+        data_ = static_cast<Packed*>(grown);
+    }
+    capacity_ = static_cast<std::uint32_t>(n);
+}
+
+void IntervalList::Items::reserve(std::size_t n) {
+    if (n > capacity_) reallocate(n);
+}
+
+void IntervalList::Items::shrink_to_fit() {
+    if (capacity_ > size_) reallocate(size_);
+}
 
 IntervalList::IntervalList(const IntervalList& other)
     : items_(other.items_), last_end_(other.last_end_), wide_(other.wide_ ? std::make_unique<Wide>(*other.wide_) : nullptr) {}

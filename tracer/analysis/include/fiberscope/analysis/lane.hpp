@@ -35,10 +35,12 @@
 #include <array>
 #include <cstddef>
 #include <compare>
+#include <cstdlib>
 #include <cstdint>
 #include <initializer_list>
 #include <iterator>
 #include <memory>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -139,12 +141,53 @@ private:
         How how = kLast;
     };
     static_assert(sizeof(Packed) == 24);
+    static_assert(std::is_trivially_copyable_v<Packed>);
     using Wide = std::vector<std::pair<std::uint32_t, Interval>>; // by item index
+
+    // The items: a vector with 32-bit size and capacity (16 bytes in the
+    // list, not 24; a lane has fewer than 2^32 intervals, as a trace has
+    // fewer than 2^32 events), grown by doubling, trimmed by shrink_to_fit.
+    class Items {
+    public:
+        Items() = default;
+        Items(const Items& other);
+        Items(Items&& other) noexcept : data_(other.data_), size_(other.size_), capacity_(other.capacity_) {
+            other.data_ = nullptr;
+            other.size_ = other.capacity_ = 0;
+        }
+        Items& operator=(const Items& other) { return *this = Items(other); }
+        Items& operator=(Items&& other) noexcept {
+            std::swap(data_, other.data_);
+            std::swap(size_, other.size_);
+            std::swap(capacity_, other.capacity_);
+            return *this;
+        }
+        ~Items() { std::free(data_); }
+
+        std::size_t size() const noexcept { return size_; }
+        bool empty() const noexcept { return size_ == 0; }
+        std::size_t capacity() const noexcept { return capacity_; }
+        const Packed& operator[](std::size_t k) const noexcept { return data_[k]; }
+        Packed& back() noexcept { return data_[size_ - 1]; }
+        void push_back(const Packed& p) {
+            if (size_ == capacity_) reserve(capacity_ ? 2 * static_cast<std::size_t>(capacity_) : 1);
+            data_[size_++] = p;
+        }
+        void reserve(std::size_t n);
+        void shrink_to_fit();
+        void clear() noexcept { size_ = 0; }
+
+    private:
+        void reallocate(std::size_t n);
+        Packed* data_ = nullptr;
+        std::uint32_t size_ = 0;
+        std::uint32_t capacity_ = 0;
+    };
 
     const Interval& wideAt(std::size_t k) const noexcept;
     void settleLast(std::int64_t next_start);
 
-    std::vector<Packed> items_;
+    Items items_;
     std::int64_t last_end_ = 0;
     std::unique_ptr<Wide> wide_;
 };
