@@ -1661,28 +1661,33 @@ TEST_CASE("cpu samples: each thread's intervals, their wait fraction and the hov
     const auto* one = samples.of(1);
     REQUIRE(zero);
     REQUIRE(one);
-    REQUIRE(zero->size() == 2);
-    REQUIRE(one->size() == 1);
-    CHECK((*zero)[0].start == 1'000'000);
-    CHECK((*zero)[0].end == 21'000'000);
-    CHECK((*zero)[0].runqueue_wait_ns == 3'100'000);
-    CHECK((*zero)[0].waitFraction() == Approx(3.1 / 20));
-    CHECK(trace.events[(*zero)[0].event].kind == EventKind::CpuSample);
-    CHECK((*zero)[1].start == 21'000'000);
-    CHECK((*zero)[1].waitFraction() == 0);
-    CHECK((*one)[0].waitFraction() == 0);
+    // A thread's first sample counts from its first record (here its thread-start at 0).
+    REQUIRE(zero->size() == 3);
+    REQUIRE(one->size() == 2);
+    CHECK((*zero)[0].start == 0);
+    CHECK((*zero)[0].end == 1'000'000);
+    CHECK((*zero)[1].start == 1'000'000);
+    CHECK((*zero)[1].end == 21'000'000);
+    CHECK((*zero)[1].runqueue_wait_ns == 3'100'000);
+    CHECK((*zero)[1].waitFraction() == Approx(3.1 / 20));
+    CHECK(trace.events[(*zero)[1].event].kind == EventKind::CpuSample);
+    CHECK((*zero)[2].start == 21'000'000);
+    CHECK((*zero)[2].waitFraction() == 0);
+    CHECK((*one)[0].waitFraction() == Approx(0.01));
+    CHECK((*one)[1].waitFraction() == 0);
 
     // Hover: the sample under a time, and its sentence.
-    CHECK(cpuSampleAt(*zero, 500'000) == nullptr);
-    CHECK(cpuSampleAt(*zero, 1'000'000) == &(*zero)[0]);
-    CHECK(cpuSampleAt(*zero, 20'999'999) == &(*zero)[0]);
-    CHECK(cpuSampleAt(*zero, 21'000'000) == &(*zero)[1]);
+    CHECK(cpuSampleAt(*zero, -1) == nullptr);
+    CHECK(cpuSampleAt(*zero, 500'000) == &(*zero)[0]);
+    CHECK(cpuSampleAt(*zero, 1'000'000) == &(*zero)[1]);
+    CHECK(cpuSampleAt(*zero, 20'999'999) == &(*zero)[1]);
+    CHECK(cpuSampleAt(*zero, 21'000'000) == &(*zero)[2]);
     CHECK(cpuSampleAt(*zero, 41'000'000) == nullptr);
-    const std::string text = describeCpuSample((*zero)[0]);
+    const std::string text = describeCpuSample((*zero)[1]);
     INFO(text);
     CHECK(text.find("the kernel ran another thread here") == 0);
     CHECK(text.find("waited 3.10 ms of 20.00 ms for a CPU") != std::string::npos);
-    CHECK(describeCpuSample((*one)[0]).find("never waited") != std::string::npos);
+    CHECK(describeCpuSample((*one)[1]).find("never waited") != std::string::npos);
 
     // The analysis and the describe/hit code take the kind in their stride:
     // the pseudo thread is a lane of cpu-samples only, the workers' are not.

@@ -40,6 +40,10 @@ struct ThreadSlot {
     // holds to read them): its kernel thread id and its trace thread number.
     std::uint32_t tid = 0;
     std::uint32_t trace_thread = 0;
+    // Its schedstat totals when it attached (the first sample counts from
+    // there), read in threadBuffer's attach path before the lock.
+    std::uint32_t base_generation = 0; // the recording they were read for (0: none)
+    std::uint64_t base_on_cpu = 0, base_waiting = 0;
     std::atomic<std::uint32_t> lend{kOwned};
     ~ThreadSlot();
 };
@@ -86,6 +90,10 @@ std::size_t takeLentSlabs(Recording& r, std::uint64_t now, std::uint64_t min_age
 extern std::atomic<Recording*> g_recording;
 inline Recording* activeRecording() noexcept { return g_recording.load(std::memory_order_acquire); }
 extern std::mutex g_lifecycle;
+
+// Reads /proc/self/task/TID/schedstat: nanoseconds on a CPU and ready on a
+// runqueue (writer.cpp). False if the thread is gone or the kernel has none.
+bool readSchedstat(std::uint32_t tid, std::uint64_t& on_cpu, std::uint64_t& waiting) noexcept;
 
 // Calibrates the trace clock; fills the clock fields of `header`.
 void calibrateClock(format::HeaderFixed& header);

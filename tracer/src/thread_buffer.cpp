@@ -142,6 +142,15 @@ __attribute__((noinline)) Buffer* threadBuffer() noexcept {
         reclaim(t);
         if (t.generation == r->generation && t.slab) return &t.slab->buffer;
     }
+    // The thread's CPU totals as it attaches, so the writer's first sample
+    // of it covers its time in this recording (a /proc read: once per
+    // thread and recording, on this attach path only, never the record path).
+    if (t.base_generation != r->generation) {
+        if (!t.tid) t.tid = static_cast<std::uint32_t>(gettid());
+        t.base_on_cpu = t.base_waiting = 0;
+        if (readSchedstat(t.tid, t.base_on_cpu, t.base_waiting)) t.base_generation = r->generation;
+        else t.base_generation = 0;
+    }
     std::lock_guard lock(r->mutex);
     Slab* slab = r->takeFree();
     if (!slab) return nullptr;

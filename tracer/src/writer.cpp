@@ -20,6 +20,27 @@ namespace fiberscope::trace {
 
 using namespace detail;
 
+namespace detail {
+
+bool readSchedstat(std::uint32_t tid, std::uint64_t& on_cpu, std::uint64_t& waiting) noexcept {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/self/task/%u/schedstat", tid);
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    char text[128];
+    const ssize_t n = ::read(fd, text, sizeof text - 1);
+    ::close(fd);
+    if (n <= 0) return false;
+    text[n] = '\0';
+    unsigned long long a = 0, b = 0;
+    if (std::sscanf(text, "%llu %llu", &a, &b) != 2) return false;
+    on_cpu = a;
+    waiting = b;
+    return true;
+}
+
+} // namespace detail
+
 namespace {
 
 std::uint32_t g_generation = 0;
@@ -88,20 +109,23 @@ public:
     struct Target {
         std::uint32_t trace_thread;
         std::uint32_t tid;
+        bool has_base; // its totals when it attached (else the first sample counts from the thread's start)
+        std::uint64_t base_on_cpu, base_waiting;
     };
 
     void sample(Recording& r, const std::vector<Target>& targets) {
         for (const Target& target : targets) {
             std::uint64_t on_cpu = 0, waiting = 0;
-            if (!read(target.tid, on_cpu, waiting)) {
+            if (!readSchedstat(target.tid, on_cpu, waiting)) {
                 last_.erase(target.trace_thread); // the thread exited meanwhile
                 continue;
             }
-            auto [it, first] = last_.try_emplace(target.trace_thread, Last{target.tid, 0, 0});
-            if (!first && it->second.tid != target.tid) it->second = Last{target.tid, 0, 0};
+            const Last base = target.has_base ? Last{target.tid, target.base_on_cpu, target.base_waiting} : Last{target.tid, 0, 0};
+            auto [it, first] = last_.try_emplace(target.trace_thread, base);
+            if (!first && it->second.tid != target.tid) it->second = base;
             Last& last = it->second;
-            // A thread's first sample counts from its start (the kernel's
-            // totals); later ones from its previous sample (FORMAT.md).
+            // A thread's first sample counts from when it attached (its
+            // first record); later ones from its previous sample (FORMAT.md).
             const std::uint64_t on_delta = on_cpu > last.on_cpu ? on_cpu - last.on_cpu : 0;
             const std::uint64_t wait_delta = waiting > last.waiting ? waiting - last.waiting : 0;
             last.on_cpu = on_cpu;
@@ -131,23 +155,6 @@ private:
         std::uint32_t tid;
         std::uint64_t on_cpu, waiting;
     };
-
-    static bool read(std::uint32_t tid, std::uint64_t& on_cpu, std::uint64_t& waiting) {
-        char path[64];
-        std::snprintf(path, sizeof path, "/proc/self/task/%u/schedstat", tid);
-        const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) return false;
-        char text[128];
-        const ssize_t n = ::read(fd, text, sizeof text - 1);
-        ::close(fd);
-        if (n <= 0) return false;
-        text[n] = '\0';
-        unsigned long long a = 0, b = 0;
-        if (std::sscanf(text, "%llu %llu", &a, &b) != 2) return false;
-        on_cpu = a;
-        waiting = b;
-        return true;
-    }
 
     void varint(std::uint64_t value) {
         while (value >= 0x80) {
@@ -220,7 +227,9 @@ void writerMain(Recording* r) {
                 // the /proc reads happen after it is released.
                 targets.clear();
                 for (const ThreadSlot* t : r->threads)
-                    if (t->tid) targets.push_back({t->trace_thread, t->tid});
+                    if (t->tid)
+                        targets.push_back({t->trace_thread, t->tid, t->base_generation == r->generation, t->base_on_cpu,
+                                           t->base_waiting});
             }
             if (!r->full.empty()) {
                 slab = r->full.front();

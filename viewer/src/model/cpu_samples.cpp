@@ -26,18 +26,25 @@ CpuSamples buildCpuSamples(const trace::Trace& trace) {
     // A record names the file's thread number; lists are by dense index.
     std::unordered_map<std::uint64_t, std::uint32_t> index_of;
     for (std::uint32_t i = 0; i < trace.threads.size(); ++i) index_of.emplace(trace.threads[i].number, i);
+    // Each thread's first sample counts from its first record (FORMAT.md).
     std::vector<std::int64_t> previous(trace.threads.size(), 0);
     std::vector<bool> seen(trace.threads.size(), false);
+    for (const trace::Event& e : trace.events)
+        if (e.thread < seen.size() && !seen[e.thread] && e.kind != trace::EventKind::CpuSample) {
+            seen[e.thread] = true;
+            previous[e.thread] = e.time;
+        }
     for (std::uint32_t i = 0; i < trace.events.size(); ++i) {
         const trace::Event& e = trace.events[i];
         if (e.kind != trace::EventKind::CpuSample) continue;
         const auto it = index_of.find(e.arg[0]);
         if (it == index_of.end()) continue; // a thread the trace never saw record (a hostile or cut file)
         const std::uint32_t t = it->second;
-        // Events are in time order, so each list is too; the first sample
-        // of a thread only sets where its next one starts.
+        // Events are in time order, so each list is too. (A thread with no
+        // record of its own: its first sample only opens its list.)
         if (seen[t] && e.time > previous[t])
             samples.by_thread[t].push_back({previous[t], e.time, e.arg[1], e.arg[2], i});
+        if (!seen[t]) previous[t] = e.time;
         seen[t] = true;
         previous[t] = std::max(previous[t], e.time);
     }

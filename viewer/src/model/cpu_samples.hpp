@@ -8,8 +8,8 @@
 // Built from the trace's events directly, once per trace (the analysis
 // model knows nothing of these records): one pass, each sample appended to
 // the list of the thread it names. A sample covers the time since the same
-// thread's previous sample, so a thread's first sample (which counts from
-// the thread's start) opens its list and draws nothing.
+// thread's previous sample; its first sample counts from the thread's
+// first record (when it attached to the recording).
 #pragma once
 
 #include <cstdint>
@@ -22,7 +22,7 @@
 namespace fiberscope::viewer {
 
 struct CpuSampleSpan {
-    std::int64_t start = 0, end = 0; // ns since the recording started: the previous sample to this one
+    std::int64_t start = 0, end = 0; // ns since the recording started: the previous sample (or the thread's first record) to this one
     std::uint64_t on_cpu_ns = 0;
     std::uint64_t runqueue_wait_ns = 0;
     std::uint32_t event = 0; // the cpu-sample record's index in Trace::events
