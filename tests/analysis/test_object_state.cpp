@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -240,7 +241,7 @@ TEST_CASE("object state: snapshots change nothing (random records, every instant
         const analysis::Timeline tl = analysis::buildTimeline(t);
         const analysis::ObjectIndex dense = analysis::buildObjectIndex(t, tl, 3);
         const analysis::ObjectIndex plain = analysis::buildObjectIndex(t, tl, 1u << 30);
-        REQUIRE(dense.snapshots.size() > 10);
+        REQUIRE(dense.snapshots.size() > 4);
         REQUIRE(plain.snapshots.size() == 1);
         for (std::int64_t at = -1; at <= time + 1; ++at) {
             const auto a = analysis::objectStateAt(t, dense, at);
@@ -266,6 +267,50 @@ TEST_CASE("object state: snapshots change nothing (random records, every instant
             for (std::size_t i = 0; i < a.timers.size(); ++i) CHECK(a.timers[i].fires == b.timers[i].fires);
         }
     }
+}
+
+TEST_CASE("object state: a hover on a big trace is a binary search and a bounded replay", "[analysis][objects]") {
+    // 2M records: 64 fibers contending for 8 mutexes, a queue, timers.
+    std::vector<trace::Event> events;
+    events.reserve(2'000'000);
+    std::mt19937_64 rng(8);
+    std::int64_t time = 0;
+    std::vector<std::uint64_t> sleeping;
+    while (events.size() < 2'000'000) {
+        time += 1 + static_cast<std::int64_t>(rng() % 5);
+        const std::uint64_t fiber = 2 + rng() % 64, mutex = 0xA0 + rng() % 8;
+        switch (rng() % 6) {
+        case 0: events.push_back(ev(time, 0, EventKind::MutexContended, fiber, mutex)); break;
+        case 1: events.push_back(ev(time, 0, EventKind::MutexHandoff, 1 + rng() % 64, fiber, mutex)); break;
+        case 2: events.push_back(ev(time, 0, EventKind::QueueOp, 0xB0, fiber, 0, static_cast<std::uint8_t>(rng() % 4))); break;
+        case 3: // a fiber sleeps: at most one timer per fiber, as a sleep is
+            if (std::find(sleeping.begin(), sleeping.end(), fiber) == sleeping.end()) {
+                sleeping.push_back(fiber);
+                events.push_back(ev(time, 0, EventKind::Submit, fiber, u(-1), 0, trace::kOpTimeout));
+            }
+            break;
+        case 4:
+            if (!sleeping.empty()) {
+                const std::size_t k = rng() % sleeping.size();
+                events.push_back(ev(time, 0, EventKind::Complete, sleeping[k], u(-ETIME), 0, trace::kOpTimeout));
+                sleeping.erase(sleeping.begin() + static_cast<std::ptrdiff_t>(k));
+            }
+            break;
+        default: events.push_back(ev(time, 0, EventKind::Switch, 1, fiber, 0, 1)); break;
+        }
+    }
+    const trace::Trace t = test::makeTrace(1, std::move(events));
+    const analysis::Timeline tl = analysis::buildTimeline(t);
+    const auto t0 = std::chrono::steady_clock::now();
+    const analysis::ObjectIndex index = analysis::buildObjectIndex(t, tl);
+    const auto t1 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 200; ++i) (void)analysis::objectStateAt(t, index, static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(time)));
+    const auto t2 = std::chrono::steady_clock::now();
+    const double build_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+    const double hover_ms = std::chrono::duration<double, std::milli>(t2 - t1).count() / 200;
+    WARN("buildObjectIndex of " << t.events.size() << " events: " << build_ms << " ms, " << index.snapshots.size()
+                                << " snapshots; objectStateAt: " << hover_ms << " ms each");
+    CHECK(hover_ms < 20); // a frame's budget, with room for a loaded machine and sanitizers
 }
 
 // ---------------------------------------------------------------------------

@@ -38,26 +38,41 @@ void erase(std::vector<std::uint64_t>& list, std::uint64_t fiber) {
     list.erase(std::remove(list.begin(), list.end(), fiber), list.end());
 }
 
-// A fiber that stopped waiting for something without a record naming the
-// object (canceled, timed out, finished) leaves every list it is in.
-void leaveAll(ObjectReplay& s, std::uint64_t fiber, bool queues_too) {
-    for (auto it = s.mutexes.begin(); it != s.mutexes.end(); ++it) erase(it->second.waiters, fiber);
-    for (auto it = s.conditions.begin(); it != s.conditions.end();) {
-        erase(it->second, fiber);
-        it = it->second.empty() ? s.conditions.erase(it) : std::next(it);
-    }
-    if (queues_too)
-        for (auto& [q, queue] : s.queues) erase(queue.producers, fiber), erase(queue.consumers, fiber), erase(queue.woken, fiber);
-}
-
 bool contains(const std::vector<std::uint64_t>& list, std::uint64_t fiber) {
     return std::find(list.begin(), list.end(), fiber) != list.end();
+}
+
+void noteWait(ObjectReplay& s, std::uint64_t fiber, std::uint64_t object) {
+    auto& objects = s.waits_of[fiber];
+    if (!contains(objects, object)) objects.push_back(object);
+}
+
+// A fiber that stopped waiting for something without a record naming the
+// object (canceled, timed out, finished) leaves every list it is in.
+void leaveAll(ObjectReplay& s, std::uint64_t fiber) {
+    const auto of = s.waits_of.find(fiber);
+    if (of == s.waits_of.end()) return;
+    for (std::uint64_t object : of->second) {
+        if (auto m = s.mutexes.find(object); m != s.mutexes.end()) erase(m->second.waiters, fiber);
+        if (auto c = s.conditions.find(object); c != s.conditions.end()) {
+            erase(c->second, fiber);
+            if (c->second.empty()) s.conditions.erase(c);
+        }
+        if (auto q = s.queues.find(object); q != s.queues.end())
+            erase(q->second.producers, fiber), erase(q->second.consumers, fiber), erase(q->second.woken, fiber);
+    }
+    s.waits_of.erase(of);
 }
 
 // A Queue's put or get waits on one of its conditions: a wake of a fiber
 // blocked in it lets it retry; its next condition-wait blocks it again.
 void queueWoken(ObjectReplay& s, std::uint64_t fiber, bool woken) {
-    for (auto& [q, queue] : s.queues) {
+    const auto of = s.waits_of.find(fiber);
+    if (of == s.waits_of.end()) return;
+    for (std::uint64_t object : of->second) {
+        const auto it = s.queues.find(object);
+        if (it == s.queues.end()) continue;
+        ObjectReplay::Queue& queue = it->second;
         if (!contains(queue.producers, fiber) && !contains(queue.consumers, fiber)) continue;
         erase(queue.woken, fiber);
         if (woken) queue.woken.push_back(fiber);
@@ -80,6 +95,7 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
         }
         erase(m.waiters, e.arg[0]);
         m.waiters.push_back(e.arg[0]);
+        noteWait(s, e.arg[0], e.arg[1]);
         break;
     }
     case EventKind::MutexHandoff: {
@@ -93,6 +109,7 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
         auto& w = s.conditions[e.arg[1]];
         erase(w, e.arg[0]);
         w.push_back(e.arg[0]);
+        noteWait(s, e.arg[0], e.arg[1]);
         queueWoken(s, e.arg[0], false);
         break;
     }
@@ -108,7 +125,7 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
             if (it->second.empty()) s.conditions.erase(it);
         }
         // A timed-out wait returns: a Queue put or get blocked on it gives up.
-        if (how == trace::ConditionWakeHow::TimedOut) leaveAll(s, e.arg[0], true);
+        if (how == trace::ConditionWakeHow::TimedOut) leaveAll(s, e.arg[0]);
         else queueWoken(s, e.arg[0], true);
         break;
     }
@@ -118,8 +135,8 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
         switch (static_cast<trace::QueueOp>(e.small)) {
         case trace::QueueOp::Put: ++q.depth, erase(q.producers, fiber); break;
         case trace::QueueOp::Get: q.depth = std::max<std::int64_t>(0, q.depth - 1), erase(q.consumers, fiber); break;
-        case trace::QueueOp::PutBlocked: erase(q.producers, fiber), q.producers.push_back(fiber); break;
-        case trace::QueueOp::GetBlocked: erase(q.consumers, fiber), q.consumers.push_back(fiber); break;
+        case trace::QueueOp::PutBlocked: erase(q.producers, fiber), q.producers.push_back(fiber), noteWait(s, fiber, e.arg[0]); break;
+        case trace::QueueOp::GetBlocked: erase(q.consumers, fiber), q.consumers.push_back(fiber), noteWait(s, fiber, e.arg[0]); break;
         case trace::QueueOp::Close: q.closed = true, q.producers.clear(), q.consumers.clear(); break;
         }
         erase(q.woken, fiber);
@@ -131,11 +148,11 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
         break;
     case EventKind::CancelDelivered:
         s.cancels.erase(e.arg[0]);
-        leaveAll(s, e.arg[0], true);
+        leaveAll(s, e.arg[0]);
         break;
     case EventKind::FiberFinish:
         s.cancels.erase(e.arg[0]);
-        leaveAll(s, e.arg[0], true);
+        leaveAll(s, e.arg[0]);
         break;
     case EventKind::WakeupSent:
         s.wakeups.push_back(PendingWakeup{e.thread, static_cast<std::int64_t>(e.arg[0]), e.time, id});
@@ -171,6 +188,7 @@ std::size_t ObjectReplay::size() const noexcept {
     for (const auto& [a, m] : mutexes) n += m.waiters.size();
     for (const auto& [a, w] : conditions) n += w.size();
     for (const auto& [a, q] : queues) n += q.producers.size() + q.consumers.size() + q.woken.size();
+    for (const auto& [f, objects] : waits_of) n += 1 + objects.size();
     return n;
 }
 
@@ -226,7 +244,7 @@ ObjectIndex buildObjectIndex(const trace::Trace& trace, const Timeline& timeline
     for (std::size_t i = 0; i < index.records.size(); ++i) {
         const trace::Event& e = trace.events[index.records[i]];
         // Only between records of different times, so a snapshot never splits an instant.
-        if (i - last >= std::max(every, s.size()) && trace.events[index.records[i - 1]].time < e.time) {
+        if (i - last >= every && i - last >= s.size() && trace.events[index.records[i - 1]].time < e.time) {
             index.snapshots.push_back(ObjectSnapshot{e.time, i, s});
             last = i;
         }

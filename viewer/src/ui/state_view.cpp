@@ -121,7 +121,25 @@ void drawObjects(const App& app, const Timeline& tl, const ObjectState& objects,
     ImGui::TextUnformatted("Objects");
     ImGui::SameLine();
     ImGui::TextDisabled("(what fibers wait on; what is on its way)");
-    for (const MutexState& m : objects.mutexes) {
+    // A big program has many objects: at most kCards of each kind, the ones
+    // with fibers waiting first; the rest are counted.
+    constexpr std::size_t kCards = 8;
+    const auto more = [](std::size_t hidden, const char* what) {
+        if (hidden) ImGui::TextDisabled("... and %zu more %s", hidden, what);
+    };
+    std::vector<const MutexState*> mutexes;
+    for (const MutexState& m : objects.mutexes)
+        if (!m.waiters.empty()) mutexes.push_back(&m);
+    {
+        // Of those nobody waits for, the two handed over last.
+        std::vector<const MutexState*> idle;
+        for (const MutexState& m : objects.mutexes)
+            if (m.waiters.empty() && m.owner) idle.push_back(&m);
+        std::sort(idle.begin(), idle.end(), [](const MutexState* a, const MutexState* b) { return a->owner_since > b->owner_since; });
+        for (std::size_t i = 0; i < idle.size() && i < 2; ++i) mutexes.push_back(idle[i]);
+    }
+    for (std::size_t i = 0; i < mutexes.size() && i < kCards; ++i) {
+        const MutexState& m = *mutexes[i];
         // A mutex nobody waits for is free, or held by a fiber that locked it
         // without a record: show only what the trace knows.
         std::vector<CardRow> rows;
@@ -139,13 +157,22 @@ void drawObjects(const App& app, const Timeline& tl, const ObjectState& objects,
         drawObjectCard(dl, tl, palette::mutex_handoff, "mutex " + objectLabel(m.mutex), aside, rows);
         ++shown;
     }
-    for (const ConditionState& c : objects.conditions) {
+    more(mutexes.size() > kCards ? mutexes.size() - kCards : 0, "mutexes");
+    for (std::size_t i = 0; i < objects.conditions.size() && i < kCards; ++i) {
+        const ConditionState& c = objects.conditions[i];
         drawObjectCard(dl, tl, palette::condition_wake, "condition " + objectLabel(c.condition),
                        std::to_string(c.waiters.size()) + (c.waiters.size() == 1 ? " waiter" : " waiters"),
                        {{"waiting", c.waiters, "(signal wakes the first)"}});
         ++shown;
     }
-    for (const QueueState& q : objects.queues) {
+    more(objects.conditions.size() > kCards ? objects.conditions.size() - kCards : 0, "conditions");
+    std::vector<const QueueState*> queues;
+    for (const QueueState& q : objects.queues)
+        if (!q.producers.empty() || !q.consumers.empty() || !q.woken.empty()) queues.push_back(&q);
+    for (const QueueState& q : objects.queues)
+        if (q.producers.empty() && q.consumers.empty() && q.woken.empty()) queues.push_back(&q);
+    for (std::size_t i = 0; i < queues.size() && i < kCards; ++i) {
+        const QueueState& q = *queues[i];
         char depth[64];
         std::snprintf(depth, sizeof depth, "%lld item%s%s", static_cast<long long>(q.depth), q.depth == 1 ? "" : "s",
                       q.closed ? ", closed" : "");
@@ -155,17 +182,22 @@ void drawObjects(const App& app, const Timeline& tl, const ObjectState& objects,
                         {"woken", q.woken, q.woken.empty() ? "none" : "signaled: will retry"}});
         ++shown;
     }
-    for (const PendingWakeup& w : objects.wakeups) {
+    more(queues.size() > kCards ? queues.size() - kCards : 0, "queues");
+    for (std::size_t i = 0; i < objects.wakeups.size() && i < kCards; ++i) {
+        const PendingWakeup& w = objects.wakeups[i];
         drawObjectCard(dl, tl, palette::wakeup, std::string("wake-up (") + words.wake + ")",
                        threadName(w.thread) + " -> " + trace::threadDisplayName(w.target, 0),
                        {{"sent", {}, formatDuration(time - w.sent) + " ago, not yet received"}});
         ++shown;
     }
-    for (const PendingCancel& c : objects.cancels) {
+    more(objects.wakeups.size() > kCards ? objects.wakeups.size() - kCards : 0, "wake-ups");
+    for (std::size_t i = 0; i < objects.cancels.size() && i < kCards; ++i) {
+        const PendingCancel& c = objects.cancels[i];
         drawObjectCard(dl, tl, palette::cancel, "cancel", "requested on " + threadName(c.thread) + ", " + formatDuration(time - c.requested) + " ago",
                        {{"of", {c.fiber}, "not yet delivered"}});
         ++shown;
     }
+    more(objects.cancels.size() > kCards ? objects.cancels.size() - kCards : 0, "cancels");
     if (!objects.timers.empty()) {
         // Timers by when they fire (known only for one that fired: its
         // -ETIME completion; a canceled or unfinished one has no deadline).

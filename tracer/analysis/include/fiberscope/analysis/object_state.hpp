@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 #include "fiberscope/analysis/state_at.hpp"
@@ -107,6 +108,9 @@ struct ObjectReplay {
     std::vector<PendingWakeup> wakeups;
     std::map<std::uint64_t, PendingCancel> cancels; // by fiber
     std::vector<TimerState> timers;
+    // fiber -> the objects whose lists it may be in (a superset), so that a
+    // cancel, a time-out or a finish touches those, not every object.
+    std::map<std::uint64_t, std::vector<std::uint64_t>> waits_of;
     std::size_t size() const noexcept;
 };
 
@@ -120,8 +124,8 @@ struct ObjectIndex {
     std::vector<std::uint32_t> records;   // trace.events indices of the records that change an object, by time
     std::vector<std::int64_t> worker_of;  // trace thread number -> worker (-1 unknown)
     // contended record (event index) -> the fiber holding the mutex then (the next hand-off's `from`)
-    std::map<std::uint32_t, std::uint64_t> holder_at;
-    std::map<std::uint32_t, std::int64_t> fires_at; // timeout submit (event index) -> its -ETIME completion's time
+    std::unordered_map<std::uint32_t, std::uint64_t> holder_at;
+    std::unordered_map<std::uint32_t, std::int64_t> fires_at; // timeout submit (event index) -> its -ETIME completion's time
     std::vector<ObjectSnapshot> snapshots; // by time; snapshots[0] is the empty state
     std::size_t events_indexed = 0;       // trace.events.size() when built (a grown live trace needs a new index)
 };
