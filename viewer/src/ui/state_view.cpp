@@ -97,7 +97,10 @@ void drawObjectCard(ImDrawList* dl, const Timeline& tl, Color accent, const std:
                 x += ImGui::CalcTextSize(more).x + 6;
                 break;
             }
-            x += drawChip(dl, ImVec2(x, y - 2), fiber, shortName(tl, fiber) + " #" + std::to_string(fiber), 140) + 4;
+            // Its name and number ("teller 3 #5"); an unnamed one's name is already "fiber #7".
+            std::string name = shortName(tl, fiber);
+            if (name.find('#') == std::string::npos) name += " #" + std::to_string(fiber);
+            x += drawChip(dl, ImVec2(x, y - 2), fiber, name, 140) + 4;
             ++shown;
         }
         if (!row.note.empty()) dl->AddText(ImVec2(x + (row.fibers.empty() ? 0 : 4), y), palette::text_dim, row.note.c_str());
