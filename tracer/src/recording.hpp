@@ -43,6 +43,7 @@ struct ThreadSlot {
     // Its schedstat totals when it attached (the first sample counts from
     // there), read in threadBuffer's attach path before the lock.
     std::uint32_t base_generation = 0; // the recording they were read for (0: none)
+    bool has_base = false;             // the read succeeded
     std::uint64_t base_on_cpu = 0, base_waiting = 0;
     std::atomic<std::uint32_t> lend{kOwned};
     ~ThreadSlot();

@@ -145,11 +145,13 @@ __attribute__((noinline)) Buffer* threadBuffer() noexcept {
     // The thread's CPU totals as it attaches, so the writer's first sample
     // of it covers its time in this recording (a /proc read: once per
     // thread and recording, on this attach path only, never the record path).
+    // Written outside the lock, but only before this slot first joins this
+    // recording's `threads` (below), so the writer cannot be reading them.
     if (t.base_generation != r->generation) {
         if (!t.tid) t.tid = static_cast<std::uint32_t>(gettid());
+        t.base_generation = r->generation;
         t.base_on_cpu = t.base_waiting = 0;
-        if (readSchedstat(t.tid, t.base_on_cpu, t.base_waiting)) t.base_generation = r->generation;
-        else t.base_generation = 0;
+        t.has_base = readSchedstat(t.tid, t.base_on_cpu, t.base_waiting);
     }
     std::lock_guard lock(r->mutex);
     Slab* slab = r->takeFree();

@@ -228,7 +228,7 @@ void writerMain(Recording* r) {
                 targets.clear();
                 for (const ThreadSlot* t : r->threads)
                     if (t->tid)
-                        targets.push_back({t->trace_thread, t->tid, t->base_generation == r->generation, t->base_on_cpu,
+                        targets.push_back({t->trace_thread, t->tid, t->has_base && t->base_generation == r->generation, t->base_on_cpu,
                                            t->base_waiting});
             }
             if (!r->full.empty()) {
