@@ -17,6 +17,7 @@
 
 #include "fiberscope/analysis/object_state.hpp"
 #include "fiberscope/analysis/state_at.hpp"
+#include "model/cpu_samples.hpp"
 #include "model/describe.hpp"
 #include "ui/app.hpp"
 #include "ui/colors.hpp"
@@ -182,7 +183,7 @@ void drawObjects(const App& app, const Timeline& tl, const ObjectState& objects,
         drawObjectCard(dl, tl, palette::schedule, "queue " + objectLabel(q.queue), depth,
                        {{"producers", q.producers, q.producers.empty() ? "none blocked" : "blocked: full"},
                         {"consumers", q.consumers, q.consumers.empty() ? "none blocked" : "blocked: empty"},
-                        {"woken", q.woken, q.woken.empty() ? "none" : "signaled: will retry"}});
+                        {"woken", q.woken, q.woken.empty() ? "none" : "signaled"}});
         ++shown;
     }
     more(queues.size() > kCards ? queues.size() - kCards : 0, "queues");
@@ -242,6 +243,8 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
     const float line = ImGui::GetTextLineHeight();
     std::string pool_threads; // blocking-pool threads run jobs, never fibers: named below, no card
     for (const ThreadState& t : state.threads) {
+        // The trace writer's CPU-sample pseudo thread runs no fiber: no card.
+        if (const ThreadLane* lane = findThread(tl, t.thread); lane && isCpuSamplerLane(*lane)) continue;
         if (trace::isBlockingPoolWorker(t.worker)) {
             pool_threads += (pool_threads.empty() ? "" : ", ") + workerLabel(t.worker);
             continue;
