@@ -155,6 +155,8 @@ std::vector<JsonEvent> checkChromeJson(const std::string& json) {
         } else if (ph == "f") {
             REQUIRE(e.fields.at("bp") == "e");
             ++flow_ends[e.fields.at("id")];
+        } else if (ph == "C") {
+            CHECK(e.fields.at("name").find("waiting for a CPU: ") != std::string::npos); // cpu-sample counters
         } else {
             REQUIRE(ph == "i");
         }

@@ -19,6 +19,8 @@
 #include <climits>
 #include <ostream>
 #include <tuple>
+#include <unordered_map>
+#include <vector>
 
 #include "trace_tools.hpp"
 
@@ -360,6 +362,40 @@ void writeInstants(ExportState& s) {
     }
 }
 
+// What the OS did (cpu-sample records, FORMAT.md "CPU samples"): a counter
+// per described thread, the percent of each sample interval it spent ready
+// but waiting for a CPU, set at the interval's start (0 after the last).
+void writeCpuSamples(ExportState& s) {
+    const auto& threads = s.trace.threads;
+    std::unordered_map<std::uint64_t, std::uint32_t> index_of; // file thread number -> Trace::threads index
+    for (std::uint32_t i = 0; i < threads.size(); ++i) index_of.emplace(threads[i].number, i);
+    // A thread's first sample counts from its first record.
+    std::vector<std::int64_t> previous(threads.size(), INT64_MIN);
+    for (const Event& e : s.trace.events)
+        if (e.thread < previous.size() && previous[e.thread] == INT64_MIN && e.kind != EventKind::CpuSample)
+            previous[e.thread] = e.time;
+    std::vector<bool> any(threads.size(), false);
+    const auto counter = [&](std::uint32_t t, std::int64_t at, std::int64_t percent) {
+        s.json.open('C', kThreadsPid, 0, "waiting for a CPU: " + threads[t].name, "os");
+        s.json.time("ts", at);
+        s.json.close(Args{}.add("percent", percent));
+    };
+    for (const Event& e : s.trace.events) {
+        if (e.kind != EventKind::CpuSample) continue;
+        const auto it = index_of.find(e.arg[0]);
+        if (it == index_of.end()) continue;
+        const std::uint32_t t = it->second;
+        const std::int64_t start = previous[t] == INT64_MIN ? e.time : previous[t];
+        previous[t] = std::max(start, e.time);
+        if (e.time <= start) continue;
+        const double share = static_cast<double>(e.arg[2]) / static_cast<double>(e.time - start);
+        counter(t, start, static_cast<std::int64_t>(std::min(1.0, share) * 100 + 0.5));
+        any[t] = true;
+    }
+    for (std::uint32_t t = 0; t < threads.size(); ++t)
+        if (any[t]) counter(t, previous[t], 0);
+}
+
 // Flow arrows: the model's flows, by start. An arrow that ends where a run
 // begins (a spawn, a completion, an await, a hand-off: the switch-in) aims
 // at the middle of that run, so that Perfetto binds it to the run rather
@@ -511,6 +547,7 @@ bool writeChromeJson(const Trace& trace, const analysis::Timeline& timeline, std
     writeMetadata(s);
     writeThreadSlices(s);
     writeInstants(s);
+    writeCpuSamples(s);
     writeFlows(s);
     writeFiberTracks(s);
     json.buffer += "\n],\n\"displayTimeUnit\":\"ns\"}\n";
