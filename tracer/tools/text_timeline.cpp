@@ -205,6 +205,10 @@ void writeTextTimeline(const Trace& trace, const analysis::Timeline& timeline, s
     std::string laneless_names;
     for (const analysis::ThreadLane& t : timeline.threads) {
         if (t.events.empty() || !t.lane.intervals.empty()) continue;
+        // Not the trace writer's pseudo thread of cpu-samples (FORMAT.md, "CPU samples").
+        std::uint64_t records = 0;
+        for (std::uint32_t n : t.records) records += n;
+        if (records == t.records[static_cast<std::size_t>(EventKind::CpuSample)]) continue;
         if (++laneless <= 8) laneless_names += (laneless > 1 ? ", " : "") + terminalSafe(t.name) + " (thread " + std::to_string(t.thread) + ")";
     }
     if (laneless)
