@@ -390,11 +390,14 @@ inline void mergeByTime(const std::vector<std::vector<Event>>& per_thread, std::
         const std::size_t t = heads.top().second;
         heads.pop();
         const auto& v = per_thread[t];
-        // Take this thread's run until another thread's head is earlier.
+        // Take this thread's run until another thread's head comes first: is
+        // earlier, or as early and of a lower thread (so ties are in thread
+        // order wherever a run ends, and a follower's merge agrees).
         const std::int64_t limit = heads.empty() ? INT64_MAX : heads.top().first;
+        const std::size_t other = heads.empty() ? SIZE_MAX : heads.top().second;
         std::size_t i = next[t];
         do out.push_back(v[i++]);
-        while (i < v.size() && v[i].time <= limit);
+        while (i < v.size() && (v[i].time < limit || (v[i].time == limit && t < other)));
         next[t] = i;
         if (i < v.size()) heads.push({v[i].time, t});
     }

@@ -95,7 +95,7 @@ struct TraceHeader {
 
 struct Trace {
     TraceHeader header;
-    std::vector<Event> events;        // by time (ties: thread order of recording)
+    std::vector<Event> events;        // by time; ties by thread index, each thread's in its recorded order
     std::vector<ThreadInfo> threads;  // one per thread that recorded, by its number in the file
     std::vector<std::string> strings; // indexed by string id (0 = ""); sparse ids are renumbered
     std::uint64_t lost_events = 0;

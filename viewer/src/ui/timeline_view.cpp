@@ -552,7 +552,9 @@ float drawCounters(App& app, ImDrawList* dl, const Geometry& g, float y, const F
     std::vector<Track> tracks;
     if (tl.threads.size() <= kMaxReadyTracks) {
         for (std::size_t i = 0; i < tl.threads.size(); ++i)
-            tracks.push_back({"ready " + tl.threads[i].name, &counters.ready[i], palette::counter_ready});
+            // Only threads that run fibers have a ready queue (not the trace writer's samples, not a blocking pool).
+            if (!tl.threads[i].lane.intervals.empty() && !isCpuSamplerLane(tl.threads[i]))
+                tracks.push_back({"ready " + tl.threads[i].name, &counters.ready[i], palette::counter_ready});
     } else {
         tracks.push_back({"ready (all queues)", &counters.ready_total, palette::counter_ready});
     }
