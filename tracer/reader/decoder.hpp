@@ -5,6 +5,8 @@
 // here once, so both readers reject the same files with the same message.
 #pragma once
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -309,6 +311,16 @@ inline ChunkCheck checkChunk(const std::uint8_t* p, std::size_t avail, std::uint
         return ChunkCheck::Incomplete;
     }
     return ChunkCheck::Whole;
+}
+
+// Opens `path` to read it as a trace: the fd, or -1 with `error` naming the
+// file and why ("cannot open: No such file or directory").
+inline int openTrace(const std::string& path, ReadError& error) {
+    error = ReadError{};
+    error.path = path;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) error.message = std::string("cannot open: ") + std::strerror(errno);
+    return fd;
 }
 
 // Parses and checks the header at `base` (the file's first `size` bytes):

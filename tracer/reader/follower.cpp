@@ -305,13 +305,8 @@ bool TraceFollower::started() const noexcept { return state_->started; }
 const std::string& TraceFollower::path() const noexcept { return state_->path; }
 
 bool readTraceHeader(const std::string& path, TraceHeader& header, ReadError& error) {
-    error = ReadError{};
-    error.path = path;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        error.message = std::string("cannot open: ") + std::strerror(errno);
-        return false;
-    }
+    const int fd = openTrace(path, error);
+    if (fd < 0) return false;
     std::uint8_t prefix[16];
     std::vector<std::uint8_t> bytes;
     bool ok = preadAll(fd, prefix, sizeof prefix, 0);

@@ -87,13 +87,8 @@ bool parseTrace(std::span<const std::uint8_t> bytes, Trace& out, ReadError& erro
 }
 
 bool readTrace(const std::string& path, Trace& out, ReadError& error, ReadOptions options) {
-    error = ReadError{};
-    error.path = path;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        error.message = std::string("cannot open: ") + std::strerror(errno);
-        return false;
-    }
+    const int fd = openTrace(path, error);
+    if (fd < 0) return false;
     struct stat st {};
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         ::close(fd);

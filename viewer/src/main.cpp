@@ -447,6 +447,34 @@ Command addTimeline(CLI::App& top) {
 // ---------------------------------------------------------------------------
 // fiberscope view
 
+// The program a --live command runs: what CLI11 put in the FILE slot (the
+// program's name), then what it left over, the command's and, after "--",
+// the top level's. Only the first "--" (the one that ends our options) is
+// dropped: the program's own arguments stay as they are.
+Args liveProgram(const std::string& file_slot, const CLI::App& app, const CLI::App& top) {
+    Args program;
+    if (!file_slot.empty()) program.push_back(file_slot);
+    Args rest = app.remaining();
+    for (const std::string& arg : top.remaining()) rest.push_back(arg);
+    bool separator_seen = false;
+    for (const std::string& arg : rest) {
+        if (arg == "--" && !separator_seen) {
+            separator_seen = true;
+            continue;
+        }
+        program.push_back(arg);
+    }
+    return program;
+}
+
+// What is wrong with a --live program, or "" (`usage`: the command's form).
+std::string liveProgramComplaint(const Args& program, const std::string& usage) {
+    if (program.empty()) return "--live needs a program to run; usage: " + usage;
+    if (program[0].size() > 1 && program[0][0] == '-')
+        return "unknown option '" + cli::printable(program[0]) + "' (put '--' before a program whose name starts with '-')";
+    return {};
+}
+
 int view(const std::string& path) {
     if (!path.empty() && !checkTraceInput(path)) return kBadFile;
     return fiberscope::viewer::runViewer(path);
@@ -480,17 +508,10 @@ Command addView(CLI::App& top, cli::HelpFormatter& help) {
             if (!top.remaining().empty()) return usageError("view", "a program to run needs --live; usage: fiberscope view --live -- PROGRAM [ARGS...]");
             return view(options->path);
         }
-        // The program: what took the FILE slot, then what followed it.
-        Args program;
-        if (!options->path.empty()) program.push_back(options->path);
-        for (const std::string& arg : app->remaining())
-            if (arg != "--" || !program.empty()) program.push_back(arg);
-        for (const std::string& arg : top.remaining()) program.push_back(arg);
-        std::erase(program, std::string("--"));
-        if (program.empty()) return usageError("view", "--live needs a program to run; usage: fiberscope view --live -- PROGRAM [ARGS...]");
-        if (program[0].size() > 1 && program[0][0] == '-')
-            return usageError("view", "unknown option '" + cli::printable(program[0]) +
-                                          "' (put '--' before a program whose name starts with '-')");
+        const Args program = liveProgram(options->path, *app, top);
+        if (const std::string complaint = liveProgramComplaint(program, "fiberscope view --live -- PROGRAM [ARGS...]");
+            !complaint.empty())
+            return usageError("view", complaint);
         if (const std::string clash = outputClash("-o", options->output, programPath(program[0]), "the program to run");
             !clash.empty())
             return usageError("view", clash);
@@ -550,16 +571,11 @@ Command addScreenshot(CLI::App& top) {
     auto run = [app, &top, options]() -> int {
         fiberscope::viewer::ScreenshotOptions& shot = options->shot;
         if (options->live) {
-            // The program: what took the FILE slot, then what followed it.
-            Args program;
-            if (!shot.trace.empty()) program.push_back(shot.trace);
-            for (const std::string& arg : app->remaining()) program.push_back(arg);
-            for (const std::string& arg : top.remaining()) program.push_back(arg);
-            std::erase(program, std::string("--"));
-            if (program.empty()) return usageError("screenshot", "--live needs a program to run: fiberscope screenshot --live -o out.png -- PROGRAM [ARGS...]");
-            if (program[0].size() > 1 && program[0][0] == '-')
-                return usageError("screenshot", "unknown option '" + cli::printable(program[0]) +
-                                                    "' (put '--' before a program whose name starts with '-')");
+            const Args program = liveProgram(shot.trace, *app, top);
+            if (const std::string complaint =
+                    liveProgramComplaint(program, "fiberscope screenshot --live -o out.png -- PROGRAM [ARGS...]");
+                !complaint.empty())
+                return usageError("screenshot", complaint);
             if (shot.output.empty()) return usageError("screenshot", "where to? add -o out.png");
             if (shot.live_trace.empty()) shot.live_trace = "fiberscope.fstrace";
             if (const std::string clash = outputClash("--trace", shot.live_trace, programPath(program[0]), "the program to run");
