@@ -29,6 +29,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -162,12 +163,14 @@ std::int64_t exactNs(const std::string& text) {
 
 std::int64_t ns(const testing::JsonEvent& e, const char* key) { return exactNs(e.fields.at(key)); }
 
-const Interval* runStartingAt(const Timeline& tl, std::uint32_t thread, std::int64_t time, std::uint64_t fiber) {
+// (A copy: a lane's intervals are decoded from its packed list, IntervalList,
+// so there is no Interval in memory to point at.)
+std::optional<Interval> runStartingAt(const Timeline& tl, std::uint32_t thread, std::int64_t time, std::uint64_t fiber) {
     const ThreadLane* lane = analysis::findThread(tl, thread);
-    if (!lane) return nullptr;
-    for (const Interval& iv : lane->lane.intervals)
-        if (iv.start == time && iv.state == State::Running && iv.fiber == fiber) return &iv;
-    return nullptr;
+    if (!lane) return std::nullopt;
+    for (const Interval iv : lane->lane.intervals)
+        if (iv.start == time && iv.state == State::Running && iv.fiber == fiber) return iv;
+    return std::nullopt;
 }
 
 void checkExport(const Trace& trace, const Timeline& tl) {
@@ -240,7 +243,7 @@ void checkExport(const Trace& trace, const Timeline& tl) {
         CHECK(std::get<3>(a) == f.to.thread);
         const std::int64_t to = std::get<4>(a);
         if (to != f.to.time) {
-            const Interval* run = runStartingAt(tl, f.to.thread, f.to.time, f.to.fiber);
+            const std::optional<Interval> run = runStartingAt(tl, f.to.thread, f.to.time, f.to.fiber);
             REQUIRE(run);
             CHECK(to >= run->start);
             CHECK(to <= run->end);
