@@ -39,6 +39,7 @@
 #include "trace_tools.hpp"
 #include "lessons/catalog.hpp"
 #include "lessons/checks.hpp"
+#include "platform/child_process.hpp"
 #include "ui/viewer_main.hpp"
 
 #ifndef FIBERSCOPE_VERSION
@@ -180,47 +181,21 @@ struct ChildResult {
 // so Ctrl-C stops the program and we still report the trace).
 ChildResult runChild(const Args& program, const std::string& trace_path) {
     ChildResult result;
-    int exec_error[2];
-    if (pipe2(exec_error, O_CLOEXEC) != 0) {
-        std::fprintf(stderr, "fiberscope: cannot create a pipe: %s\n", std::strerror(errno));
-        return {kBadFile, true};
-    }
-    const pid_t pid = fork();
+    std::string error;
+    bool not_run = false;
+    const pid_t pid = fiberscope::viewer::spawnTraced(program, trace_path, error, &not_run);
     if (pid < 0) {
-        std::fprintf(stderr, "fiberscope: cannot fork: %s\n", std::strerror(errno));
-        close(exec_error[0]);
-        close(exec_error[1]);
-        return {kBadFile, true};
+        std::fprintf(stderr, "fiberscope: %s\n", error.c_str());
+        return {not_run ? 127 : kBadFile, true};
     }
-    if (pid == 0) {
-        close(exec_error[0]);
-        setenv("FIBERSCOPE_TRACE", trace_path.c_str(), 1);
-        std::vector<char*> argv;
-        for (const std::string& arg : program) argv.push_back(const_cast<char*>(arg.c_str()));
-        argv.push_back(nullptr);
-        execvp(argv[0], argv.data());
-        const int error = errno;
-        [[maybe_unused]] ssize_t written = write(exec_error[1], &error, sizeof error);
-        _exit(127);
-    }
-    close(exec_error[1]);
     struct sigaction ignore {}, old_int {}, old_quit {};
     ignore.sa_handler = SIG_IGN;
     sigaction(SIGINT, &ignore, &old_int);
     sigaction(SIGQUIT, &ignore, &old_quit);
-    int error = 0;
-    ssize_t got;
-    do got = read(exec_error[0], &error, sizeof error);
-    while (got < 0 && errno == EINTR);
-    close(exec_error[0]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGQUIT, &old_quit, nullptr);
-    if (got == static_cast<ssize_t>(sizeof error)) {
-        std::fprintf(stderr, "fiberscope: cannot run '%s': %s\n", program[0].c_str(), std::strerror(error));
-        return {127, true};
-    }
     if (WIFEXITED(status)) {
         result.exit_code = WEXITSTATUS(status);
         if (result.exit_code != 0)

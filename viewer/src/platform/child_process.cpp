@@ -14,7 +14,9 @@
 
 namespace fiberscope::viewer {
 
-pid_t spawnTraced(const std::vector<std::string>& program, const std::string& trace_path, std::string& error) {
+pid_t spawnTraced(const std::vector<std::string>& program, const std::string& trace_path, std::string& error,
+                  bool* not_run) {
+    if (not_run) *not_run = false;
     if (program.empty()) {
         error = "no program to run";
         return -1;
@@ -53,6 +55,7 @@ pid_t spawnTraced(const std::vector<std::string>& program, const std::string& tr
         int status;
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
         error = "cannot run '" + program[0] + "': " + std::strerror(failure);
+        if (not_run) *not_run = true;
         return -1;
     }
     return pid;

@@ -14,7 +14,10 @@ namespace fiberscope::viewer {
 // `trace_path`. Returns its pid, or -1 with a one-line reason in `error`
 // ("cannot run 'prog': No such file or directory"): a failed exec is
 // reported here, through a close-on-exec pipe, not as exit status 127.
-pid_t spawnTraced(const std::vector<std::string>& program, const std::string& trace_path, std::string& error);
+// `not_run`, if given, is set when the program itself could not be executed
+// (not found, not executable), as against a pipe or fork that failed.
+pid_t spawnTraced(const std::vector<std::string>& program, const std::string& trace_path, std::string& error,
+                  bool* not_run = nullptr);
 
 // "exited with status 3", "was killed by signal 9 (Killed)", from a waitpid status.
 std::string describeExit(int status);
