@@ -5,8 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -334,4 +338,235 @@ TEST_CASE("the timeline draws counter tracks in their colours", "[viewer][screen
     CHECK(inTimeline(palette::counter_flight) > 100);
     CHECK(inTimeline(palette::counter_alive) > 300);
     unlink(png.c_str());
+}
+
+// ---------------------------------------------------------------------------
+// Golden traces (assets/traces, issue 14 "Measure it"): each lesson's
+// reference run, pictured as `fiberscope lesson N` opens it (on its first
+// checkpoint's window), shows the lesson's phenomenon: the glyphs and arrows
+// of its cause-and-effect colour are inside the timeline, not only somewhere
+// in the trace. The same picture framed elsewhere, on a stretch of the same
+// span where the trace has none of those records and arrows (or past its
+// end, if it has no such stretch), does not pass the same check: the pixels
+// counted are the phenomenon's, not the chrome's or a fiber block's.
+namespace {
+
+using fiberscope::viewer::Color;
+
+std::string goldenTrace(const fiberscope::viewer::Lesson& lesson) {
+    return std::string(FIBERSCOPE_GOLDEN_TRACES) + "/lesson" + lesson.slug + ".fstrace";
+}
+
+// The timeline's rectangle in a picture: the columns left of the side panel
+// (its left 60%, app.cpp), the rows from the first to the last that are
+// mostly lane background (so the toolbar, the warning banner and the status
+// bar, whose text has colours of its own, are out).
+struct Rect {
+    int x0 = 0, x1 = 0, y0 = 0, y1 = 0;
+};
+
+bool near(const unsigned char* p, Color c, int tolerance) {
+    return std::abs(p[0] - static_cast<int>(c & 0xFF)) <= tolerance &&
+           std::abs(p[1] - static_cast<int>((c >> 8) & 0xFF)) <= tolerance &&
+           std::abs(p[2] - static_cast<int>((c >> 16) & 0xFF)) <= tolerance;
+}
+
+Rect timelineRect(const Image& image) {
+    using namespace fiberscope::viewer;
+    Rect r{0, image.width * 60 / 100, -1, -1};
+    for (int y = 0; y < image.height; ++y) {
+        int lane = 0;
+        for (int x = r.x0; x < r.x1; ++x) {
+            const unsigned char* p = image.pixels + (static_cast<long>(y) * image.width + x) * 4;
+            lane += near(p, palette::lane, 1) || near(p, palette::lane_alt, 1);
+        }
+        if (lane * 3 < r.x1 - r.x0) continue;
+        if (r.y0 < 0) r.y0 = y;
+        r.y1 = y + 1;
+    }
+    return r;
+}
+
+long countIn(const Image& image, const Rect& r, Color c) {
+    long n = 0;
+    for (int y = std::max(r.y0, 0); y < r.y1; ++y)
+        for (int x = r.x0; x < r.x1; ++x) n += near(image.pixels + (static_cast<long>(y) * image.width + x) * 4, c, 2);
+    return n;
+}
+
+struct Phenomenon {
+    const char* what;
+    std::vector<Color> colours; // each must be in view
+    long min_pixels;
+};
+
+// Per lesson, what its narrative (lessons/NN-*/lesson.md) asks the student
+// to look at first, by its colour (ui/colors.hpp: record glyphs and flow arrows).
+std::map<int, Phenomenon> lessonPhenomena() {
+    using namespace fiberscope::viewer::palette;
+    return {
+        {1, {"fibers spawned: spawn glyphs and arrows", {spawn}, 20}},
+        {2, {"switch then act: the schedule after each yield", {schedule}, 20}},
+        {3, {"idle hand-offs: MSG_RING wake-up glyphs and arrows", {wakeup}, 20}},
+        {4, {"work stealing: steal glyphs and arrows", {steal}, 20}},
+        // (its first window is the open's completion and resume; the
+        // openat's submit is milliseconds before, out of it)
+        {5, {"I/O: the open's completion and its arrow to the resume", {complete}, 20}},
+        {6, {"timers: the sleeps submitted and completed", {submit, complete}, 20}},
+        {7, {"select, then cancel the loser: cancel and canceled arrows", {cancel, canceled}, 20}},
+        // (its first window is the first teller finding the mutex taken; the hand-offs come later)
+        {8, {"mutex contention: the contended lock's glyph", {mutex_handoff}, 20}},
+        {9, {"a condition gate: condition wake-ups", {condition_wake}, 20}},
+        {10, {"a blocked thread: its neighbours wait ready", {ready}, 200}},
+        {11, {"canceling a group: cancel and canceled arrows", {cancel, canceled}, 20}},
+        {12, {"an echo server: submits and completions of accept and recv", {submit, complete}, 20}},
+        // (its first window is the sleeps going into the ring; they complete milliseconds later)
+        {13, {"sleeps on the backend: their submits, and operations in flight", {submit, counter_flight}, 20}},
+        {14, {"an Event gate: condition wake-ups", {condition_wake}, 20}},
+    };
+}
+
+// A view of `span` ns where nothing of colour `c` is drawn: no record glyph
+// of that colour and no flow arrow of it touching it (with a margin for the
+// glyphs' width); past the trace's end when the trace has no such stretch.
+std::pair<double, double> viewWithout(const fiberscope::viewer::App& app, Color c, double span) {
+    using namespace fiberscope::viewer;
+    std::vector<std::pair<double, double>> busy;
+    for (const fiberscope::trace::Event& e : app.trace->events)
+        if (recordColor(e.kind) == c) busy.emplace_back(static_cast<double>(e.time), static_cast<double>(e.time));
+    for (const Flow& f : app.timeline->flows)
+        if (flowColor(f.kind) == c)
+            busy.emplace_back(static_cast<double>(std::min(f.from.time, f.to.time)),
+                              static_cast<double>(std::max(f.from.time, f.to.time)));
+    std::sort(busy.begin(), busy.end());
+    const double margin = span * 0.05, start = static_cast<double>(app.timeline->start_time);
+    double free_from = start - margin;
+    // (ready bars and counter tracks are state, not records: no stretch is computed for them)
+    if (!busy.empty())
+        for (const auto& [t0, t1] : busy) {
+            if (t0 - margin - free_from >= span) return {free_from, free_from + span};
+            free_from = std::max(free_from, t1 + margin);
+        }
+    const double after = std::max(free_from, static_cast<double>(app.timeline->end_time) + margin);
+    return {after, after + span};
+}
+
+} // namespace
+
+TEST_CASE("every lesson's golden trace opens on its phenomenon: its glyphs and arrows are in the timeline",
+          "[viewer][screenshot][golden]") {
+    using namespace fiberscope::viewer;
+    std::string error;
+    const std::vector<Lesson> lessons = loadLessons(error);
+    INFO(error);
+    const std::map<int, Phenomenon> phenomena = lessonPhenomena();
+    REQUIRE(lessons.size() == phenomena.size());
+    const std::string base = "/tmp/fiberscope-golden-" + std::to_string(getpid());
+    for (const Lesson& lesson : lessons) {
+        const Phenomenon& phenomenon = phenomena.at(lesson.number);
+        const std::string trace = goldenTrace(lesson);
+        INFO("lesson " << lesson.slug << " (" << trace << "): " << phenomenon.what);
+        // The view the viewer opens the lesson on, and its trace's end.
+        App app;
+        REQUIRE(loadTrace(app, trace));
+        REQUIRE(attachLesson(app, lesson.number));
+        applyViewRequests(app);
+        const double span = app.view.span();
+        // No fiber of this trace has the phenomenon's colour: fiber blocks cannot fake it.
+        for (const Color c : phenomenon.colours)
+            for (const auto& fiber : app.timeline->fibers) {
+                const Color f = fiberColor(fiber.fiber);
+                const unsigned char p[3] = {static_cast<unsigned char>(f & 0xFF), static_cast<unsigned char>((f >> 8) & 0xFF),
+                                            static_cast<unsigned char>((f >> 16) & 0xFF)};
+                INFO("fiber " << fiber.fiber);
+                CHECK_FALSE(near(p, c, 2));
+            }
+        // The opening picture, as `fiberscope lesson N` writes it.
+        const std::string opened_png = base + "-" + lesson.slug + ".png";
+        const Run opened = run(kTool + " screenshot " + trace + " --size 1280x720 --lesson " + std::to_string(lesson.number) +
+                               " -o " + opened_png);
+        INFO(opened.output);
+        REQUIRE(opened.status == 0);
+        Image a;
+        REQUIRE(load(a, opened_png));
+        const Rect ra = timelineRect(a);
+        INFO("timeline rows " << ra.y0 << ".." << ra.y1);
+        REQUIRE(ra.y1 - ra.y0 > 100);
+        for (const Color c : phenomenon.colours) {
+            // The same span framed where none of it is drawn.
+            const auto [t0, t1] = viewWithout(app, c, span);
+            char range[96];
+            std::snprintf(range, sizeof range, "%.0fns:%.0fns", t0, t1);
+            const std::string without_png = base + "-" + lesson.slug + "-without.png";
+            const Run without = run(kTool + " screenshot " + trace + " --size 1280x720 --lesson " +
+                                    std::to_string(lesson.number) + " --range " + range + " -o " + without_png);
+            INFO(without.output);
+            REQUIRE(without.status == 0);
+            Image b;
+            REQUIRE(load(b, without_png));
+            const long in_view = countIn(a, ra, c), elsewhere = countIn(b, timelineRect(b), c);
+            INFO("colour #" << std::hex << c << std::dec << ": " << in_view << " pixels in the opening view, " << elsewhere
+                            << " in a view of the same span at " << range << " without it");
+            if (std::getenv("FIBERSCOPE_KEEP_PNG"))
+                WARN("lesson " << lesson.number << " colour #" << std::hex << c << std::dec << ": " << in_view
+                               << " opening, " << elsewhere << " without (" << range << ")");
+            CHECK(in_view >= phenomenon.min_pixels);
+            CHECK(elsewhere < phenomenon.min_pixels);
+            if (!std::getenv("FIBERSCOPE_KEEP_PNG")) unlink(without_png.c_str());
+        }
+        if (!std::getenv("FIBERSCOPE_KEEP_PNG")) unlink(opened_png.c_str());
+    }
+}
+
+// `fiberscope lesson N --reference`: the lesson's golden trace, found in the
+// assets as the fonts are, opened (here: pictured, there is no display) on
+// its first checkpoint's window without running the lesson; the lesson panel
+// says it shows the reference run. And it takes none of a run's options.
+TEST_CASE("fiberscope lesson N --reference pictures the golden trace without running the lesson",
+          "[viewer][screenshot][golden]") {
+    using namespace fiberscope::viewer;
+    std::string error;
+    const std::vector<Lesson> lessons = loadLessons(error);
+    INFO(error);
+    REQUIRE(lessons.size() >= 4);
+    // Every lesson's reference is found where the golden traces are.
+    for (const Lesson& lesson : lessons) {
+        INFO("lesson " << lesson.slug << ": reference " << lesson.reference);
+        CHECK(std::filesystem::exists(lesson.reference));
+        CHECK(std::filesystem::path(lesson.reference).filename() == "lesson" + lesson.slug + ".fstrace");
+    }
+    const std::string base = "/tmp/fiberscope-reference-" + std::to_string(getpid());
+    const Run shown = run("DISPLAY= " + kTool + " lesson 4 --reference -o " + base + ".fstrace");
+    INFO(shown.output);
+    REQUIRE(shown.status == 0);
+    CHECK(shown.output.find("reference run") != std::string::npos);
+    CHECK(shown.output.find("lesson04-work-stealing.fstrace") != std::string::npos);
+    CHECK(shown.output.find("-- the program says --") == std::string::npos); // nothing ran
+    CHECK(!std::filesystem::exists(base + ".fstrace"));                     // nothing was recorded
+    Image image;
+    REQUIRE(load(image, base + ".png"));
+    CHECK(image.width == 1600);
+    // The same picture as the golden trace's own at its opening view, with lesson 4's panel.
+    const Run shot = run(kTool + " screenshot " + std::string(FIBERSCOPE_GOLDEN_TRACES) +
+                         "/lesson04-work-stealing.fstrace --lesson 4 --panel lesson -o " + base + "-shot.png");
+    INFO(shot.output);
+    REQUIRE(shot.status == 0);
+    Image same;
+    REQUIRE(load(same, base + "-shot.png"));
+    REQUIRE(same.width == image.width);
+    CHECK(differing(image, same, 0) == 0);
+    // The framed steals are in view.
+    CHECK(countIn(image, timelineRect(image), palette::steal) > 40);
+
+    // A run's options make no sense on the shipped trace.
+    for (const char* options : {"--threads 2", "--backend epoll", "--check"}) {
+        const Run bad = run(kTool + " lesson 4 --reference " + options);
+        INFO(options << ": " << bad.output);
+        CHECK(bad.status == 2);
+        CHECK(bad.output.find("--reference") != std::string::npos);
+        CHECK(std::count(bad.output.begin(), bad.output.end(), '\n') == 1);
+    }
+    const Run help = run(kTool + " help lesson");
+    CHECK(help.output.find("--reference") != std::string::npos);
+    for (const char* suffix : {".png", "-shot.png"}) unlink((base + suffix).c_str());
 }

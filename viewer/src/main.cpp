@@ -615,6 +615,42 @@ Command addLessons(CLI::App& top) {
     return {app, run, [] { return std::string("listing the lessons"); }};
 }
 
+// `fiberscope lesson N --reference`: the lesson's golden trace (shipped in
+// assets/traces, Lesson::reference) shown as a run of it would be, without
+// running anything: its text timeline, then the viewer, or with no display a
+// PNG of its opening view (to -o's name with .png, else in $TMPDIR or /tmp).
+int showLessonReference(const fiberscope::viewer::Lesson& lesson, const std::string& output, bool no_view) {
+    std::printf("== Lesson %d: %s (the reference run) ==\n", lesson.number, lesson.title.c_str());
+    if (!lesson.summary.empty()) std::printf("%s\n", lesson.summary.c_str());
+    Trace trace;
+    if (!loadTrace(lesson.reference, trace)) return kBadFile;
+    std::printf("\n-- what the scheduler did (reference trace, recorded on a quiet machine: %s) --\n",
+                lesson.reference.c_str());
+    std::fflush(stdout);
+    fiberscope::trace::writeTextTimeline(trace, std::cout);
+    std::cout.flush();
+    const char* display = std::getenv("DISPLAY");
+    if (!no_view && display && *display) return fiberscope::viewer::runViewer(lesson.reference, lesson.number);
+    fiberscope::viewer::ScreenshotOptions shot;
+    shot.trace = lesson.reference;
+    shot.lesson = lesson.number;
+    shot.panel = 4;
+    if (output.empty()) {
+        const char* tmp = std::getenv("TMPDIR");
+        shot.output = std::string(tmp && *tmp ? tmp : "/tmp") + "/fiberscope-lesson" + lesson.slug + "-reference.png";
+    } else {
+        shot.output = output.ends_with(".png") ? output
+                                               : output.substr(0, output.size() - (output.ends_with(".fstrace") ? 8 : 0)) + ".png";
+    }
+    if (const std::string clash = outputClash("-o", shot.output, lesson.reference, "the reference trace"); !clash.empty())
+        return usageError("lesson", clash);
+    if (const int status = fiberscope::viewer::runScreenshot(shot); status != 0) return status;
+    std::printf("\nNo display%s: wrote the reference run's picture to %s\n", no_view ? " wanted (--no-view)" : "",
+                shot.output.c_str());
+    std::printf("Open it interactively with: fiberscope lesson %d --reference\n", lesson.number);
+    return kOk;
+}
+
 Command addLesson(CLI::App& top) {
     struct Options {
         std::string number, output;
@@ -622,13 +658,16 @@ Command addLesson(CLI::App& top) {
         int backend = 0; // index into kLessonBackends: automatic, uring, epoll
         bool no_view = false;
         bool check = false; // run, then check the lesson's exercise on the trace (checks.md)
+        bool reference = false; // show the lesson's golden trace instead of running it
     };
     auto options = std::make_shared<Options>();
     CLI::App* app = addCommand(top, "lesson", "run a lesson (on io_uring or epoll), show its trace and explain it",
                                "Runs lesson N's program with tracing on, records its trace (to FILE, else\n"
                                "a file in $TMPDIR or /tmp), prints a text timeline (one column per worker\n"
                                "thread), then opens the viewer on it. With no display (or --no-view) it\n"
-                               "writes a PNG of the viewer's picture instead and says where.");
+                               "writes a PNG of the viewer's picture instead and says where.\n"
+                               "With --reference it runs nothing: it shows the lesson's reference run, the\n"
+                               "golden trace shipped with the course (recorded on a quiet machine).");
     app->add_option("N", options->number, "the lesson's number (see 'fiberscope lessons')")->type_name("");
     cli::addParsedOption<std::int64_t>(*app, "--threads", options->threads, wholeNumber(1, 256),
                                        "the program's worker threads, 1 to 256 (default: the lesson's)", "K");
@@ -648,6 +687,9 @@ Command addLesson(CLI::App& top) {
     app->add_flag("--check", options->check,
                   "run it, then say whether the trace shows what the lesson's exercise\n"
                   "(its checks.md) expects of a changed main.cpp; exit 0 if it does, 1 if not");
+    app->add_flag("--reference", options->reference,
+                  "do not run it: show its reference run (the golden trace shipped with the\n"
+                  "course); with no display its PNG goes to -o's name with .png");
     auto run = [app, options]() -> int {
         if (const std::string complaint = cli::leftoverComplaint(*app, "one lesson at a time"); !complaint.empty())
             return usageError("lesson", complaint);
@@ -666,6 +708,11 @@ Command addLesson(CLI::App& top) {
         if (!lesson) {
             std::fprintf(stderr, "fiberscope: %s\n", error.c_str());
             return kUsage;
+        }
+        if (options->reference) {
+            if (options->check || app->count("--threads") || app->count("--backend"))
+                return usageError("lesson", "--reference shows the shipped trace: it takes no --threads, --backend or --check");
+            return showLessonReference(*lesson, options->output, options->no_view);
         }
         const std::string backend = fiberscope::viewer::kLessonBackends[options->backend];
         std::string output = options->output;

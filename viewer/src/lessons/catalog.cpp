@@ -13,6 +13,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "platform/window.hpp"
+
 namespace fiberscope::viewer {
 
 namespace {
@@ -115,6 +117,7 @@ std::vector<Lesson> loadLessons(std::string& error) {
         lesson.markdown = readFile(dir + "/" + name + "/lesson.md");
         lesson.checks = readFile(dir + "/" + name + "/checks.md");
         lesson.program = programDir() + "/lesson" + name;
+        lesson.reference = assetPath("traces/lesson" + name + ".fstrace");
         parseHeading(lesson);
         lessons.push_back(std::move(lesson));
     }

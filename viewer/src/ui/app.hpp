@@ -156,6 +156,11 @@ void drawSelectionStats(App& app);
 void drawEventTable(App& app);
 void drawLegend(App& app);
 void drawLessonPanel(App& app, const Fonts& fonts);
+// Shows lesson `index`'s golden trace (its Reference run, Lesson::reference)
+// with its narrative, on its first checkpoint's window; false (app.error) if missing.
+bool openLessonReference(App& app, int index);
+// Whether the trace shown is lesson `lesson`'s golden trace rather than a run of the student's.
+bool showsReference(const App& app, const Lesson& lesson);
 // Starts running lesson `index` in the background (compare: into the second slot).
 void startLesson(App& app, int index, int threads, int backend, bool compare);
 // Finishes a background lesson run if it is done (call once per frame).

@@ -1,5 +1,7 @@
 // The lesson panel: pick a lesson and its options, run it (as a child
-// process with tracing on) and load its trace; read its narrative with
+// process with tracing on) and load its trace ("My run"), or open the golden
+// trace shipped with it ("Reference run": recorded on a quiet machine, so a
+// loaded lab machine still shows the textbook picture); read its narrative with
 // checkpoint links; step through the events of interest one explanation at a
 // time; play the trace back slowly while the scheduler-state diagram
 // animates; compare two runs with different thread counts or backends.
@@ -10,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include "lessons/checks.hpp"
 #include "model/describe.hpp"
@@ -210,6 +213,35 @@ void pollLesson(App& app) {
     }
 }
 
+bool showsReference(const App& app, const Lesson& lesson) {
+    if (!app.trace || app.path.empty() || lesson.reference.empty()) return false;
+    // By the file, not by a flag: `fiberscope view` on the golden trace is the reference run too.
+    std::error_code error;
+    return app.path == lesson.reference || std::filesystem::equivalent(app.path, lesson.reference, error);
+}
+
+bool openLessonReference(App& app, int index) {
+    if (index < 0 || index >= static_cast<int>(app.lessons.size())) return false;
+    const Lesson& lesson = app.lessons[static_cast<std::size_t>(index)];
+    std::error_code error;
+    if (lesson.reference.empty() || !std::filesystem::exists(lesson.reference, error)) {
+        app.error = "lesson " + std::to_string(lesson.number) + " has no reference run: " +
+                    (lesson.reference.empty() ? std::string("no golden trace") : lesson.reference + " is missing") +
+                    " (set FIBERSCOPE_ASSETS to the folder holding traces/)";
+        return false;
+    }
+    if (!loadTrace(app, lesson.reference)) return false;
+    app.live.reset();
+    app.lesson_index = index;
+    app.lesson_document = parseMarkdown(lesson.markdown);
+    app.compare_trace.reset();
+    app.compare_timeline.reset();
+    app.step_event = kNoEvent;
+    app.step_text.clear();
+    app.open_lesson_view = true; // on its first checkpoint's window, as a run opens
+    return true;
+}
+
 bool attachLesson(App& app, int number) {
     if (!app.lessons_loaded) {
         app.lessons = loadLessons(app.lessons_error);
@@ -270,12 +302,20 @@ void drawLessonPanel(App& app, const Fonts& fonts) {
         const char spinner[] = "|/-\\";
         ImGui::Text("%c running lesson %d with tracing on...", spinner[static_cast<int>(ImGui::GetTime() * 8) % 4],
                     app.lessons[static_cast<std::size_t>(app.job->lesson)].number);
-    } else if (ImGui::Button("Run and trace")) {
-        startLesson(app, app.browse_index, app.lesson_threads, app.lesson_backend, false);
+    } else {
+        if (ImGui::Button("My run")) startLesson(app, app.browse_index, app.lesson_threads, app.lesson_backend, false);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("Run the lesson's program here, with tracing on, and show its trace");
+        ImGui::SameLine();
+        if (ImGui::Button("Reference run")) openLessonReference(app, app.browse_index);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("Show the lesson's golden trace, recorded on a quiet machine:\n%s",
+                              browsed.reference.c_str());
     }
     if (app.lesson_index < 0 || !app.trace) {
-        ImGui::TextWrapped("Press Run: the lesson's program runs as a child process with FIBERSCOPE_TRACE set, and its "
-                           "trace opens here with the narrative.");
+        ImGui::TextWrapped("Press My run: the lesson's program runs as a child process with FIBERSCOPE_TRACE set, and "
+                           "its trace opens here with the narrative. Reference run shows the trace shipped with the "
+                           "lesson instead.");
         // The summary is Markdown too: rendered, never shown raw.
         if (app.browse_summary_of != app.browse_index) {
             app.browse_summary = parseMarkdown(browsed.summary);
@@ -287,6 +327,17 @@ void drawLessonPanel(App& app, const Fonts& fonts) {
         return;
     }
     const Lesson& lesson = app.lessons[static_cast<std::size_t>(app.lesson_index)];
+    // Which run is on screen: the shipped reference, or the student's own.
+    if (showsReference(app, lesson)) {
+        ImGui::TextColored(ImVec4(0.55f, 0.8f, 1.0f, 1), "Showing: the reference run");
+        ImGui::SameLine();
+        ImGui::TextDisabled("(golden trace)");
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("Shipped with the course, recorded on a quiet machine:\n%s", app.path.c_str());
+    } else {
+        ImGui::TextColored(ImVec4(0.55f, 0.9f, 0.5f, 1), "Showing: my run");
+        ImGui::SameLine();
+        ImGui::TextDisabled("(%s)", app.path.c_str());
+    }
     ImGui::Separator();
     // Step mode and playback.
     if (ImGui::Button("< step")) stepDecision(app, -1);
