@@ -26,6 +26,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <functional>
+#include <iterator>
 #include <map>
 #include <random>
 #include <set>
@@ -42,6 +45,7 @@
 #include "decoded_trace.hpp"
 #include "chrome_json.hpp"
 #include "hostile_traces.hpp"
+#include "incremental.hpp"
 #include "trace_tools.hpp"
 
 extern char** environ;
@@ -518,11 +522,17 @@ TEST_CASE("stats, export and timeline agree with the model on every lesson's tra
             Trace trace;
             trace::ReadError error;
             const bool read = trace::readTrace(path, trace, error, {.strict = true});
+            std::ifstream in(path, std::ios::binary);
+            const std::vector<std::uint8_t> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
             unlink(path.c_str());
             INFO(error.text());
             REQUIRE(read);
             REQUIRE(trace.lost_events == 0);
             checkAgreement(trace, true);
+            // One model however the records arrive: appended in pieces, and followed while written.
+            const std::uint64_t seed = std::hash<std::string>{}(name) + (*backend ? 1 : 0);
+            test::checkAppendedInPieces(trace, seed, 2);
+            test::checkFollowedInPieces(file, seed, 1);
             // The lesson's threads stopped, so every lane ends at its thread-stop.
             const Timeline tl = analysis::buildTimeline(trace);
             for (const ThreadLane& lane : tl.threads)

@@ -1,5 +1,9 @@
 // buildTimeline: one pass over the trace's events in time order, driving a
 // state machine per thread and per fiber (see timeline.hpp for the model).
+// The pass can stop after any record and go on when more arrive
+// (TimelineBuilder, for a file followed while it is written): what is still
+// open is closed on a copy (Builder::close), and the few answers that need
+// later records are checked as those arrive (see TimelineBuilder).
 //
 // Records from different threads can be out of causal order: schedule()
 // writes its record after the hand-off CAS or after starting the new worker,
@@ -10,9 +14,11 @@
 // fiber; wake-up sends and receipts are matched in whichever order arrives.
 //
 // Cost: a trace of millions of events makes millions of fibers, so the pass
-// does no per-event hashing or allocation in the common case. A first pass
-// counts each thread's records by kind, so the per-thread and per-kind lists
-// are allocated once at their final size; fiber ids (dense from 1 in the
+// does no per-event hashing or allocation in the common case. A look-ahead
+// pass over each append's records counts each thread's records by kind, so
+// the per-thread and per-kind lists are allocated once at their final size
+// when the trace arrives whole (and grow geometrically when it arrives in
+// pieces); fiber ids (dense from 1 in the
 // runtime's traces) index a vector; a fiber's short lists (flows waiting for
 // its next switch-in, its in-flight operations) live in shared pools; and the
 // final ordering of fibers by id is read off that vector rather than sorted.
@@ -27,6 +33,7 @@
 #include <charconv>
 #include <deque>
 #include <list>
+#include <unordered_set>
 #include <unordered_map>
 
 #include "fiberscope/analysis/lod.hpp"
@@ -220,6 +227,7 @@ struct FiberBuild {
     ListPool<Flow>::List pending;       // flows that end at its next switch-in (Builder::pending_)
     std::vector<std::uint32_t> zone_stack; // open zones (indices into its lane's zones)
     FlowEnd finish;                     // its finishing switch
+    std::uint64_t name_id = 0;          // the string that names it (resolved when the model is closed)
 };
 
 // A fiber's life is Ready, Running, then (Waiting, Ready, Running)* and
@@ -309,21 +317,40 @@ struct WakeupQueue {
 
 class Builder {
 public:
-    Builder(const trace::Trace& trace, Timeline& timeline) : trace_(trace), tl_(timeline) {}
+    // Reads trace.events[appended(), end). False if what arrived changes the
+    // meaning of records already read (see TimelineBuilder): the caller starts over.
+    bool append(const trace::Trace& trace) {
+        const auto& events = trace.events;
+        const std::size_t n = events.size();
+        if (n < done_) return false;
+        if (!refreshThreads(trace)) return false;
+        if (done_ == 0 && n) tl_.start_time = events.front().time;
+        if (!lookAhead(events, done_, n)) return false;
+        raiseDenseLimit(n);
+        for (std::size_t i = done_; i < n; ++i) event(events[i], static_cast<std::uint32_t>(i));
+        done_ = n;
+        return true;
+    }
+    std::size_t appended() const noexcept { return done_; }
 
-    void run() {
-        setUp();
-        const auto& events = trace_.events;
-        for (std::size_t i = 0; i < events.size(); ++i) event(events[i], static_cast<std::uint32_t>(i));
-        finish();
+    // Ends the model of what was appended in `out` (a copy of the model so
+    // far, or the model itself when the build ends): what is still open
+    // closes at the trace's end, lanes go in worker order, fibers in id order.
+    void close(Timeline& out, const trace::Trace& trace) const;
+    const Timeline& model() const noexcept { return tl_; }
+    Timeline& model() noexcept { return tl_; }
+    void release() {
+        fb_ = {};
+        dense_ = {};
+        sparse_ = {};
     }
 
 private:
     using KindCounts = std::array<std::size_t, trace::kMaxEventKind + 1>;
 
-    const trace::Trace& trace_;
-    Timeline& tl_;
-    std::vector<ThreadBuild> tb_; // by lane
+    Timeline tl_;
+    std::size_t done_ = 0;        // records appended
+    std::vector<ThreadBuild> tb_; // by trace thread index (the lanes go in worker order when closed)
     std::vector<FiberBuild> fb_;  // parallel to tl_.fibers until the final ordering by id
     std::vector<Slot> slots_;
     ListPool<std::uint32_t> ops_;
@@ -333,123 +360,158 @@ private:
     std::unordered_map<std::uint64_t, std::uint32_t> sparse_; // fiber id -> index in fb_, for large ids
     std::vector<std::uint64_t> members_;                      // scratch: the fibers a schedule record placed
     std::vector<std::uint64_t> woken_;                        // scratch: the fibers a condition wake woke
-    std::unordered_map<std::int64_t, std::uint32_t> lane_of_worker_;
+    std::unordered_map<std::int64_t, std::uint32_t> lane_of_worker_; // worker -> its (lowest-numbered) thread
+    std::unordered_set<std::int64_t> missed_workers_;         // workers looked up before any thread had them
     std::unordered_map<std::uint64_t, ConditionWaiters> condition_waiters_;
     std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> awaiters_;
     std::unordered_map<std::uint64_t, WakeupQueue> wakeups_;
     std::unordered_map<std::uint64_t, CancelState> cancels_; // fibers with a cancel requested or delivered, not yet done
 
-    // --- Set-up -----------------------------------------------------------
-    // One pass over the events finds the threads, their worker indices and
-    // first fibers, and counts each thread's records by kind, so every list
-    // the main pass appends to can be allocated once.
-    void setUp() {
-        std::size_t count = trace_.threads.size();
-        std::vector<std::int64_t> worker(count, -1);
-        std::vector<std::string> names(count);
-        for (std::size_t t = 0; t < trace_.threads.size(); ++t) {
-            worker[t] = trace_.threads[t].worker;
-            names[t] = trace_.threads[t].name;
+    // --- Threads as they appear ----------------------------------------------
+    // The build indexes threads by their trace index (lane_of_thread is the
+    // identity until close()), so a thread that appears later takes the next
+    // index and nothing read before moves. Its queue slot is its index too.
+    void ensureThreads(std::size_t count) {
+        for (std::size_t t = tb_.size(); t < count; ++t) {
+            tl_.lane_of_thread.push_back(static_cast<std::uint32_t>(t));
+            ThreadLane& tl = tl_.threads.emplace_back();
+            tl.thread = static_cast<std::uint32_t>(t);
+            ThreadBuild& b = tb_.emplace_back();
+            b.slot = static_cast<std::uint32_t>(t);
+            slots_.emplace_back();
+            tl_.replay.slots.emplace_back().push_back({INT64_MIN, static_cast<std::uint32_t>(t)});
         }
-        std::vector<bool> initial_known(count, false);
-        std::vector<std::uint64_t> initial(count, 0);
-        std::vector<KindCounts> kinds(count, KindCounts{});
-        std::size_t switch_ins = 0;
-        for (const Event& e : trace_.events) {
-            if (e.thread >= count) {
-                count = static_cast<std::size_t>(e.thread) + 1;
-                worker.resize(count, -1);
-                names.resize(count);
-                initial_known.resize(count, false);
-                initial.resize(count, 0);
-                kinds.resize(count, KindCounts{});
-            }
-            ++kinds[e.thread][static_cast<std::size_t>(e.kind)];
-            switch_ins += e.kind == EventKind::Switch && e.arg[1] != 0;
-            if (e.kind == EventKind::ThreadStart && worker[e.thread] < 0) worker[e.thread] = static_cast<std::int64_t>(e.arg[0]);
-            if (initial_known[e.thread]) continue;
-            if (e.kind == EventKind::Switch) {
-                initial[e.thread] = e.arg[0];
-                initial_known[e.thread] = true;
-            } else if (e.kind == EventKind::Park || e.kind == EventKind::Unpark) {
-                initial_known[e.thread] = true;
-            }
-        }
-        std::vector<std::uint32_t> order(count);
-        for (std::uint32_t t = 0; t < count; ++t) order[t] = t;
-        std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-            const bool ka = worker[a] >= 0, kb = worker[b] >= 0;
-            if (ka != kb) return ka;
-            return ka ? worker[a] < worker[b] : a < b;
-        });
-        tl_.lane_of_thread.assign(count, 0);
-        tl_.threads.resize(count);
-        tb_.resize(count);
-        slots_.resize(count);
-        tl_.replay.slots.resize(count);
-        for (std::uint32_t lane = 0; lane < count; ++lane) {
-            const std::uint32_t t = order[lane];
-            tl_.lane_of_thread[t] = lane;
-            ThreadLane& tl = tl_.threads[lane];
-            tl.thread = t;
-            tl.worker = worker[t];
-            // The recorded name, except a blocking-pool thread's: every tool names it alike (trace_vocabulary.hpp).
-            tl.name = !names[t].empty() && !trace::isBlockingPoolWorker(worker[t]) ? names[t] : trace::threadDisplayName(worker[t], t);
-            if (worker[t] >= 0) lane_of_worker_.emplace(worker[t], lane);
-            tb_[lane].slot = lane;
-            tb_[lane].initial = initial[t];
-            tb_[lane].initial_known = initial_known[t];
-            tl_.replay.slots[lane].push_back({INT64_MIN, t});
-        }
-        reserveLists(kinds, switch_ins);
     }
 
-    // Exact sizes where the counts give them, upper bounds (trimmed in
-    // finish) or estimates elsewhere.
-    void reserveLists(const std::vector<KindCounts>& kinds, std::size_t switch_ins) {
+    // Thread t runs worker w (from the thread table or its thread-start).
+    // False if that contradicts a look-up already made: w was looked up and
+    // missed, or a higher-numbered thread already answered for it.
+    bool learnWorker(std::uint32_t t, std::int64_t w) {
+        ThreadLane& tl = tl_.threads[t];
+        if (w < 0 || w == tl.worker) return true;
+        if (tl.worker >= 0) return false; // its worker changed (a second loop on the thread)
+        if (missed_workers_.count(w)) return false;
+        if (auto it = lane_of_worker_.find(w); it != lane_of_worker_.end()) {
+            if (it->second > t && done_ > 0) return false;
+            it->second = std::min(it->second, t); // nothing read yet: the lowest-numbered thread answers
+        } else {
+            lane_of_worker_.emplace(w, t);
+        }
+        tl.worker = w;
+        return true;
+    }
+
+    bool refreshThreads(const trace::Trace& trace) {
+        ensureThreads(trace.threads.size());
+        for (std::uint32_t t = 0; t < trace.threads.size(); ++t)
+            if (!learnWorker(t, trace.threads[t].worker)) return false;
+        return true;
+    }
+
+    // --- Look-ahead -----------------------------------------------------------
+    // One pass over the new records before reading them: what each thread
+    // ran before its first switch (that switch's `from`; nothing if it first
+    // parks or unparks), workers named only by a thread-start, and counts by
+    // kind so the lists the main pass appends to are allocated once (at
+    // their exact size when everything arrives in one append). False if a
+    // thread whose first records were read as running nothing (its first
+    // switch had not arrived) now turns out to have run a fiber.
+    bool lookAhead(const std::vector<Event>& events, std::size_t from, std::size_t to) {
+        std::vector<KindCounts> kinds(tb_.size(), KindCounts{});
+        std::size_t switch_ins = 0;
+        for (std::size_t i = from; i < to; ++i) {
+            const Event& e = events[i];
+            if (e.thread >= tb_.size()) {
+                ensureThreads(static_cast<std::size_t>(e.thread) + 1);
+                kinds.resize(tb_.size(), KindCounts{});
+            }
+            ThreadBuild& b = tb_[e.thread];
+            ++kinds[e.thread][static_cast<std::size_t>(e.kind)];
+            switch_ins += e.kind == EventKind::Switch && e.arg[1] != 0;
+            if (e.kind == EventKind::ThreadStart && tl_.threads[e.thread].worker < 0 &&
+                !learnWorker(e.thread, static_cast<std::int64_t>(e.arg[0])))
+                return false;
+            if (b.initial_known) continue;
+            if (e.kind == EventKind::Switch || e.kind == EventKind::Park || e.kind == EventKind::Unpark) {
+                if (b.started) return false; // read as running nothing before it
+                b.initial = e.kind == EventKind::Switch ? e.arg[0] : 0;
+                b.initial_known = true;
+            }
+        }
+        reserveLists(kinds, switch_ins, to - from);
+        return true;
+    }
+
+    // Room for what this append adds: exact for the first, at least doubling after.
+    template <class List>
+    static void reserveMore(List& v, std::size_t more) {
+        const std::size_t need = v.size() + more;
+        if (need > v.capacity()) v.reserve(v.capacity() ? std::max(need, 2 * v.capacity()) : need);
+    }
+
+    void reserveLists(const std::vector<KindCounts>& kinds, std::size_t switch_ins, std::size_t events_added) {
         KindCounts total{};
         for (std::uint32_t t = 0; t < kinds.size(); ++t) {
             const KindCounts& k = kinds[t];
-            ThreadLane& tl = tl_.threads[tl_.lane_of_thread[t]];
-            for (std::size_t kind = 0; kind < k.size(); ++kind) tl.records[kind] = static_cast<std::uint32_t>(k[kind]);
+            ThreadLane& tl = tl_.threads[t];
             std::size_t events = 0, instants = 0;
             for (std::size_t kind = 0; kind < k.size(); ++kind) {
                 total[kind] += k[kind];
                 events += k[kind];
                 if (makesInstant(static_cast<EventKind>(kind))) instants += k[kind];
             }
-            tl.events.reserve(events);
-            tl.instants.reserve(instants);
+            if (!events) continue;
+            reserveMore(tl.events, events);
+            reserveMore(tl.instants, instants);
             // An interval begins at the thread's first record and at most at each switch, park and unpark.
             const auto at = [&](EventKind kind) { return k[static_cast<std::size_t>(kind)]; };
-            if (events) tl.lane.intervals.reserve(1 + at(EventKind::Switch) + at(EventKind::Park) + at(EventKind::Unpark));
+            reserveMore(tl.lane.intervals, 1 + at(EventKind::Switch) + at(EventKind::Park) + at(EventKind::Unpark));
         }
-        tl_.kinds.before.reserve(trace_.events.size() / kKindStride + 1);
+        reserveMore(tl_.kinds.before, events_added / kKindStride + 1);
         const auto all = [&](EventKind kind) { return total[static_cast<std::size_t>(kind)]; };
         // Every flow starts at one create, complete, await, steal, mutex hand-off, condition
         // wake (a broadcast's: one per waiter, estimated as one), cancel delivery (two), or
         // matched wake-up pair.
-        tl_.flows.reserve(all(EventKind::FiberCreate) + all(EventKind::Complete) + all(EventKind::Await) + all(EventKind::Steal) +
-                          all(EventKind::MutexHandoff) + all(EventKind::ConditionWake) + 2 * all(EventKind::CancelDelivered) +
-                          std::min(all(EventKind::WakeupSent), all(EventKind::WakeupReceived)));
-        tl_.latencies.reserve(switch_ins); // at most one per switch to a fiber
+        reserveMore(tl_.flows, all(EventKind::FiberCreate) + all(EventKind::Complete) + all(EventKind::Await) + all(EventKind::Steal) +
+                                   all(EventKind::MutexHandoff) + all(EventKind::ConditionWake) + 2 * all(EventKind::CancelDelivered) +
+                                   std::min(all(EventKind::WakeupSent), all(EventKind::WakeupReceived)));
+        reserveMore(tl_.latencies, switch_ins); // at most one per switch to a fiber
         // Usually one item per schedule and per submit, plus the queues steals move.
-        tl_.replay.items.reserve(all(EventKind::Schedule) + all(EventKind::Submit) + all(EventKind::Steal));
-        // Fibers: those created in the trace, plus a few that were running before it.
-        const std::size_t fibers = all(EventKind::FiberCreate) + kinds.size() + 16;
-        tl_.fibers.reserve(fibers);
-        fb_.reserve(fibers);
-        // Ids of a runtime's fibers run from 1 up to about the number of fibers;
-        // larger ones (a long-running process, a damaged trace) are hashed.
-        dense_limit_ = 2 * static_cast<std::uint64_t>(trace_.events.size()) + 4096;
-        dense_.reserve(fibers + 1);
+        reserveMore(tl_.replay.items, all(EventKind::Schedule) + all(EventKind::Submit) + all(EventKind::Steal));
+        // Fibers: those created, plus a few that were running before the recording began.
+        const std::size_t fibers = all(EventKind::FiberCreate) + (tl_.fibers.empty() ? kinds.size() + 16 : 0);
+        reserveMore(tl_.fibers, fibers);
+        reserveMore(fb_, fibers);
     }
 
-    std::int64_t laneOfWorker(std::uint64_t worker) const {
-        auto it = lane_of_worker_.find(static_cast<std::int64_t>(worker));
-        return it == lane_of_worker_.end() ? std::int64_t{-1} : static_cast<std::int64_t>(it->second);
+    // Ids of a runtime's fibers run from 1 up to about the number of fibers;
+    // larger ones (a long-running process, a damaged trace) are hashed. The
+    // limit grows with the trace; hashed ids under the new limit move to the
+    // dense index, so each id has one place.
+    void raiseDenseLimit(std::size_t events) {
+        const std::uint64_t limit = 2 * static_cast<std::uint64_t>(events) + 4096;
+        if (limit <= dense_limit_) return;
+        dense_limit_ = limit;
+        for (auto it = sparse_.begin(); it != sparse_.end();) {
+            if (it->first >= limit) {
+                ++it;
+                continue;
+            }
+            if (it->first >= dense_.size()) dense_.resize(it->first + 1, kNoFiber);
+            dense_[it->first] = it->second;
+            it = sparse_.erase(it);
+        }
     }
-    std::uint32_t threadOfLane(std::uint32_t lane) const { return tl_.threads[lane].thread; }
+
+    // The thread running `worker`, -1 if none has yet (remembered: a thread
+    // that appears later with it makes the build start over).
+    std::int64_t laneOfWorker(std::uint64_t worker) {
+        auto it = lane_of_worker_.find(static_cast<std::int64_t>(worker));
+        if (it != lane_of_worker_.end()) return static_cast<std::int64_t>(it->second);
+        missed_workers_.insert(static_cast<std::int64_t>(worker));
+        return -1;
+    }
+    std::uint32_t threadOfLane(std::uint32_t lane) const { return lane; }
 
     // --- Fibers -------------------------------------------------------------
     std::uint32_t fiberIndex(std::uint64_t id, bool* created = nullptr) {
@@ -467,15 +529,7 @@ private:
         if (created) *created = inserted;
         if (inserted) {
             *slot = static_cast<std::uint32_t>(tl_.fibers.size());
-            FiberLane& lane = tl_.fibers.emplace_back();
-            lane.fiber = id;
-            if (id == 1) {
-                lane.name = "main";
-            } else {
-                char buf[32] = "fiber #";
-                const auto end = std::to_chars(buf + 7, buf + sizeof buf, id).ptr;
-                lane.name.assign(buf, end);
-            }
+            tl_.fibers.emplace_back().fiber = id;
             fb_.emplace_back();
         }
         return *slot;
@@ -681,7 +735,7 @@ private:
 
     // --- Events ------------------------------------------------------------------
     void event(const Event& e, std::uint32_t i) {
-        const std::uint32_t lane = tl_.lane_of_thread[e.thread];
+        const std::uint32_t lane = e.thread;
         ThreadBuild& tb = tb_[lane];
         ThreadLane& tl = tl_.threads[lane];
         const std::int64_t t = e.time;
@@ -690,6 +744,7 @@ private:
         tb.last_event = i;
         tl.last_time = t;
         tl.events.push_back(i);
+        ++tl.records[static_cast<std::size_t>(e.kind)];
         if (i % kKindStride == 0) tl_.kinds.before.push_back(tl_.kinds.total);
         ++tl_.kinds.total[static_cast<std::size_t>(e.kind)];
         const std::uint32_t T = e.thread;
@@ -759,8 +814,8 @@ private:
             fl.created_thread = thread;
             fl.created_in_trace = true;
             fl.parent = e.arg[1];
-            if (!fl.named && !trace_.string(e.arg[2]).empty()) {
-                fl.name = trace_.string(e.arg[2]);
+            if (!fl.named && e.arg[2] != 0) { // string 0 is the empty name
+                fb_[f].name_id = e.arg[2];
                 fl.named = true;
             }
             makeReady(f, t, -1, i);
@@ -770,10 +825,10 @@ private:
         case EventKind::FiberFinish: finishFiber(fiberIndex(e.arg[0]), t, T, i); return;
         case EventKind::FiberName: {
             // An empty name names nothing: the fiber keeps the one it had.
-            FiberLane& fl = tl_.fibers[fiberIndex(e.arg[0])];
-            if (trace_.string(e.arg[1]).empty()) return;
-            fl.name = trace_.string(e.arg[1]);
-            fl.named = true;
+            const std::uint32_t f = fiberIndex(e.arg[0]);
+            if (e.arg[1] == 0) return;
+            fb_[f].name_id = e.arg[1];
+            tl_.fibers[f].named = true;
             return;
         }
         case EventKind::Schedule: {
@@ -1015,85 +1070,24 @@ private:
         tb.running = to;
     }
 
-    // --- The end ---------------------------------------------------------------------
-    void finish() {
-        for (std::uint32_t lane = 0; lane < tb_.size(); ++lane) {
-            ThreadBuild& b = tb_[lane];
-            ThreadLane& tl = tl_.threads[lane];
-            // A thread that did not stop was alive, in its last state, to the trace's end.
-            if (b.alive) {
-                if (b.has_open) {
-                    b.open.end = std::max(b.open.start, tl_.end_time);
-                    tl.lane.intervals.push_back(b.open);
-                }
-                tl.alive_ns += std::max<std::int64_t>(0, tl_.end_time - b.alive_since);
-                tl.alive_end = std::max(b.alive_since, tl_.end_time);
-            }
-            for (std::uint32_t z : b.zone_stack) tl.zones[z].end = b.alive ? tl_.end_time : tl.last_time;
-        }
-        for (std::uint32_t f = 0; f < fb_.size(); ++f) {
-            FiberBuild& b = fb_[f];
-            FiberLane& fl = tl_.fibers[f];
-            if (b.has_open) {
-                b.open.end = std::max(b.open.start, tl_.end_time);
-                auto& intervals = fl.lane.intervals;
-                if (intervals.size() == intervals.capacity()) intervals.reserve(intervals.size() + 1); // exact, not doubled
-                intervals.push_back(b.open);
-            }
-            for (std::uint32_t z : b.zone_stack) fl.zones[z].end = tl_.end_time;
-            // Zones are opened in time order, so this is a no-op check in practice.
-            const auto by_start = [](const Zone& a, const Zone& z) { return a.start < z.start; };
-            if (!std::is_sorted(fl.zones.begin(), fl.zones.end(), by_start)) std::stable_sort(fl.zones.begin(), fl.zones.end(), by_start);
-        }
-        orderFibersById();
-        sortFlows();
-        // The reach of the longest flow so far.
-        tl_.flow_reach.resize(tl_.flows.size());
-        std::int64_t reach = INT64_MIN;
-        for (std::size_t k = 0; k < tl_.flows.size(); ++k) tl_.flow_reach[k] = reach = std::max(reach, tl_.flows[k].to.time);
-        // Give back the growth slack: the model lives as long as the trace is open.
-        for (ThreadLane& tl : tl_.threads) {
-            trimSlack(tl.lane.intervals);
-            trimSlack(tl.instants);
-            trimSlack(tl.instant_fibers);
-            trimSlack(tl.zones);
-            buildLaneIndex(tl.lane);
-        }
-        trimSlack(tl_.fibers);
-        for (FiberLane& fl : tl_.fibers) {
-            trimSlack(fl.lane.intervals);
-            trimSlack(fl.zones);
-            buildLaneIndex(fl.lane);
-        }
-        trimSlack(tl_.flows);
-        trimSlack(tl_.latencies);
-        trimSlack(tl_.replay.items);
-        for (auto& owners : tl_.replay.slots) owners.shrink_to_fit();
-        buildReplayIndex(tl_);
-    }
-
-    // Puts tl_.fibers in id order: the ids ascending are read off the dense
-    // index, then the large (hashed) ids sorted; the lanes are then permuted
-    // in place, one cycle at a time. The build state is released.
-    void orderFibersById() {
-        std::vector<std::uint32_t> order; // order[k]: the index now of the fiber that goes to k
+    // The order of fibers by id (order[k]: the index in fb_ of the fiber
+    // that goes to k): the ids ascending are read off the dense index, then
+    // the large (hashed) ids sorted.
+    std::vector<std::uint32_t> fiberOrder() const {
+        std::vector<std::uint32_t> order;
         order.reserve(tl_.fibers.size());
         for (std::uint32_t f : dense_)
             if (f != kNoFiber) order.push_back(f);
         std::vector<std::pair<std::uint64_t, std::uint32_t>> large(sparse_.begin(), sparse_.end());
         std::sort(large.begin(), large.end());
         for (const auto& entry : large) order.push_back(entry.second);
-        fb_ = {};
-        dense_ = {};
-        sparse_ = {};
-        permute(tl_.fibers, order);
+        return order;
     }
 
     // Flows by start; ties in the order they were made, as a stable sort would
     // leave them. Sorting (start, index) keys and then moving each flow once
     // is about twice as fast as sorting the 56-byte flows themselves.
-    void sortFlows() {
-        auto& flows = tl_.flows;
+    static void sortFlows(std::vector<Flow>& flows) {
         const auto by_from = [](const Flow& a, const Flow& b) { return a.from.time < b.from.time; };
         if (std::is_sorted(flows.begin(), flows.end(), by_from)) return;
         std::vector<std::pair<std::int64_t, std::uint32_t>> keys(flows.size());
@@ -1106,7 +1100,153 @@ private:
     }
 };
 
+// The end of the trace as far as `count` records go: the last of them, or
+// the header's duration if later.
+std::int64_t endTimeOf(const trace::Trace& trace, std::size_t count) noexcept {
+    const std::int64_t duration = std::max<std::int64_t>(0, trace.header.duration_ns);
+    if (count == 0 || count > trace.events.size()) return count ? traceEndTime(trace) : duration;
+    return std::max(trace.events[count - 1].time, trace.header.duration_ns);
+}
+
+void Builder::close(Timeline& out, const trace::Trace& trace) const {
+    const std::int64_t end_time = endTimeOf(trace, done_);
+    out.start_time = done_ ? trace.events.front().time : 0;
+    out.end_time = end_time;
+    static const std::string unnamed;
+    for (std::uint32_t lane = 0; lane < tb_.size(); ++lane) {
+        const ThreadBuild& b = tb_[lane];
+        ThreadLane& tl = out.threads[lane];
+        // A thread that did not stop was alive, in its last state, to the trace's end.
+        if (b.alive) {
+            if (b.has_open) {
+                Interval open = b.open;
+                open.end = std::max(open.start, end_time);
+                tl.lane.intervals.push_back(open);
+            }
+            tl.alive_ns += std::max<std::int64_t>(0, end_time - b.alive_since);
+            tl.alive_end = std::max(b.alive_since, end_time);
+        }
+        for (std::uint32_t z : b.zone_stack) tl.zones[z].end = b.alive ? end_time : tl.last_time;
+        // The recorded name, except a blocking-pool thread's: every tool names it alike (trace_vocabulary.hpp).
+        const std::string& recorded = lane < trace.threads.size() ? trace.threads[lane].name : unnamed;
+        tl.name = !recorded.empty() && !trace::isBlockingPoolWorker(tl.worker) ? recorded : trace::threadDisplayName(tl.worker, lane);
+    }
+    for (std::uint32_t f = 0; f < fb_.size(); ++f) {
+        const FiberBuild& b = fb_[f];
+        FiberLane& fl = out.fibers[f];
+        if (b.has_open) {
+            Interval open = b.open;
+            open.end = std::max(open.start, end_time);
+            auto& intervals = fl.lane.intervals;
+            if (intervals.size() == intervals.capacity()) intervals.reserve(intervals.size() + 1); // exact, not doubled
+            intervals.push_back(open);
+        }
+        for (std::uint32_t z : b.zone_stack) fl.zones[z].end = end_time;
+        // Zones are opened in time order, so this is a no-op check in practice.
+        const auto by_start = [](const Zone& a, const Zone& z) { return a.start < z.start; };
+        if (!std::is_sorted(fl.zones.begin(), fl.zones.end(), by_start)) std::stable_sort(fl.zones.begin(), fl.zones.end(), by_start);
+        // Its name: the string its create or fiber-name record gave (read now,
+        // so a string defined after the record still names it), else its number.
+        if (fl.named) {
+            const std::string& name = trace.string(b.name_id);
+            fl.named = !name.empty();
+            if (fl.named) fl.name = name;
+        }
+        if (!fl.named) {
+            if (fl.fiber == 1) {
+                fl.name = "main";
+            } else {
+                char buf[32] = "fiber #";
+                const auto end = std::to_chars(buf + 7, buf + sizeof buf, fl.fiber).ptr;
+                fl.name.assign(buf, end);
+            }
+        }
+    }
+    // Lanes by worker index, then the threads of no known worker by number.
+    {
+        const std::size_t count = out.threads.size();
+        std::vector<std::uint32_t> order(count);
+        for (std::uint32_t t = 0; t < count; ++t) order[t] = t;
+        std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+            const std::int64_t wa = out.threads[a].worker, wb = out.threads[b].worker;
+            if ((wa >= 0) != (wb >= 0)) return wa >= 0;
+            return wa >= 0 ? wa < wb : a < b;
+        });
+        out.lane_of_thread.assign(count, 0);
+        for (std::uint32_t lane = 0; lane < count; ++lane) out.lane_of_thread[order[lane]] = lane;
+        permute(out.threads, order);
+    }
+    {
+        std::vector<std::uint32_t> order = fiberOrder();
+        permute(out.fibers, order);
+    }
+    sortFlows(out.flows);
+    // The reach of the longest flow so far.
+    out.flow_reach.resize(out.flows.size());
+    std::int64_t reach = INT64_MIN;
+    for (std::size_t k = 0; k < out.flows.size(); ++k) out.flow_reach[k] = reach = std::max(reach, out.flows[k].to.time);
+    // Give back the growth slack: the model lives as long as the trace is open.
+    for (ThreadLane& tl : out.threads) {
+        trimSlack(tl.lane.intervals);
+        trimSlack(tl.instants);
+        trimSlack(tl.instant_fibers);
+        trimSlack(tl.zones);
+        buildLaneIndex(tl.lane);
+    }
+    trimSlack(out.fibers);
+    for (FiberLane& fl : out.fibers) {
+        trimSlack(fl.lane.intervals);
+        trimSlack(fl.zones);
+        buildLaneIndex(fl.lane);
+    }
+    trimSlack(out.flows);
+    trimSlack(out.latencies);
+    trimSlack(out.replay.items);
+    for (auto& owners : out.replay.slots) owners.shrink_to_fit();
+    buildReplayIndex(out);
+}
+
 } // namespace
+
+// --- TimelineBuilder ------------------------------------------------------------
+
+struct TimelineBuilder::Impl {
+    Builder builder;
+    std::size_t restarts = 0;
+};
+
+TimelineBuilder::TimelineBuilder() : impl_(std::make_unique<Impl>()) {}
+TimelineBuilder::~TimelineBuilder() = default;
+TimelineBuilder::TimelineBuilder(TimelineBuilder&&) noexcept = default;
+TimelineBuilder& TimelineBuilder::operator=(TimelineBuilder&&) noexcept = default;
+
+void TimelineBuilder::append(const trace::Trace& trace) {
+    if (impl_->builder.append(trace)) return;
+    // What arrived changes what records already read mean: read them all again.
+    ++impl_->restarts;
+    impl_->builder = Builder();
+    const bool whole = impl_->builder.append(trace); // a first append never starts over
+    (void)whole;
+}
+
+void TimelineBuilder::reset() { impl_->builder = Builder(); }
+std::size_t TimelineBuilder::appended() const noexcept { return impl_->builder.appended(); }
+std::size_t TimelineBuilder::restarts() const noexcept { return impl_->restarts; }
+
+Timeline TimelineBuilder::snapshot(const trace::Trace& trace) const {
+    Timeline out = impl_->builder.model();
+    impl_->builder.close(out, trace);
+    return out;
+}
+
+Timeline TimelineBuilder::finish(const trace::Trace& trace) && {
+    Builder& builder = impl_->builder;
+    builder.close(builder.model(), trace);
+    builder.release();
+    Timeline out = std::move(builder.model());
+    impl_.reset();
+    return out;
+}
 
 std::uint64_t instantLabel(const trace::Trace& trace, const Instant& instant) noexcept {
     std::uint64_t label = 0;
@@ -1131,9 +1271,11 @@ std::int64_t traceEndTime(const trace::Trace& trace) noexcept {
 
 Timeline buildTimeline(const trace::Trace& trace) {
     Timeline timeline;
-    if (!trace.events.empty()) timeline.start_time = trace.events.front().time;
-    timeline.end_time = traceEndTime(trace);
-    Builder(trace, timeline).run();
+    {
+        TimelineBuilder builder;
+        builder.append(trace);
+        timeline = std::move(builder).finish(trace);
+    }
 #ifdef __GLIBC__
     // The build's scratch (per-fiber state, maps, pools: tens of bytes per
     // event) is freed by now, but interleaved with the model's small blocks,

@@ -1,6 +1,8 @@
 // The model of a trace: what every thread and fiber was doing when, and how
-// work moved between them. Computed once from a loaded Trace by buildTimeline
-// (one pass over the events in time order), then only read. It is the one
+// work moved between them. Computed from a loaded Trace by buildTimeline
+// (one pass over the events in time order), or appended to as a followed
+// file grows (TimelineBuilder: the same model, however the records arrive),
+// then only read. It is the one
 // meaning of a trace: the viewer draws it, and `fiberscope stats`, `timeline`
 // and `export` print it (tracer/tools), so they cannot disagree.
 //
@@ -51,6 +53,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -226,6 +229,46 @@ struct Timeline {
 };
 
 Timeline buildTimeline(const trace::Trace& trace);
+
+// Builds the model by appending records as they arrive (a followed file):
+// buildTimeline(trace) is one append and finish. Appending a trace in any
+// number of pieces gives the same model as building it at once (a property
+// test holds it to that on every lesson's trace).
+//
+// Most of a record's meaning follows from the records before it; what
+// needs later ones is looked up among the records available when it is
+// read: what a thread ran before its first switch, and which thread runs
+// the worker a steal or hand-off names. When a later append contradicts
+// such a look-up (the thread's first switch arrives only now; the named
+// worker's thread appears only now), the builder reads every record again
+// from the first, so the answer never depends on where the pieces were cut.
+// That happens at most once per thread, near its start.
+class TimelineBuilder {
+public:
+    TimelineBuilder();
+    ~TimelineBuilder();
+    TimelineBuilder(TimelineBuilder&&) noexcept;
+    TimelineBuilder& operator=(TimelineBuilder&&) noexcept;
+
+    // Reads trace.events[appended(), end): `trace` is the trace appended
+    // before, grown at its end. When records already read moved (a
+    // follower's poll that reordered them), reset() first.
+    void append(const trace::Trace& trace);
+    void reset();
+    std::size_t appended() const noexcept;
+    std::size_t restarts() const noexcept; // times an append read everything again
+
+    // The model of the records appended so far, as buildTimeline would build
+    // it from a trace holding only them (`trace`: the one last appended).
+    // Copies the model; the build goes on.
+    Timeline snapshot(const trace::Trace& trace) const;
+    // The same, ending the build without a copy.
+    Timeline finish(const trace::Trace& trace) &&;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
 // The trace's end (Timeline::end_time): its last record, or the header's
 // duration if later (0 for an empty trace).
 std::int64_t traceEndTime(const trace::Trace& trace) noexcept;
