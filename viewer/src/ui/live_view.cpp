@@ -56,6 +56,9 @@ void checkProgram(LiveFollow& live) {
 void followerMain(LiveFollow* live) {
     trace::Trace trace;
     trace::TraceFollower follower(live->path);
+    // The model grows with the trace: each poll's records are appended, not
+    // the whole trace modelled again (a poll that moved records starts over).
+    analysis::TimelineBuilder builder;
     std::chrono::steady_clock::time_point program_ended{};
     auto wait = std::chrono::steady_clock::duration(kPollInterval);
     try {
@@ -81,8 +84,10 @@ void followerMain(LiveFollow* live) {
             }
             wait = kPollInterval;
             if (result.grew) {
+                if (result.reordered) builder.reset();
+                builder.append(trace);
                 auto snapshot = std::make_unique<trace::Trace>(trace);
-                auto timeline = std::make_unique<analysis::Timeline>(analysis::buildTimeline(*snapshot));
+                auto timeline = std::make_unique<analysis::Timeline>(builder.snapshot(*snapshot));
                 const auto built = std::chrono::steady_clock::now() - started;
                 std::lock_guard lock(live->mutex);
                 live->ready.trace = std::move(snapshot);

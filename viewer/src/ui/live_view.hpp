@@ -7,10 +7,12 @@
 // publishes a snapshot: a copy of the trace and the model built from it. The
 // window thread adopts the newest snapshot at the start of a frame, so a
 // frame never waits for a read or a build, and the model the panels draw is
-// always one whole, consistent model (never half-appended). Building from
-// scratch costs O(events) per snapshot; the thread waits at least as long as
-// its last build before the next one, so a large live trace is refreshed
-// less often instead of starving the window.
+// always one whole, consistent model (never half-appended). The model is
+// appended to (analysis::TimelineBuilder: only the poll's new records are
+// modelled), but a snapshot still copies the trace and the model, O(events);
+// the thread waits at least as long as its last snapshot took before the
+// next one, so a large live trace is refreshed less often instead of
+// starving the window.
 #pragma once
 
 #include <sys/types.h>
