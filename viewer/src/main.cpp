@@ -504,6 +504,7 @@ Command addScreenshot(CLI::App& top) {
         std::int64_t lesson = 0;
         std::pair<std::int64_t, std::int64_t> range;
         bool live = false;
+        std::int64_t motion = -1; // --motion PERCENT
     };
     auto options = std::make_shared<Options>();
     fiberscope::viewer::ScreenshotOptions& shot = options->shot;
@@ -538,6 +539,10 @@ Command addScreenshot(CLI::App& top) {
     cli::addParsedOption<std::int64_t>(*app, "--lesson", options->lesson, wholeNumber(1, std::numeric_limits<int>::max()),
                                        "show lesson N's narrative in the lesson panel", "N");
     app->add_flag("--open-dialog", shot.open_dialog, "show the Open dialog (for documentation)");
+    app->add_option("--compare", shot.compare_trace, "a second trace in the compare slot (as the lesson panel's Compare)")->type_name("FILE");
+    cli::addParsedOption<std::int64_t>(*app, "--motion", options->motion, wholeNumber(0, 100),
+                                       "freeze the state panel's chips PERCENT of the way into the cursor's state (for tests)",
+                                       "PERCENT");
     app->add_flag("--live", options->live, "run PROGRAM (after --) and picture it while it runs");
     cli::addParsedOption<std::int64_t>(*app, "--after", shot.live_after_ns, timeValue(cli::TimeSign::positive),
                                        "with --live: when to take the picture (default: 1s)", "DURATION");
@@ -580,6 +585,8 @@ Command addScreenshot(CLI::App& top) {
             shot.lesson = static_cast<int>(options->lesson);
             shot.panel = 4;
         }
+        if (options->motion >= 0) shot.motion_fraction = static_cast<float>(options->motion) / 100.0f;
+        if (!shot.compare_trace.empty() && !checkTraceInput(shot.compare_trace)) return kBadFile;
         if (shot.has_range) {
             shot.range_start_ns = static_cast<double>(options->range.first);
             shot.range_end_ns = static_cast<double>(options->range.second);

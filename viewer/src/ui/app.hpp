@@ -130,6 +130,10 @@ struct App {
     bool playing = false;
     float playback_rate = 4.0f;    // decisions per second (ui/playback.cpp)
     double playback_credit = 0;    // decisions due but not yet taken
+    // Test hook (screenshot --motion F): the state panel shows the move into
+    // the cursor's state from the instant before it, frozen at fraction F of
+    // its motion (ui/state_view.cpp); -1: moves animate in real time.
+    float motion_fraction = -1;
 
     // Screenshot mode: no interaction, fixed layout.
     bool headless = false;

@@ -19,6 +19,7 @@
 #include "fiberscope/analysis/state_at.hpp"
 #include "model/cpu_samples.hpp"
 #include "model/describe.hpp"
+#include "model/state_motion.hpp"
 #include "ui/app.hpp"
 #include "ui/colors.hpp"
 
@@ -226,22 +227,43 @@ void drawObjects(const App& app, const Timeline& tl, const ObjectState& objects,
 
 } // namespace
 
-void drawSchedulerState(App& app, const Fonts& fonts) {
-    const Timeline& tl = *app.timeline;
-    const std::int64_t time = stateTime(app);
-    const SchedulerState state = stateAt(tl, time);
-    const ObjectState objects = objectStateAt(*app.trace, objectIndex(*app.trace, tl), time);
+namespace {
+
+// --- Thread cards, and their fiber chips in motion (model/state_motion.hpp).
+
+// A chip's width for its label, at most `max_width`.
+float chipWidth(const std::string& label, float max_width) { return std::min(ImGui::CalcTextSize(label.c_str()).x + 12, max_width); }
+
+// A chip of a motion frame: faded by its alpha, scaled about its centre.
+void drawMovingChip(ImDrawList* dl, ImVec2 at, const ChipFrame& f, const std::string& label) {
+    const float h = ImGui::GetTextLineHeight() + 4;
+    const float alpha = std::clamp(f.alpha, 0.0f, 1.0f), scale = std::clamp(f.scale, 0.05f, 1.0f);
+    const auto fade = [alpha](Color c) { return (c & 0x00FFFFFF) | (static_cast<Color>(alpha * static_cast<float>(c >> 24)) << 24); };
+    const ImVec2 mid(at.x + f.width / 2, at.y + h / 2);
+    const ImVec2 a(mid.x - f.width / 2 * scale, mid.y - h / 2 * scale), b(mid.x + f.width / 2 * scale, mid.y + h / 2 * scale);
+    const Color c = fiberColor(f.fiber);
+    dl->AddRectFilled(a, b, fade(c), 4.0f * scale);
+    dl->PushClipRect(a, ImVec2(b.x - 3 * scale, b.y), true);
+    dl->AddText(ImGui::GetFont(), ImGui::GetFontSize() * scale, ImVec2(a.x + 6 * scale, a.y + 2 * scale), fade(textOn(c)), label.c_str());
+    dl->PopClipRect();
+}
+
+// Draws one card per worker thread from `origin` (screen), `width` wide,
+// into `dl`, except the fiber chips: their places go to `chips` (in content
+// coordinates, screen minus `base`), drawn afterwards in motion. Returns the
+// cards' height. Names the blocking-pool threads (no card) in `pool_threads`.
+float drawThreadCards(const App& app, const Timeline& tl, const SchedulerState& state, const ObjectState& objects, std::int64_t time,
+                      ImDrawList* dl, ImVec2 origin, float width, ImVec2 base, std::vector<ChipPlace>& chips, std::string& pool_threads) {
     const trace::BackendWords& words = backendWords(*app.trace);
     const std::string parked_in = std::string("PARKED in ") + words.park_call;
-    ImGui::Text("At %s", formatTime(time).c_str());
-    ImGui::SameLine();
-    ImGui::TextDisabled(app.cursor >= 0 ? "(pinned: click the timeline to move, Esc to follow the pointer)"
-                                        : "(following the pointer; click to pin)");
-    ImGui::Spacing();
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const float width = ImGui::GetContentRegionAvail().x;
     const float line = ImGui::GetTextLineHeight();
-    std::string pool_threads; // blocking-pool threads run jobs, never fibers: named below, no card
+    const float gap = 8 + ImGui::GetStyle().ItemSpacing.y;
+    const auto chip = [&](float x, float y, std::uint64_t fiber, float max_width) {
+        const float w = chipWidth(shortName(tl, fiber), max_width);
+        chips.push_back({fiber, x - base.x, y - base.y, w});
+        return w;
+    };
+    float total = 0;
     for (const ThreadState& t : state.threads) {
         // The trace writer's CPU-sample pseudo thread runs no fiber: no card.
         if (const ThreadLane* lane = findThread(tl, t.thread); lane && isCpuSamplerLane(*lane)) continue;
@@ -249,7 +271,7 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
             pool_threads += (pool_threads.empty() ? "" : ", ") + workerLabel(t.worker);
             continue;
         }
-        const ImVec2 top = ImGui::GetCursorScreenPos();
+        const ImVec2 top(origin.x, origin.y + total);
         const bool parked = t.state == State::Parked;
         // Title, runs, ready, and one row per operation in flight (at least one).
         const float rows = 3 + static_cast<float>(std::max<std::size_t>(1, std::min<std::size_t>(t.in_flight.size(), 4)));
@@ -267,7 +289,7 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
         y += line + 8;
         // Running.
         dl->AddText(ImVec2(top.x + 10, y), palette::text_dim, "runs");
-        if (t.state == State::Running) drawChip(dl, ImVec2(top.x + 90, y - 2), t.running, shortName(tl, t.running), width - 100);
+        if (t.state == State::Running) chip(top.x + 90, y - 2, t.running, width - 100);
         else dl->AddText(ImVec2(top.x + 90, y), palette::text_dim, parked ? "nothing (asleep in the kernel)" : "its idle loop");
         y += line + 8;
         // Ready queue.
@@ -291,7 +313,7 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
                 dl->AddText(ImVec2(x, y), palette::text_dim, more);
                 break;
             }
-            x += drawChip(dl, ImVec2(x, y - 2), r.fiber, shortName(tl, r.fiber), 110) + 4;
+            x += chip(x, y - 2, r.fiber, 110) + 4;
             if (shown == 0) {
                 const char* next = order.size() > 1 ? "runs next, then" : "runs next";
                 dl->AddText(ImVec2(x + 2, y), palette::text_dim, next);
@@ -300,7 +322,8 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
             ++shown;
         }
         y += line + 8;
-        // In flight: in its ring (io_uring) or registered with its epoll.
+        // In flight: in its ring (io_uring) or registered with its epoll;
+        // each row begins with its fiber's chip (a submit slides it here).
         dl->AddText(ImVec2(top.x + 10, y), palette::text_dim, words.in_flight_short);
         if (t.in_flight.empty()) dl->AddText(ImVec2(top.x + 90, y), palette::text_dim, "nothing in flight");
         for (std::size_t i = 0; i < t.in_flight.size() && i < 4; ++i) {
@@ -308,8 +331,7 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
             char text[160];
             char fd[32] = "";
             if (op.fd >= 0) std::snprintf(fd, sizeof fd, " (fd %lld)", static_cast<long long>(op.fd));
-            std::snprintf(text, sizeof text, "%s%s for %s, %s so far", opcodeNoun(op.opcode).c_str(), fd,
-                          shortName(tl, op.fiber).c_str(), formatDuration(time - op.since).c_str());
+            std::snprintf(text, sizeof text, "%s%s, %s so far", opcodeNoun(op.opcode).c_str(), fd, formatDuration(time - op.since).c_str());
             std::string row = text;
             if (op.opcode == trace::kOpTimeout) {
                 // The trace does not record a timer's deadline, but one that
@@ -320,7 +342,8 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
                 row += fires >= 0 ? "; fires in " + formatDuration(fires - time) : "; deadline not recorded";
             }
             dl->AddCircleFilled(ImVec2(top.x + 94, y + line / 2), 3, palette::submit);
-            dl->AddText(ImVec2(top.x + 102, y), palette::text, row.c_str());
+            const float w = chip(top.x + 102, y - 2, op.fiber, 100);
+            dl->AddText(ImVec2(top.x + 102 + w + 6, y), palette::text, row.c_str());
             y += line + 8;
         }
         if (t.in_flight.size() > 4) {
@@ -328,8 +351,97 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
             std::snprintf(more, sizeof more, "... and %zu more", t.in_flight.size() - 4);
             dl->AddText(ImVec2(top.x + 102, y - line - 8 + line), palette::text_dim, more);
         }
-        ImGui::Dummy(ImVec2(width, height + 8));
+        total += height + gap;
     }
+    return total;
+}
+
+// The chips' motion between frames: the layout shown, and a move under way.
+struct Motion {
+    const Timeline* timeline = nullptr;
+    std::int64_t time = INT64_MIN;
+    std::uint32_t step_event = kNoEvent;
+    std::vector<ChipPlace> shown; // the layout of the state shown
+    std::vector<ChipPlace> from;  // where the move under way started
+    double start = -1;            // when it started (ImGui time); -1: none
+};
+
+} // namespace
+
+void drawSchedulerState(App& app, const Fonts& fonts) {
+    const Timeline& tl = *app.timeline;
+    const std::int64_t time = stateTime(app);
+    const SchedulerState state = stateAt(tl, time);
+    const ObjectState objects = objectStateAt(*app.trace, objectIndex(*app.trace, tl), time);
+    const trace::BackendWords& words = backendWords(*app.trace);
+    ImGui::Text("At %s", formatTime(time).c_str());
+    ImGui::SameLine();
+    ImGui::TextDisabled(app.cursor >= 0 ? "(pinned: click the timeline to move, Esc to follow the pointer)"
+                                        : "(following the pointer; click to pin)");
+    ImGui::Spacing();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float width = ImGui::GetContentRegionAvail().x;
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    // Content coordinates: a scroll of the panel is not a move of a chip.
+    const ImVec2 base(ImGui::GetWindowPos().x - ImGui::GetScrollX(), ImGui::GetWindowPos().y - ImGui::GetScrollY());
+    std::string pool_threads; // blocking-pool threads run jobs, never fibers: named below, no card
+    std::vector<ChipPlace> chips;
+    const float cards = drawThreadCards(app, tl, state, objects, time, dl, origin, width, base, chips, pool_threads);
+
+    // The chips: still, or sliding from where the last decision left them.
+    static Motion motion;
+    std::vector<ChipFrame> frames;
+    if (app.motion_fraction >= 0) {
+        // Test hook: the move into this instant from the one before, frozen.
+        const SchedulerState before = stateAt(tl, time - 1);
+        const ObjectState before_objects = objectStateAt(*app.trace, objectIndex(*app.trace, tl), time - 1);
+        ImDrawList scratch(ImGui::GetDrawListSharedData()); // laid out, not drawn
+        scratch._ResetForNewFrame();
+        scratch.PushTextureID(ImGui::GetIO().Fonts->TexID);
+        scratch.PushClipRectFullScreen();
+        std::vector<ChipPlace> old_chips;
+        std::string unused;
+        drawThreadCards(app, tl, before, before_objects, time - 1, &scratch, origin, width, base, old_chips, unused);
+        frames = interpolateChips(old_chips, chips, app.motion_fraction);
+    } else {
+        const double now = ImGui::GetTime();
+        if (motion.timeline != &tl || motion.time != time) {
+            // One decision on (a step, or playback) slides; anything else is shown at once.
+            const bool stepped = motion.timeline == &tl && app.cursor >= 0 && app.step_event != kNoEvent &&
+                                 motion.step_event != kNoEvent && app.step_event != motion.step_event &&
+                                 app.step_event < app.trace->events.size() && motion.step_event < app.trace->events.size() &&
+                                 app.trace->events[app.step_event].time == time &&
+                                 app.trace->events[motion.step_event].time == motion.time;
+            const bool animate = moveAnimates(stepped, stepped ? decisionsBetween(*app.trace, motion.step_event, app.step_event) : 0);
+            if (animate) {
+                // From where the chips are now (a move under way is picked up mid-slide).
+                std::vector<ChipPlace> from = motion.shown;
+                if (motion.start >= 0) {
+                    from.clear();
+                    for (const ChipFrame& f : interpolateChips(motion.from, motion.shown,
+                                                               static_cast<float>((now - motion.start) / kChipMotionSeconds)))
+                        if (!f.leaving) from.push_back({f.fiber, f.x, f.y, f.width});
+                }
+                motion.from = std::move(from);
+                motion.start = now;
+            } else {
+                motion.start = -1;
+            }
+            motion.timeline = &tl;
+            motion.time = time;
+        }
+        motion.step_event = app.step_event;
+        motion.shown = chips;
+        const float fraction = motion.start < 0 ? 1.0f : static_cast<float>((now - motion.start) / kChipMotionSeconds);
+        if (fraction >= 1.0f) motion.start = -1;
+        frames = interpolateChips(motion.start < 0 ? chips : motion.from, chips, fraction);
+    }
+    for (const ChipFrame& f : frames) // the leaving ones first (under), then the others
+        if (f.leaving) drawMovingChip(dl, ImVec2(f.x + base.x, f.y + base.y), f, shortName(tl, f.fiber));
+    for (const ChipFrame& f : frames)
+        if (!f.leaving) drawMovingChip(dl, ImVec2(f.x + base.x, f.y + base.y), f, shortName(tl, f.fiber));
+    ImGui::Dummy(ImVec2(width, std::max(1.0f, cards - ImGui::GetStyle().ItemSpacing.y)));
+
     (void)fonts;
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     if (!pool_threads.empty())

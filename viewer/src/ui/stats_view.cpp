@@ -1,9 +1,15 @@
 // Statistics of the selected range (or the whole view): event counts,
 // per-thread utilisation bars and the schedule-to-run latency histogram.
+// With a compared run loaded (the lesson panel's Compare), first the two
+// whole runs' totals side by side: the same range statistics over each run's
+// whole time (model/range_stats.hpp, the model's lanes and per-kind counts),
+// computed once per loaded run.
 #include <imgui.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "model/describe.hpp"
 #include "model/range_stats.hpp"
@@ -12,7 +18,108 @@
 
 namespace fiberscope::viewer {
 
+namespace {
+
+// A run's statistics over its whole time, kept while that model is shown
+// (slot 0: the trace, 1: the compared run).
+const RangeStats& wholeRun(const Timeline& tl, const trace::Trace& trace, int slot) {
+    struct Cached {
+        const Timeline* timeline = nullptr;
+        std::size_t events = 0;
+        std::int64_t end = 0;
+        RangeStats stats;
+    };
+    static Cached cached[2];
+    Cached& c = cached[slot];
+    if (c.timeline != &tl || c.events != trace.events.size() || c.end != tl.end_time) {
+        c.stats = rangeStats(tl, trace, tl.start_time, tl.end_time);
+        c.timeline = &tl;
+        c.events = trace.events.size();
+        c.end = tl.end_time;
+    }
+    return c.stats;
+}
+
+// A busy fraction as a small bar (running: the lanes' blue) and its percent.
+void busyCell(const ThreadUtilisation* u) {
+    if (!u) {
+        ImGui::TextDisabled("-");
+        return;
+    }
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    const float h = ImGui::GetTextLineHeight(), bar = 44;
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    dl->AddRectFilled(ImVec2(at.x, at.y + 3), ImVec2(at.x + bar * static_cast<float>(u->running), at.y + h - 1), palette::schedule);
+    dl->AddRect(ImVec2(at.x, at.y + 3), ImVec2(at.x + bar, at.y + h - 1), palette::grid);
+    ImGui::Dummy(ImVec2(bar, h));
+    ImGui::SameLine();
+    ImGui::Text("%.0f%%", 100 * u->running);
+}
+
+// The two whole runs side by side: duration, counts, busy per thread, latency.
+void drawCompareTotals(const App& app) {
+    const RangeStats& a = wholeRun(*app.timeline, *app.trace, 0);
+    const RangeStats& b = wholeRun(*app.compare_timeline, *app.compare_trace, 1);
+    const trace::BackendWords& wa = backendWords(*app.trace);
+    const trace::BackendWords& wb = backendWords(*app.compare_trace);
+    ImGui::TextUnformatted("Whole runs, side by side");
+    ImGui::SameLine();
+    ImGui::TextDisabled("(compared: %s)", app.compare_label.c_str());
+    if (!ImGui::BeginTable("compare_totals", 3, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV))
+        return;
+    ImGui::TableSetupColumn("");
+    ImGui::TableSetupColumn("this run");
+    ImGui::TableSetupColumn("compared run");
+    ImGui::TableHeadersRow();
+    const auto row = [](const std::string& name, const std::string& x, const std::string& y) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(name.c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(x.c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(y.c_str());
+    };
+    const auto count = [](std::uint64_t n) { return std::to_string(n); };
+    const auto kind = [](const RangeStats& s, trace::EventKind k) { return s.events_by_kind[static_cast<std::size_t>(k)]; };
+    row("duration", formatDuration(a.t1 - a.t0), formatDuration(b.t1 - b.t0));
+    row("events", count(a.events), count(b.events));
+    row("context switches", count(a.switches), count(b.switches));
+    row("steals", count(a.steals), count(b.steals));
+    row(std::string("wake-ups sent (") + wa.wake + (std::string(wa.wake) == wb.wake ? "" : std::string(" / ") + wb.wake) + ")",
+        count(a.wakeups), count(b.wakeups));
+    row("parks", count(kind(a, trace::EventKind::Park)), count(kind(b, trace::EventKind::Park)));
+    row("completions", count(a.completions), count(b.completions));
+    const auto latency = [](const RangeStats& s, std::int64_t v) { return s.latency_samples ? formatDuration(v) : std::string("-"); };
+    row("ready -> run median", latency(a, a.latency_p50), latency(b, b.latency_p50));
+    row("ready -> run p99", latency(a, a.latency_p99), latency(b, b.latency_p99));
+    // Busy per thread, the n-th worker of one run beside the other's n-th.
+    const auto workers = [](const RangeStats& s) {
+        std::vector<const ThreadUtilisation*> out;
+        for (const ThreadUtilisation& u : s.threads)
+            if (u.covered_ns > 0 && !trace::isBlockingPoolWorker(u.worker)) out.push_back(&u);
+        return out;
+    };
+    const auto wa_threads = workers(a), wb_threads = workers(b);
+    for (std::size_t i = 0; i < std::max(wa_threads.size(), wb_threads.size()); ++i) {
+        const ThreadUtilisation* x = i < wa_threads.size() ? wa_threads[i] : nullptr;
+        const ThreadUtilisation* y = i < wb_threads.size() ? wb_threads[i] : nullptr;
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::Text("busy, %s", workerLabel((x ? x : y)->worker).c_str());
+        ImGui::TableNextColumn();
+        busyCell(x);
+        ImGui::TableNextColumn();
+        busyCell(y);
+    }
+    ImGui::EndTable();
+    ImGui::Separator();
+}
+
+} // namespace
+
 void drawSelectionStats(App& app) {
+    if (app.compare_timeline && app.compare_trace) drawCompareTotals(app);
     const std::int64_t t0 = app.selection ? app.selection->t0 : static_cast<std::int64_t>(app.view.start);
     const std::int64_t t1 = app.selection ? app.selection->t1 : static_cast<std::int64_t>(app.view.end);
     const RangeStats stats = rangeStats(*app.timeline, *app.trace, t0, t1);

@@ -422,9 +422,11 @@ void drawArrow(ImDrawList* dl, ImVec2 a, ImVec2 b, Color line, Color head, float
     else dl->AddTriangleFilled(b, ImVec2(b.x - 8, b.y - 4.5f), ImVec2(b.x - 8, b.y + 4.5f), head);
 }
 
-void drawFlows(App& app, ImDrawList* dl, const Geometry& g, const std::vector<float>& lane_y) {
-    const Timeline& tl = *app.timeline;
-    static FlowIndex index;
+// The flows of `tl` (the trace's model, or a compared run's, each with its
+// own index) between its lanes at `lane_y`; `hovered`: the record under the
+// pointer in that run (kNoEvent: none), whose flows are drawn strong.
+void drawFlows(const App& app, const Timeline& tl, FlowIndex& index, std::uint32_t hovered, ImDrawList* dl, const Geometry& g,
+               const std::vector<float>& lane_y) {
     ensureFlowIndex(tl, index);
     static std::vector<std::uint32_t> flows;
     flows.clear();
@@ -454,13 +456,13 @@ void drawFlows(App& app, ImDrawList* dl, const Geometry& g, const std::vector<fl
         const float x0 = static_cast<float>(std::clamp<double>(fx0, left, right));
         const float x1 = static_cast<float>(std::clamp<double>(fx1, left, right));
         if (std::fabs(y1 - y0) < 1 && std::fabs(x1 - x0) < 2) continue;
-        const bool related = app.hover.event != kNoEvent && (f.from.event == app.hover.event || f.to.event == app.hover.event);
+        const bool related = hovered != kNoEvent && (f.from.event == hovered || f.to.event == hovered);
         const Color c = flowColor(f.kind);
         Color line = c, head = c;
         // One passing over the whole view (both ends beyond it) is faint: it says only "something crosses here".
         const bool passing = clipped0 && clipped1;
         if (!related) {
-            const bool other_hovered = app.hover.event != kNoEvent;
+            const bool other_hovered = hovered != kNoEvent;
             line = (c & 0x00FFFFFF) | (Color(other_hovered ? 70 : passing ? 90 : 190) << 24);
             head = (c & 0x00FFFFFF) | (Color(other_hovered ? 90 : passing ? 90 : 255) << 24);
         }
@@ -686,7 +688,8 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
         }
         y += kThreadLaneHeight + kGlyphStrip + 3;
     }
-    if (app.show_flows) drawFlows(app, dl, g, lane_y);
+    static FlowIndex flow_index, compare_flow_index; // one per run shown
+    if (app.show_flows) drawFlows(app, tl, flow_index, app.hover.event, dl, g, lane_y);
     if (app.show_counters && app.timeline) y += 2 + drawCounters(app, dl, g, y + 2, fonts, mouse);
     // A second run of the same lesson, on the same time axis (Compare).
     if (app.compare_timeline) {
@@ -697,9 +700,12 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
         ImGui::PopFont();
         y += 16;
         const Timeline& other = *app.compare_timeline;
+        std::vector<float> other_lane_y(other.threads.size(), -1);
         for (std::size_t i = 0; i < other.threads.size(); ++i) {
             const ThreadLane& lane = other.threads[i];
-            dl->AddRectFilled(ImVec2(g.left, y), ImVec2(g.left + g.width, y + kThreadLaneHeight),
+            if (isCpuSamplerLane(lane)) continue; // as in the first run: no lane for the trace writer's samples
+            other_lane_y[i] = y;
+            dl->AddRectFilled(ImVec2(g.left, y), ImVec2(g.left + g.width, y + kThreadLaneHeight + kGlyphStrip),
                               i % 2 ? palette::lane_alt : palette::lane);
             dl->AddText(ImVec2(g.origin.x + 4, y + 7), palette::text_dim, lane.name.c_str());
             drawLaneBlocks(app, dl, g, lane.lane, y, kThreadLaneHeight, false, scratch, &other);
@@ -713,6 +719,8 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
             }
             y += kThreadLaneHeight + kGlyphStrip + 3;
         }
+        // Its flows, with the same kinds on (View > Flow kinds, the legend) as the first run's.
+        if (app.show_flows) drawFlows(app, other, compare_flow_index, kNoEvent, dl, g, other_lane_y);
     }
     const float threads_bottom = y;
 

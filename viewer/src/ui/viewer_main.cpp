@@ -119,6 +119,19 @@ int runScreenshot(const ScreenshotOptions& options) {
         return 1;
     }
     if (options.lesson > 0) attachLesson(app, options.lesson);
+    if (!options.compare_trace.empty()) { // the compare slot, as the lesson panel's Compare fills it
+        auto other = std::make_unique<trace::Trace>();
+        trace::ReadError read_error;
+        if (!trace::readTrace(options.compare_trace, *other, read_error)) {
+            std::fprintf(stderr, "fiberscope: %s\n", read_error.text().c_str());
+            return 1;
+        }
+        app.compare_timeline = std::make_unique<Timeline>(buildTimeline(*other));
+        app.compare_trace = std::move(other);
+        const std::size_t slash = options.compare_trace.rfind('/');
+        app.compare_label = "the run in " + options.compare_trace.substr(slash == std::string::npos ? 0 : slash + 1);
+    }
+    app.motion_fraction = options.motion_fraction;
     VirtualDisplay display;
     std::string error;
     if (!display.ensure(error)) {

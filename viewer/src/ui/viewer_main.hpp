@@ -25,6 +25,8 @@ struct ScreenshotOptions {
     int panel = 0;               // 0 scheduler state, 1 selection stats, 2 events, 3 legend, 4 lesson
     int lesson = 0;              // > 0: the lesson whose narrative the lesson panel shows
     bool open_dialog = false;    // show the Open dialog (for documentation)
+    std::string compare_trace;   // shown in the compare slot under the trace (as Compare does)
+    float motion_fraction = -1;  // >= 0: the state panel's chips frozen this far into their move (App::motion_fraction)
     // Live: run this program recording into `live_trace`, draw its timeline
     // while it runs, and take the picture `live_after_ns` into the run (then
     // stop the program if it still runs). `trace` is unused.
