@@ -570,3 +570,65 @@ TEST_CASE("fiberscope lesson N --reference pictures the golden trace without run
     CHECK(help.output.find("--reference") != std::string::npos);
     for (const char* suffix : {".png", "-shot.png"}) unlink((base + suffix).c_str());
 }
+
+// The panel's Reference run loads the lesson's golden trace with its
+// narrative and opens it as a run opens, on its first checkpoint's window;
+// the panel says which run it shows: the same trace under another name (a
+// run of the student's) is "my run", and its panel reads differently.
+TEST_CASE("the lesson panel's Reference run opens the golden trace on its first checkpoint and says so",
+          "[viewer][screenshot][golden]") {
+    using namespace fiberscope::viewer;
+    App app;
+    app.lessons = loadLessons(app.lessons_error);
+    app.lessons_loaded = true;
+    INFO(app.lessons_error);
+    int seven = -1;
+    for (std::size_t i = 0; i < app.lessons.size(); ++i)
+        if (app.lessons[i].number == 7) seven = static_cast<int>(i);
+    REQUIRE(seven >= 0);
+    const Lesson& lesson = app.lessons[static_cast<std::size_t>(seven)];
+    REQUIRE(openLessonReference(app, seven));
+    CHECK(app.path == lesson.reference);
+    CHECK(app.lesson_index == seven);
+    CHECK(showsReference(app, lesson));
+    applyViewRequests(app);
+    std::vector<std::string> labels;
+    checkpointTimes(*app.trace, &labels);
+    REQUIRE(!labels.empty());
+    const auto window = checkpointRange(app, labels.front());
+    REQUIRE(window);
+    CHECK(comfortablyInView(app.view, *window));
+    CHECK(app.view.span() < static_cast<double>(app.timeline->end_time - app.timeline->start_time) * 0.03);
+
+    // The same trace under another name is the student's own.
+    const std::string base = "/tmp/fiberscope-myrun-" + std::to_string(getpid());
+    std::filesystem::copy_file(lesson.reference, base + ".fstrace", std::filesystem::copy_options::overwrite_existing);
+    App mine;
+    mine.lessons = app.lessons;
+    mine.lessons_loaded = true;
+    REQUIRE(loadTrace(mine, base + ".fstrace"));
+    CHECK_FALSE(showsReference(mine, lesson));
+    // A missing golden trace is an error line, and nothing is replaced.
+    App missing;
+    missing.lessons = app.lessons;
+    missing.lessons_loaded = true;
+    missing.lessons[static_cast<std::size_t>(seven)].reference = base + "-missing.fstrace";
+    CHECK_FALSE(openLessonReference(missing, seven));
+    CHECK(missing.error.find("no reference run") != std::string::npos);
+    CHECK(!missing.trace);
+
+    // In the pictures: the timelines agree (the same trace, the same opening
+    // view), the lesson panels do not (which run they show).
+    const std::string shot = kTool + " screenshot --size 1280x720 --lesson 7 --panel lesson ";
+    const Run a = run(shot + lesson.reference + " -o " + base + "-reference.png");
+    const Run b = run(shot + base + ".fstrace -o " + base + "-mine.png");
+    INFO(a.output << b.output);
+    REQUIRE(a.status == 0);
+    REQUIRE(b.status == 0);
+    Image reference, own;
+    REQUIRE(load(reference, base + "-reference.png"));
+    REQUIRE(load(own, base + "-mine.png"));
+    const int panel = 1280 * 64 / 100;
+    CHECK(differing(reference, own, panel) > 200);
+    for (const char* suffix : {".fstrace", "-reference.png", "-mine.png"}) unlink((base + suffix).c_str());
+}
