@@ -142,3 +142,62 @@ TEST_CASE("only a move by one decision animates", "[viewer][motion]") {
     CHECK_FALSE(moveAnimates(true, 2));  // a jump over several decisions
     CHECK_FALSE(moveAnimates(false, 1)); // the pointer, a click or a drag
 }
+
+TEST_CASE("the panel's motion starts on a one-decision step and nowhere else", "[viewer][motion]") {
+    // Decisions at events 0, 2 and 4 (a steal, a schedule, a submit), switches between.
+    trace::Trace t;
+    for (trace::EventKind k : {trace::EventKind::Steal, trace::EventKind::Switch, trace::EventKind::Schedule, trace::EventKind::Switch,
+                               trace::EventKind::Submit}) {
+        trace::Event e;
+        e.kind = k;
+        e.time = 1000 + static_cast<std::int64_t>(t.events.size()) * 100;
+        t.events.push_back(e);
+    }
+    const int model = 0;
+    const std::vector<ChipPlace> at0 = {{5, 200, 40, 60}};  // in the victim's queue
+    const std::vector<ChipPlace> at2 = {{5, 90, 160, 60}};  // on the thief's
+    const std::vector<ChipPlace> at4 = {{5, 120, 300, 60}};
+    ChipMotion motion;
+    // The first picture: shown as it is.
+    std::vector<ChipFrame> f = motion.frame(&model, t, 1000, 0, at0, 10.0);
+    REQUIRE(f.size() == 1);
+    CHECK(f[0].x == 200);
+    CHECK_FALSE(motion.moving());
+    // One decision on: it starts where it was, slides, and ends exactly at the new place.
+    f = motion.frame(&model, t, 1200, 2, at2, 20.0);
+    CHECK(motion.moving());
+    CHECK(f[0].x == 200);
+    CHECK(f[0].y == 40);
+    f = motion.frame(&model, t, 1200, 2, at2, 20.0 + kChipMotionSeconds / 2);
+    CHECK(f[0].x < 200);
+    CHECK(f[0].x > 90);
+    f = motion.frame(&model, t, 1200, 2, at2, 20.0 + kChipMotionSeconds);
+    CHECK(f[0].x == 90);
+    CHECK(f[0].y == 160);
+    CHECK_FALSE(motion.moving());
+    // Stepping on mid-slide picks the chip up where it is.
+    motion.frame(&model, t, 1400, 4, at4, 30.0);
+    f = motion.frame(&model, t, 1400, 4, at4, 30.0 + kChipMotionSeconds / 4);
+    const float mid_y = f[0].y;
+    CHECK(mid_y > 160);
+    CHECK(mid_y < 300);
+    f = motion.frame(&model, t, 1200, 2, at2, 30.0 + kChipMotionSeconds / 4); // back one decision
+    CHECK(motion.moving());
+    CHECK(f[0].y == Approx(mid_y));
+    f = motion.frame(&model, t, 1200, 2, at2, 31.0);
+    CHECK(f[0].y == 160);
+    // A jump over two decisions, a click elsewhere (no step), another model: at once.
+    motion.frame(&model, t, 1400, 4, at4, 32.0);
+    motion.frame(&model, t, 1400, 4, at4, 33.0);
+    f = motion.frame(&model, t, 1000, 0, at0, 40.0); // 4 -> 0 crosses two decisions
+    CHECK_FALSE(motion.moving());
+    CHECK(f[0].x == 200);
+    f = motion.frame(&model, t, 1250, fiberscope::analysis::kNoEvent, at2, 41.0); // the pointer, or a click
+    CHECK_FALSE(motion.moving());
+    CHECK(f[0].x == 90);
+    const int other = 0;
+    motion.frame(&model, t, 1200, 2, at2, 42.0);
+    f = motion.frame(&other, t, 1400, 4, at4, 43.0);
+    CHECK_FALSE(motion.moving());
+    CHECK(f[0].y == 300);
+}

@@ -71,4 +71,34 @@ std::size_t decisionsBetween(const trace::Trace& trace, std::uint32_t a, std::ui
 
 bool moveAnimates(bool stepped, std::size_t decisions) noexcept { return stepped && decisions <= 1; }
 
+std::vector<ChipFrame> ChipMotion::frame(const void* model, const trace::Trace& trace, std::int64_t time, std::uint32_t step_event,
+                                         const std::vector<ChipPlace>& layout, double now) {
+    if (model_ != model || time_ != time) {
+        const std::size_t n = trace.events.size();
+        const bool stepped = model_ == model && step_event != analysis::kNoEvent && step_event_ != analysis::kNoEvent &&
+                             step_event != step_event_ && step_event < n && step_event_ < n && trace.events[step_event].time == time &&
+                             trace.events[step_event_].time == time_;
+        if (moveAnimates(stepped, stepped ? decisionsBetween(trace, step_event_, step_event) : 0)) {
+            std::vector<ChipPlace> from;
+            if (start_ >= 0) {
+                for (const ChipFrame& f : interpolateChips(from_, shown_, static_cast<float>((now - start_) / kChipMotionSeconds)))
+                    if (!f.leaving) from.push_back({f.fiber, f.x, f.y, f.width});
+            } else {
+                from = shown_;
+            }
+            from_ = std::move(from);
+            start_ = now;
+        } else {
+            start_ = -1;
+        }
+        model_ = model;
+        time_ = time;
+    }
+    step_event_ = step_event;
+    shown_ = layout;
+    const float fraction = start_ < 0 ? 1.0f : static_cast<float>((now - start_) / kChipMotionSeconds);
+    if (fraction >= 1.0f) start_ = -1;
+    return interpolateChips(start_ < 0 ? layout : from_, layout, fraction);
+}
+
 } // namespace fiberscope::viewer

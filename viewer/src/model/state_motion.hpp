@@ -64,4 +64,28 @@ std::size_t decisionsBetween(const trace::Trace& trace, std::uint32_t a, std::ui
 // all (the pointer, a click, a drag), is shown at once.
 bool moveAnimates(bool stepped, std::size_t decisions) noexcept;
 
+// The panel's motion between frames: give it each frame's layout and what
+// the cursor is; it says where to draw the chips. A move starts when the
+// state shown changes by one decision (the step cursor moved from one
+// decision to the next, or back, and the shown instant is that decision's);
+// any other change is shown at once. A move that starts while one is under
+// way starts from where the chips are (picked up mid-slide).
+class ChipMotion {
+public:
+    // `model`: what the layout is of (another model is a new picture);
+    // `time`: the instant shown; `step_event`: the step cursor (kNoEvent:
+    // none); `now`: seconds on any steady clock.
+    std::vector<ChipFrame> frame(const void* model, const trace::Trace& trace, std::int64_t time, std::uint32_t step_event,
+                                 const std::vector<ChipPlace>& layout, double now);
+    bool moving() const noexcept { return start_ >= 0; }
+
+private:
+    const void* model_ = nullptr;
+    std::int64_t time_ = INT64_MIN;
+    std::uint32_t step_event_ = analysis::kNoEvent;
+    std::vector<ChipPlace> shown_; // the layout of the state shown
+    std::vector<ChipPlace> from_;  // where the move under way started
+    double start_ = -1;            // when it started; -1: none
+};
+
 } // namespace fiberscope::viewer

@@ -356,16 +356,6 @@ float drawThreadCards(const App& app, const Timeline& tl, const SchedulerState& 
     return total;
 }
 
-// The chips' motion between frames: the layout shown, and a move under way.
-struct Motion {
-    const Timeline* timeline = nullptr;
-    std::int64_t time = INT64_MIN;
-    std::uint32_t step_event = kNoEvent;
-    std::vector<ChipPlace> shown; // the layout of the state shown
-    std::vector<ChipPlace> from;  // where the move under way started
-    double start = -1;            // when it started (ImGui time); -1: none
-};
-
 } // namespace
 
 void drawSchedulerState(App& app, const Fonts& fonts) {
@@ -389,7 +379,7 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
     const float cards = drawThreadCards(app, tl, state, objects, time, dl, origin, width, base, chips, pool_threads);
 
     // The chips: still, or sliding from where the last decision left them.
-    static Motion motion;
+    static ChipMotion motion; // between frames: the layout shown, and a move under way
     std::vector<ChipFrame> frames;
     if (app.motion_fraction >= 0) {
         // Test hook: the move into this instant from the one before, frozen.
@@ -404,37 +394,7 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
         drawThreadCards(app, tl, before, before_objects, time - 1, &scratch, origin, width, base, old_chips, unused);
         frames = interpolateChips(old_chips, chips, app.motion_fraction);
     } else {
-        const double now = ImGui::GetTime();
-        if (motion.timeline != &tl || motion.time != time) {
-            // One decision on (a step, or playback) slides; anything else is shown at once.
-            const bool stepped = motion.timeline == &tl && app.cursor >= 0 && app.step_event != kNoEvent &&
-                                 motion.step_event != kNoEvent && app.step_event != motion.step_event &&
-                                 app.step_event < app.trace->events.size() && motion.step_event < app.trace->events.size() &&
-                                 app.trace->events[app.step_event].time == time &&
-                                 app.trace->events[motion.step_event].time == motion.time;
-            const bool animate = moveAnimates(stepped, stepped ? decisionsBetween(*app.trace, motion.step_event, app.step_event) : 0);
-            if (animate) {
-                // From where the chips are now (a move under way is picked up mid-slide).
-                std::vector<ChipPlace> from = motion.shown;
-                if (motion.start >= 0) {
-                    from.clear();
-                    for (const ChipFrame& f : interpolateChips(motion.from, motion.shown,
-                                                               static_cast<float>((now - motion.start) / kChipMotionSeconds)))
-                        if (!f.leaving) from.push_back({f.fiber, f.x, f.y, f.width});
-                }
-                motion.from = std::move(from);
-                motion.start = now;
-            } else {
-                motion.start = -1;
-            }
-            motion.timeline = &tl;
-            motion.time = time;
-        }
-        motion.step_event = app.step_event;
-        motion.shown = chips;
-        const float fraction = motion.start < 0 ? 1.0f : static_cast<float>((now - motion.start) / kChipMotionSeconds);
-        if (fraction >= 1.0f) motion.start = -1;
-        frames = interpolateChips(motion.start < 0 ? chips : motion.from, chips, fraction);
+        frames = motion.frame(&tl, *app.trace, time, app.cursor >= 0 ? app.step_event : kNoEvent, chips, ImGui::GetTime());
     }
     for (const ChipFrame& f : frames) // the leaving ones first (under), then the others
         if (f.leaving) drawMovingChip(dl, ImVec2(f.x + base.x, f.y + base.y), f, shortName(tl, f.fiber));
