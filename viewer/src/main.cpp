@@ -586,7 +586,11 @@ Command addScreenshot(CLI::App& top) {
             shot.panel = 4;
         }
         if (options->motion >= 0) shot.motion_fraction = static_cast<float>(options->motion) / 100.0f;
-        if (!shot.compare_trace.empty() && !checkTraceInput(shot.compare_trace)) return kBadFile;
+        if (!shot.compare_trace.empty()) {
+            if (const std::string clash = outputClash("-o", shot.output, shot.compare_trace, "the compared trace"); !clash.empty())
+                return usageError("screenshot", clash);
+            if (!checkTraceInput(shot.compare_trace)) return kBadFile;
+        }
         if (shot.has_range) {
             shot.range_start_ns = static_cast<double>(options->range.first);
             shot.range_end_ns = static_cast<double>(options->range.second);
