@@ -701,6 +701,7 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
         y += 16;
         const Timeline& other = *app.compare_timeline;
         std::vector<float> other_lane_y(other.threads.size(), -1);
+        std::uint32_t other_hovered = kNoEvent; // a compared record under the pointer: its arrows are drawn strong
         for (std::size_t i = 0; i < other.threads.size(); ++i) {
             const ThreadLane& lane = other.threads[i];
             if (isCpuSamplerLane(lane)) continue; // as in the first run: no lane for the trace writer's samples
@@ -716,11 +717,12 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
                 const double t = app.view.time(mouse.x, g.left, g.width);
                 const Hit hit = hitThreadLane(other, i, static_cast<std::int64_t>(t), npp);
                 if (hit.kind != HitKind::None) app.hover.text = "(compared run) " + describeHit(other, *app.compare_trace, hit, false);
+                other_hovered = hit.event;
             }
             y += kThreadLaneHeight + kGlyphStrip + 3;
         }
         // Its flows, with the same kinds on (View > Flow kinds, the legend) as the first run's.
-        if (app.show_flows) drawFlows(app, other, compare_flow_index, kNoEvent, dl, g, other_lane_y);
+        if (app.show_flows) drawFlows(app, other, compare_flow_index, other_hovered, dl, g, other_lane_y);
     }
     const float threads_bottom = y;
 
