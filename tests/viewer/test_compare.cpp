@@ -125,7 +125,8 @@ TEST_CASE("a compared run gets its flow arrows and both runs' totals side by sid
     const long bars_alone = no_table.count(no_table.width - kSide, 0, no_table.width, no_table.height, palette::schedule);
     INFO("running-colour pixels in the side panel: " << bars << " with the compared run, " << bars_alone << " without");
     CHECK(bars > bars_alone + 200);
-    for (const std::string& f : {one, two, compared, alone, totals, totals_alone}) unlink(f.c_str());
+    // (and the pictures `lesson --no-view` wrote beside the traces)
+    for (const std::string& f : {one, two, compared, alone, totals, totals_alone, base + "-t1.png", base + "-t2.png"}) unlink(f.c_str());
 }
 
 // The state panel's motion, frozen (--motion PERCENT, the test hook): on the
