@@ -201,7 +201,7 @@ struct View {
         }
     }
 
-    const TraceEvent& at(std::size_t i) const { return trace.events[i]; }
+    TraceEvent at(std::size_t i) const { return trace.events[i]; }
     std::int64_t worker(const TraceEvent& e) const {
         return e.thread < trace.threads.size() ? trace.threads[e.thread].worker : -1;
     }

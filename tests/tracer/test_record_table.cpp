@@ -241,14 +241,14 @@ TEST_CASE("the emitters write every kind in the table's order", "[tracer][record
     INFO(error.text());
     REQUIRE(read);
     // The thread's records, from its "begin" mark on.
-    std::vector<const Event*> mine;
+    std::vector<Event> mine;
     for (const Event& e : trace.events) {
         if (mine.empty() && !(e.kind == EventKind::Mark && trace.string(e.arg[0]) == "begin")) continue;
-        if (e.thread == (mine.empty() ? e.thread : mine.front()->thread)) mine.push_back(&e);
+        if (e.thread == (mine.empty() ? e.thread : mine.front().thread)) mine.push_back(e);
     }
     REQUIRE(mine.size() == expected.size());
     for (std::size_t i = 0; i < expected.size(); ++i) {
-        const Event& e = *mine[i];
+        const Event& e = mine[i];
         const RecordKindInfo& info = recordKind(e.kind);
         INFO(i << ": " << info.name);
         REQUIRE(e.kind == expected[i].kind);

@@ -535,14 +535,16 @@ TEST_CASE("a trace with thousands of threads keeps the text timeline small", "[t
     trace.strings = {""};
     constexpr std::uint32_t kThreads = 20000;
     trace.threads.resize(kThreads);
+    std::vector<trace::Event> events;
     for (std::uint32_t i = 0; i < kThreads; ++i) {
         trace.threads[i].number = i;
         trace.threads[i].worker = i;
         trace.threads[i].name = "worker " + std::to_string(i);
-        trace.events.push_back(makeEvent(i % 1000, i, EventKind::ThreadStart, i, 0));
-        trace.events.push_back(makeEvent(i % 1000, i, kSwitch, 0, 1, 0, reason(SwitchReason::Idle)));
+        events.push_back(makeEvent(i % 1000, i, EventKind::ThreadStart, i, 0));
+        events.push_back(makeEvent(i % 1000, i, kSwitch, 0, 1, 0, reason(SwitchReason::Idle)));
     }
-    std::sort(trace.events.begin(), trace.events.end(), [](const trace::Event& a, const trace::Event& b) { return a.time < b.time; });
+    std::sort(events.begin(), events.end(), [](const trace::Event& a, const trace::Event& b) { return a.time < b.time; });
+    trace.events = events;
     std::ostringstream out;
     writeTextTimeline(trace, out, {.max_rows = 1000000});
     const std::string text = out.str();

@@ -416,7 +416,7 @@ private:
     // their exact size when everything arrives in one append). False if a
     // thread whose first records were read as running nothing (its first
     // switch had not arrived) now turns out to have run a fiber.
-    bool lookAhead(const std::vector<Event>& events, std::size_t from, std::size_t to) {
+    bool lookAhead(const trace::EventList& events, std::size_t from, std::size_t to) {
         std::vector<KindCounts> kinds(tb_.size(), KindCounts{});
         std::size_t switch_ins = 0;
         for (std::size_t i = from; i < to; ++i) {

@@ -187,7 +187,7 @@ struct Decoder {
     // Orders the threads by the file's thread numbers (chunks of different
     // threads reach the file in any order), so Trace::threads reads 0, 1, ...
     // `merged`: events already handed out (a follower's), renumbered too.
-    void sortThreads(std::vector<Event>* merged = nullptr) {
+    void sortThreads(EventList* merged = nullptr) {
         const std::size_t n = per_thread.size();
         trace.threads.resize(std::max(trace.threads.size(), n));
         std::vector<std::uint32_t> order(n);
@@ -213,7 +213,11 @@ struct Decoder {
         thread_number = std::move(numbers);
         for (auto& entry : thread_index) entry.second = new_index[entry.second];
         if (merged)
-            for (Event& e : *merged) e.thread = new_index[e.thread];
+            for (std::size_t i = 0; i < merged->size(); ++i) {
+                Event e = (*merged)[i];
+                e.thread = new_index[e.thread];
+                merged->set(i, e);
+            }
     }
 
     // Builds Trace::strings. When the ids are dense (as every writer makes
@@ -389,7 +393,8 @@ inline bool parseHeader(const std::uint8_t* base, std::size_t size, Trace& out, 
 // Appends the per-thread event lists, each in time order, to `out` merged
 // by (time, thread): a k-way merge that takes each thread's run until another
 // thread's head is earlier (ties go to the lower thread index).
-inline void mergeByTime(const std::vector<std::vector<Event>>& per_thread, std::vector<Event>& out) {
+template <class Out> // std::vector<Event> or EventList
+void mergeByTime(const std::vector<std::vector<Event>>& per_thread, Out& out) {
     std::size_t total = 0;
     for (auto& v : per_thread) total += v.size();
     out.reserve(out.size() + total);

@@ -183,7 +183,9 @@ struct TraceFollower::State {
         }
         if (renumbered) {
             // Ties between threads follow the thread numbers: re-sort what the new numbering disturbed.
-            std::stable_sort(out.events.begin(), out.events.end(), earlier);
+            std::vector<Event> all(out.events.begin(), out.events.end());
+            std::stable_sort(all.begin(), all.end(), earlier);
+            out.events = all;
             result.reordered = true;
         }
         std::vector<Event> batch;
@@ -192,16 +194,21 @@ struct TraceFollower::State {
         for (auto& events : d.per_thread) events.clear();
         if (batch.empty()) return;
         result.appended = batch.size();
-        const std::size_t old_size = out.events.size();
         const bool append_only = out.events.empty() || !earlier(batch.front(), out.events.back());
-        out.events.insert(out.events.end(), batch.begin(), batch.end());
-        if (!append_only) {
-            // Only the events after the new batch's first one can move.
-            const auto from = std::upper_bound(out.events.begin(), out.events.begin() + static_cast<std::ptrdiff_t>(old_size),
-                                               out.events[old_size], earlier);
-            std::inplace_merge(from, out.events.begin() + static_cast<std::ptrdiff_t>(old_size), out.events.end(), earlier);
-            result.reordered = true;
+        if (append_only) {
+            for (const Event& e : batch) out.events.push_back(e);
+            return;
         }
+        // Only the events after the new batch's first one can move: merge
+        // that tail with the batch and put it back.
+        const auto from = static_cast<std::size_t>(std::upper_bound(out.events.begin(), out.events.end(), batch.front(), earlier) - out.events.begin());
+        std::vector<Event> tail(out.events.begin() + static_cast<std::ptrdiff_t>(from), out.events.end());
+        const auto middle = static_cast<std::ptrdiff_t>(tail.size());
+        tail.insert(tail.end(), batch.begin(), batch.end());
+        std::inplace_merge(tail.begin(), tail.begin() + middle, tail.end(), earlier);
+        out.events.resize(from);
+        for (const Event& e : tail) out.events.push_back(e);
+        result.reordered = true;
     }
 
     bool poll(Trace& out, ReadError& error, PollResult& result) {

@@ -18,25 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "fiberscope/trace_event_list.hpp"
 #include "fiberscope/trace_events.hpp"
 #include "fiberscope/trace_records.hpp"
 
 namespace fiberscope::trace {
-
-// One record. Its fields are those the record table lists for its kind
-// (trace_records.hpp): arg[0..2] hold them in order, skipping the one
-// enumerated field (switch reason, schedule how, opcode, group/queue op,
-// condition-wake how), which is in `small`. Signed fields (fd, result) are
-// stored as int64 bits. fieldValue() and fiberFields() read them by the table.
-struct Event {
-    std::int64_t time = 0; // nanoseconds since the recording started
-    std::uint64_t arg[3] = {0, 0, 0};
-    std::uint32_t thread = 0; // index into Trace::threads (ThreadInfo::number is the file's number)
-    EventKind kind = EventKind::Mark;
-    std::uint8_t small = 0;
-
-    std::int64_t signedArg(int i) const noexcept { return static_cast<std::int64_t>(arg[i]); }
-};
 
 // Field `field` (an index into recordKind(e.kind).fields) as the reader
 // stored it: a fiber, worker, string id, object or count as is, a signed
@@ -95,7 +81,7 @@ struct TraceHeader {
 
 struct Trace {
     TraceHeader header;
-    std::vector<Event> events;        // by time; ties by thread index, each thread's in its recorded order
+    EventList events;                 // by time; ties by thread index, each thread's in its recorded order
     std::vector<ThreadInfo> threads;  // one per thread that recorded, by its number in the file
     std::vector<std::string> strings; // indexed by string id (0 = ""); sparse ids are renumbered
     std::uint64_t lost_events = 0;

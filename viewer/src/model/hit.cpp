@@ -169,7 +169,7 @@ struct Ctx {
     std::string workerName(std::uint32_t t) const { return trace::threadDisplayName(workerOf(tl, t), t); }
     // "worker 2", named by the worker index a record carries.
     std::string workerNamed(std::uint64_t w) const { return workerLabel(static_cast<std::int64_t>(w)); }
-    const Event& event(std::uint32_t i) const { return tr.events[i]; }
+    Event event(std::uint32_t i) const { return tr.events[i]; }
     // The words of the backend the trace was recorded on (its header's).
     const trace::BackendWords& words() const { return backendWords(tr); }
     bool epoll() const { return words().backend == trace::Backend::Epoll; }

@@ -166,7 +166,7 @@ bool measure(Window& window, const std::string& path, Measure& m, std::string& e
         m.load_s = std::min(m.load_s, seconds(start));
         if (i == 2) app = std::move(attempt);
     }
-    m.event_bytes = analysis::heapBytes(app.trace->events.capacity() * sizeof(trace::Event));
+    m.event_bytes = app.trace->events.memoryBytes();
     m.model = analysis::modelFootprint(*app.timeline);
     app.headless = true;
     const double t0 = static_cast<double>(app.timeline->start_time), t1 = static_cast<double>(app.timeline->end_time);

@@ -1,0 +1,169 @@
+// The decoded records of a trace, kept compact: Trace::events.
+//
+// A viewer keeps every record of the trace it shows for as long as it is
+// open, and a trace holds tens of millions of them; the file spends ~6 bytes
+// on each, the plain decoded record (Event) 40. EventList stores the same
+// records in columns at 20 bytes each (issue 13: memory while viewing):
+//   * time: a 32-bit offset from its block's base (blocks of 256 records in
+//     order, so a block spans at most ~4.3 s between its first and last
+//     record; a block that spans more, or runs backwards, keeps whole times),
+//   * thread (16 bits), kind and the enumerated field in one 32-bit word,
+//   * each of the three fields in 32 bits when it sign-extends from them:
+//     fiber and worker numbers, string ids, counts, fds and -errno results.
+//     A record with a wider field (a mutex's or queue's address, a huge
+//     count) or a thread past 65535 is kept whole beside the columns, found
+//     by a binary search over the few such records.
+// Reading a record decodes it into an Event (a value, not a reference), so
+// `const Event& e = events[i]` and `for (const Event& e : events)` read as
+// before; records are changed only through the member functions.
+// Decoding on demand from the mapped file (Tracy, Perfetto) would take even
+// less, but every consumer reads records by index at random (hover, the
+// model's causes, filters), and a fixed-size record keeps that O(1).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <iterator>
+#include <vector>
+
+#include "fiberscope/trace_events.hpp"
+
+namespace fiberscope::trace {
+
+// One record. Its fields are those the record table lists for its kind
+// (trace_records.hpp): arg[0..2] hold them in order, skipping the one
+// enumerated field (switch reason, schedule how, opcode, group/queue op,
+// condition-wake how), which is in `small`. Signed fields (fd, result) are
+// stored as int64 bits. fieldValue() and fiberFields() read them by the table.
+struct Event {
+    std::int64_t time = 0; // nanoseconds since the recording started
+    std::uint64_t arg[3] = {0, 0, 0};
+    std::uint32_t thread = 0; // index into Trace::threads (ThreadInfo::number is the file's number)
+    EventKind kind = EventKind::Mark;
+    std::uint8_t small = 0;
+
+    std::int64_t signedArg(int i) const noexcept { return static_cast<std::int64_t>(arg[i]); }
+    friend bool operator==(const Event&, const Event&) = default;
+};
+
+class EventList {
+public:
+    static constexpr std::size_t kBlock = 256;
+
+    EventList() = default;
+    EventList(std::initializer_list<Event> events) { assign(events.begin(), events.end()); }
+    EventList(const std::vector<Event>& events) { assign(events.begin(), events.end()); } // NOLINT: a list by hand
+    EventList& operator=(std::initializer_list<Event> events) {
+        clear();
+        assign(events.begin(), events.end());
+        return *this;
+    }
+    EventList& operator=(const std::vector<Event>& events) {
+        clear();
+        assign(events.begin(), events.end());
+        return *this;
+    }
+
+    std::size_t size() const noexcept { return time_offset_.size(); }
+    bool empty() const noexcept { return time_offset_.empty(); }
+
+    std::int64_t time(std::size_t i) const noexcept {
+        const Block& b = blocks_[i / kBlock];
+        return b.whole == kNarrow ? b.base + time_offset_[i] : whole_times_[b.whole + i % kBlock];
+    }
+    Event operator[](std::size_t i) const noexcept {
+        const std::uint32_t meta = meta_[i];
+        if (meta & kWideBit) {
+            Event e = wideAt(i);
+            e.time = time(i);
+            return e;
+        }
+        Event e;
+        e.time = time(i);
+        e.thread = meta & 0xFFFF;
+        e.small = static_cast<std::uint8_t>(meta >> 16);
+        e.kind = static_cast<EventKind>((meta >> 24) & 0x3F);
+        const std::int32_t* a = &args_[3 * i];
+        for (int k = 0; k < 3; ++k) e.arg[k] = static_cast<std::uint64_t>(static_cast<std::int64_t>(a[k]));
+        return e;
+    }
+    Event front() const noexcept { return (*this)[0]; }
+    Event back() const noexcept { return (*this)[size() - 1]; }
+
+    void push_back(const Event& e);
+    void reserve(std::size_t n);
+    void clear() noexcept;
+    // Keeps the first n records (more: appends default records).
+    void resize(std::size_t n);
+    // Replaces record i.
+    void set(std::size_t i, const Event& e);
+    // Heap bytes held (by capacity).
+    std::size_t memoryBytes() const noexcept;
+
+    class const_iterator {
+    public:
+        using iterator_category = std::random_access_iterator_tag;
+        using value_type = Event;
+        using difference_type = std::ptrdiff_t;
+        using reference = Event;
+        using pointer = void;
+        const_iterator() = default;
+        const_iterator(const EventList* list, std::size_t i) : list_(list), i_(i) {}
+        Event operator*() const noexcept { return (*list_)[i_]; }
+        Event operator[](difference_type n) const noexcept { return (*list_)[static_cast<std::size_t>(static_cast<difference_type>(i_) + n)]; }
+        const_iterator& operator++() noexcept { return ++i_, *this; }
+        const_iterator operator++(int) noexcept { return {list_, i_++}; }
+        const_iterator& operator--() noexcept { return --i_, *this; }
+        const_iterator operator--(int) noexcept { return {list_, i_--}; }
+        const_iterator& operator+=(difference_type n) noexcept { return i_ = static_cast<std::size_t>(static_cast<difference_type>(i_) + n), *this; }
+        const_iterator& operator-=(difference_type n) noexcept { return *this += -n; }
+        friend const_iterator operator+(const_iterator it, difference_type n) noexcept { return it += n; }
+        friend const_iterator operator+(difference_type n, const_iterator it) noexcept { return it += n; }
+        friend const_iterator operator-(const_iterator it, difference_type n) noexcept { return it -= n; }
+        friend difference_type operator-(const const_iterator& a, const const_iterator& b) noexcept {
+            return static_cast<difference_type>(a.i_) - static_cast<difference_type>(b.i_);
+        }
+        friend bool operator==(const const_iterator& a, const const_iterator& b) noexcept { return a.i_ == b.i_; }
+        friend auto operator<=>(const const_iterator& a, const const_iterator& b) noexcept { return a.i_ <=> b.i_; }
+        std::size_t index() const noexcept { return i_; }
+
+    private:
+        const EventList* list_ = nullptr;
+        std::size_t i_ = 0;
+    };
+    using iterator = const_iterator;
+    const_iterator begin() const noexcept { return {this, 0}; }
+    const_iterator end() const noexcept { return {this, size()}; }
+    // Inserts before `at` (O(n): for building traces by hand).
+    void insert(const_iterator at, const Event& e);
+
+    friend bool operator==(const EventList& a, const EventList& b) noexcept;
+
+private:
+    static constexpr std::uint32_t kWideBit = 1u << 31;
+    static constexpr std::uint32_t kNarrow = UINT32_MAX;
+    struct Block {
+        std::int64_t base = 0;     // the block's first time
+        std::uint32_t whole = kNarrow; // else: its times are whole_times_[whole, whole + kBlock)
+    };
+
+    template <class It>
+    void assign(It first, It last) {
+        reserve(static_cast<std::size_t>(std::distance(first, last)));
+        for (; first != last; ++first) push_back(*first);
+    }
+    Event wideAt(std::size_t i) const noexcept;
+    void setTime(std::size_t i, std::int64_t time);
+    void setRest(std::size_t i, const Event& e);
+
+    std::vector<Block> blocks_;
+    std::vector<std::uint32_t> time_offset_; // from its block's base (unused in a whole block)
+    std::vector<std::int64_t> whole_times_;
+    std::vector<std::uint32_t> meta_;        // thread | small << 16 | kind << 24 | kWideBit
+    std::vector<std::int32_t> args_;         // 3 per record, sign-extended when read
+    std::vector<std::uint32_t> wide_index_;  // the records kept whole, by index
+    std::vector<Event> wide_;                // parallel to wide_index_ (time unused)
+};
+
+} // namespace fiberscope::trace
