@@ -102,7 +102,7 @@ void checkStats(const Trace& trace, const Timeline& tl, bool well_formed) {
         // Not the trace writer's pseudo thread, which holds only cpu-samples (FORMAT.md, "CPU samples").
         std::uint64_t records = 0;
         for (std::uint32_t n : lane.records) records += n;
-        threads += !lane.events.empty() && records != lane.records[static_cast<std::size_t>(EventKind::CpuSample)];
+        threads += lane.record_count > 0 && records != lane.records[static_cast<std::size_t>(EventKind::CpuSample)];
     }
     REQUIRE(stats.threads.size() == threads);
     for (const trace::ThreadStats& t : stats.threads) {
@@ -119,7 +119,8 @@ void checkStats(const Trace& trace, const Timeline& tl, bool well_formed) {
         // A lane covers exactly the thread's life.
         if (!lane->lane.intervals.empty()) CHECK(t.busy_ns + t.idle_ns + t.parked_ns == t.alive_ns);
         std::uint64_t switches = 0;
-        for (std::uint32_t i : lane->events) switches += trace.events[i].kind == EventKind::Switch;
+        for (std::size_t i = 0; i < trace.events.size(); ++i)
+            switches += trace.events.thread(i) == lane->thread && trace.events.kind(i) == EventKind::Switch;
         CHECK(t.switches == switches);
         busy += t.busy_ns;
     }

@@ -107,7 +107,7 @@ void requireSameModel(const Timeline& a, const Timeline& b) {
         }
         REQUIRE(x.instant_fibers == y.instant_fibers);
         requireSameZones(x.zones.data(), x.zones.size(), y.zones.data(), y.zones.size());
-        REQUIRE(x.events == y.events);
+        REQUIRE(x.record_count == y.record_count);
     }
     REQUIRE(a.fibers.size() == b.fibers.size());
     for (std::size_t f = 0; f < a.fibers.size(); ++f) {
@@ -143,6 +143,7 @@ void requireSameModel(const Timeline& a, const Timeline& b) {
     }
     REQUIRE(a.kinds.total == b.kinds.total);
     REQUIRE(a.kinds.before == b.kinds.before);
+    REQUIRE(a.kinds.thread_bits == b.kinds.thread_bits);
     const auto& ra = a.replay;
     const auto& rb = b.replay;
     REQUIRE(ra.items.size() == rb.items.size());

@@ -43,7 +43,6 @@ ModelFootprint modelFootprint(const Timeline& timeline) noexcept {
         addLane(tl.lane, f.thread_intervals, f.lod);
         f.instants += vectorBytes(tl.instants) + vectorBytes(tl.instant_fibers);
         f.zones += vectorBytes(tl.zones);
-        f.thread_events += vectorBytes(tl.events);
         f.lanes += stringBytes(tl.name);
     }
     for (const FiberLane& fl : timeline.fibers) {
@@ -51,7 +50,7 @@ ModelFootprint modelFootprint(const Timeline& timeline) noexcept {
         f.zones += heapVectorBytes(fl.zones);
         f.lanes += stringBytes(fl.name);
     }
-    f.events_by_kind += vectorBytes(timeline.kinds.before);
+    f.events_by_kind += vectorBytes(timeline.kinds.before) + vectorBytes(timeline.kinds.thread_bits);
     f.flows += vectorBytes(timeline.flows) + vectorBytes(timeline.flow_reach);
     f.latencies += vectorBytes(timeline.latencies);
     f.replay_items += vectorBytes(timeline.replay.items);

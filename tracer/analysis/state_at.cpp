@@ -64,7 +64,7 @@ SchedulerState stateAt(const Timeline& timeline, std::int64_t time) {
         ts.worker = tl.worker;
         // Alive from its first record to its thread-stop; one that did not stop
         // stays in its last state to the trace's end.
-        ts.alive = !tl.events.empty() && tl.first_time <= time && time <= tl.alive_end;
+        ts.alive = tl.record_count > 0 && tl.first_time <= time && time <= tl.alive_end;
         std::size_t k = intervalAt(tl.lane, time);
         if (k == kNone && ts.alive && !tl.lane.intervals.empty() && time > tl.lane.intervals.back().end)
             k = tl.lane.intervals.size() - 1;

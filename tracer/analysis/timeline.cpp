@@ -461,13 +461,13 @@ private:
                 if (makesInstant(static_cast<EventKind>(kind))) instants += k[kind];
             }
             if (!events) continue;
-            reserveMore(tl.events, events);
             reserveMore(tl.instants, instants);
             // An interval begins at the thread's first record and at most at each switch, park and unpark.
             const auto at = [&](EventKind kind) { return k[static_cast<std::size_t>(kind)]; };
             reserveMore(tl.lane.intervals, 1 + at(EventKind::Switch) + at(EventKind::Park) + at(EventKind::Unpark));
         }
         reserveMore(tl_.kinds.before, events_added / kKindStride + 1);
+        reserveMore(tl_.kinds.thread_bits, events_added / kKindStride + 1);
         const auto all = [&](EventKind kind) { return total[static_cast<std::size_t>(kind)]; };
         // Every flow starts at one create, complete, await, steal, mutex hand-off, condition
         // wake (a broadcast's: one per waiter, estimated as one), cancel delivery (two), or
@@ -743,9 +743,13 @@ private:
         const std::uint32_t previous = tb.last_event; // this thread's record before this one
         tb.last_event = i;
         tl.last_time = t;
-        tl.events.push_back(i);
+        ++tl.record_count;
         ++tl.records[static_cast<std::size_t>(e.kind)];
-        if (i % kKindStride == 0) tl_.kinds.before.push_back(tl_.kinds.total);
+        if (i % kKindStride == 0) {
+            tl_.kinds.before.push_back(tl_.kinds.total);
+            tl_.kinds.thread_bits.push_back(0);
+        }
+        tl_.kinds.thread_bits.back() |= std::uint64_t{1} << (e.thread % 64);
         ++tl_.kinds.total[static_cast<std::size_t>(e.kind)];
         const std::uint32_t T = e.thread;
         const auto thread = static_cast<std::int32_t>(T);
@@ -1344,7 +1348,7 @@ std::size_t nextOfKind(const Timeline& timeline, const trace::Trace& trace, trac
             p += kKindStride; // none in this stride
             continue;
         }
-        if (events[p].kind == kind) return p;
+        if (events.kind(p) == kind) return p;
         ++p;
     }
     return events.size();
@@ -1360,7 +1364,39 @@ std::size_t previousOfKind(const Timeline& timeline, const trace::Trace& trace, 
             continue;
         }
         --p;
-        if (events[p].kind == kind) return p;
+        if (events.kind(p) == kind) return p;
+    }
+    return kNone;
+}
+
+namespace {
+bool strideMayHold(const KindIndex& index, std::size_t b, std::uint32_t thread) noexcept {
+    return b >= index.thread_bits.size() || (index.thread_bits[b] >> (thread % 64) & 1);
+}
+} // namespace
+
+std::size_t nextOnThread(const Timeline& timeline, const trace::Trace& trace, std::uint32_t thread, std::size_t from) noexcept {
+    const auto& events = trace.events;
+    for (std::size_t p = from; p < events.size();) {
+        if (p % kKindStride == 0 && !strideMayHold(timeline.kinds, p / kKindStride, thread)) {
+            p += kKindStride; // none of its records in this stride
+            continue;
+        }
+        if (events.thread(p) == thread) return p;
+        ++p;
+    }
+    return events.size();
+}
+
+std::size_t previousOnThread(const Timeline& timeline, const trace::Trace& trace, std::uint32_t thread, std::size_t before) noexcept {
+    const auto& events = trace.events;
+    for (std::size_t p = std::min(before, events.size()); p > 0;) {
+        if (p % kKindStride == 0 && !strideMayHold(timeline.kinds, p / kKindStride - 1, thread)) {
+            p -= kKindStride;
+            continue;
+        }
+        --p;
+        if (events.thread(p) == thread) return p;
     }
     return kNone;
 }
@@ -1376,7 +1412,7 @@ std::size_t countOfKind(const Timeline& timeline, const trace::Trace& trace, tra
         const std::size_t b = p / kKindStride;
         if (b >= index.before.size()) return index.total[k]; // p == events.size(), a stride's start
         std::size_t n = index.before[b][k];
-        for (std::size_t q = b * kKindStride; q < p; ++q) n += events[q].kind == kind;
+        for (std::size_t q = b * kKindStride; q < p; ++q) n += events.kind(q) == kind;
         return n;
     };
     return rank(hi) - rank(lo);

@@ -254,7 +254,7 @@ void writeMetadata(ExportState& s) {
     s.json.metadata("process_name", kFibersPid, 0, "fibers");
     s.json.sortIndex("process_sort_index", kFibersPid, 0, 1);
     for (const analysis::ThreadLane& t : s.tl.threads) {
-        if (t.events.empty()) continue;
+        if (t.record_count == 0) continue;
         s.json.metadata("thread_name", kThreadsPid, t.thread, t.name);
         s.json.sortIndex("thread_sort_index", kThreadsPid, t.thread, t.worker >= 0 ? t.worker : 100000 + t.thread);
     }

@@ -50,7 +50,7 @@ TraceStats computeStats(const Trace& trace, const analysis::Timeline& timeline) 
     // Threads that recorded something, by thread number.
     for (std::uint32_t lane : timeline.lane_of_thread) {
         const analysis::ThreadLane& tl = timeline.threads[lane];
-        if (tl.events.empty()) continue;
+        if (tl.record_count == 0) continue;
         // The trace writer's pseudo thread (FORMAT.md, "CPU samples") holds
         // nothing but cpu-samples about the other threads: not a thread of the program.
         std::uint64_t records = 0;

@@ -204,7 +204,7 @@ void writeTextTimeline(const Trace& trace, const analysis::Timeline& timeline, s
     std::size_t laneless = 0;
     std::string laneless_names;
     for (const analysis::ThreadLane& t : timeline.threads) {
-        if (t.events.empty() || !t.lane.intervals.empty()) continue;
+        if (t.record_count == 0 || !t.lane.intervals.empty()) continue;
         // Not the trace writer's pseudo thread of cpu-samples (FORMAT.md, "CPU samples").
         std::uint64_t records = 0;
         for (std::uint32_t n : t.records) records += n;

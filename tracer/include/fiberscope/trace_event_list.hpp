@@ -72,6 +72,15 @@ public:
         const Block& b = blocks_[i / kBlock];
         return b.whole == kNarrow ? b.base + time_offset_[i] : whole_times_[b.whole + i % kBlock];
     }
+    // One field, without decoding the rest.
+    EventKind kind(std::size_t i) const noexcept {
+        const std::uint32_t meta = meta_[i];
+        return meta & kWideBit ? wideAt(i).kind : static_cast<EventKind>((meta >> 24) & 0x3F);
+    }
+    std::uint32_t thread(std::size_t i) const noexcept {
+        const std::uint32_t meta = meta_[i];
+        return meta & kWideBit ? wideAt(i).thread : meta & 0xFFFF;
+    }
     Event operator[](std::size_t i) const noexcept {
         const std::uint32_t meta = meta_[i];
         if (meta & kWideBit) {

@@ -31,62 +31,53 @@ bool matches(const Timeline& timeline, const Event& event, const EventFilter& fi
 
 namespace {
 
-// The events to scan, in order: one thread's (its list), or every event,
-// skipping to those of one kind through the timeline's kind index. A
-// position is an index into the list, or an event index.
+// The events to scan, in order: every event, skipping to those of one kind
+// through the timeline's kind index, or to one thread's through its stride
+// bits; or none. A position is an event index.
 struct Candidates {
     const Timeline* timeline = nullptr;
     const trace::Trace* trace = nullptr;
-    const std::vector<std::uint32_t>* list = nullptr; // nullptr: every event
-    int kind = -1;                                    // every event: only this kind (-1: all kinds)
-    std::size_t size() const { return list ? list->size() : trace->events.size(); }
-    std::uint32_t at(std::size_t k) const { return list ? (*list)[k] : static_cast<std::uint32_t>(k); }
+    bool none = false;
+    int kind = -1;          // only this kind (-1: all kinds)
+    std::int64_t thread = -1; // else only this trace thread (-1: all threads)
+    std::size_t size() const { return none ? 0 : trace->events.size(); }
+    std::uint32_t at(std::size_t k) const { return static_cast<std::uint32_t>(k); }
     // The first candidate position at `k` or later (size() if none).
     std::size_t from(std::size_t k) const {
-        if (list || kind < 0) return std::min(k, size());
-        return nextOfKind(*timeline, *trace, static_cast<EventKind>(kind), k);
+        if (none) return 0;
+        if (kind >= 0) return nextOfKind(*timeline, *trace, static_cast<EventKind>(kind), k);
+        if (thread >= 0) return nextOnThread(*timeline, *trace, static_cast<std::uint32_t>(thread), k);
+        return std::min(k, size());
     }
     // The last candidate position before `k` (kNone if none).
     std::size_t before(std::size_t k) const {
-        if (list || kind < 0) return k > 0 ? std::min(k, size()) - 1 : kNone;
-        return previousOfKind(*timeline, *trace, static_cast<EventKind>(kind), k);
+        if (none) return kNone;
+        if (kind >= 0) return previousOfKind(*timeline, *trace, static_cast<EventKind>(kind), k);
+        if (thread >= 0) return previousOnThread(*timeline, *trace, static_cast<std::uint32_t>(thread), k);
+        return k > 0 ? std::min(k, size()) - 1 : kNone;
     }
 };
 
 Candidates candidates(const Timeline& timeline, const trace::Trace& trace, const EventFilter& filter) {
-    static const std::vector<std::uint32_t> none;
     Candidates c;
     c.timeline = &timeline;
     c.trace = &trace;
     const ThreadLane* lane = filter.thread >= 0 ? findThread(timeline, static_cast<std::uint32_t>(filter.thread)) : nullptr;
-    int kind = -1;
     if (std::popcount(filter.kinds) == 1) {
-        kind = std::countr_zero(filter.kinds);
-        if (kind > trace::kMaxEventKind) c.list = &none;
+        c.kind = std::countr_zero(filter.kinds);
+        if (c.kind > trace::kMaxEventKind) c.none = true;
     }
-    if (c.list) return c;
-    if (filter.thread >= 0 && !lane) c.list = &none;
-    else if (lane && kind >= 0) {
-        // The thread's list, unless the kind has fewer events.
-        if (lane->events.size() < timeline.kinds.total[static_cast<std::size_t>(kind)]) c.list = &lane->events;
-        else c.kind = kind;
-    } else if (lane) c.list = &lane->events;
-    else c.kind = kind;
+    if (filter.thread >= 0 && !lane) c.none = true;
+    // One thread and one kind: step by whichever of the two has fewer records (matches() checks the other).
+    if (lane && (c.kind < 0 || lane->record_count < timeline.kinds.total[static_cast<std::size_t>(c.kind)])) {
+        c.kind = -1;
+        c.thread = filter.thread;
+    }
     return c;
 }
 
-// First position (in the list, or of all events) with time >= t (or > t when `strictly`).
-std::size_t seek(const trace::Trace& trace, const Candidates& c, std::int64_t t, bool strictly) {
-    if (!c.list) return firstEventAt(trace, t, strictly);
-    std::size_t lo = 0, hi = c.size();
-    while (lo < hi) {
-        const std::size_t mid = lo + (hi - lo) / 2;
-        const std::int64_t mt = trace.events[c.at(mid)].time;
-        if (strictly ? mt <= t : mt < t) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
+// First position with time >= t (or > t when `strictly`).
+std::size_t seek(const trace::Trace& trace, const Candidates&, std::int64_t t, bool strictly) { return firstEventAt(trace, t, strictly); }
 
 template <class Visit>
 void scan(const Timeline& timeline, const trace::Trace& trace, const EventFilter& filter, Visit&& visit) {

@@ -178,16 +178,14 @@ struct Ctx {
     // The event of `kind` nearest before (step -1) or after (+1) event `i` on
     // its thread, looking at most `window` events away; stops at `stop` kinds.
     std::uint32_t neighbour(std::uint32_t i, EventKind kind, int step, int window = 8, std::uint64_t stop_kinds = 0) const {
-        const ThreadLane* lane = findThread(tl, tr.events[i].thread);
-        if (!lane) return kNoEvent;
-        const auto& ev = lane->events;
-        auto pos = static_cast<std::ptrdiff_t>(std::lower_bound(ev.begin(), ev.end(), i) - ev.begin());
+        const std::uint32_t thread = tr.events.thread(i);
+        std::size_t pos = i;
         for (int n = 0; n < window; ++n) {
-            pos += step;
-            if (pos < 0 || pos >= static_cast<std::ptrdiff_t>(ev.size())) return kNoEvent;
-            const Event& e = tr.events[ev[static_cast<std::size_t>(pos)]];
-            if (e.kind == kind) return ev[static_cast<std::size_t>(pos)];
-            if (stop_kinds & (std::uint64_t{1} << static_cast<unsigned>(e.kind))) return kNoEvent;
+            pos = step < 0 ? previousOnThread(tl, tr, thread, pos) : nextOnThread(tl, tr, thread, pos + 1);
+            if (pos == kNone || pos >= tr.events.size()) return kNoEvent;
+            const EventKind k = tr.events.kind(pos);
+            if (k == kind) return static_cast<std::uint32_t>(pos);
+            if (stop_kinds & (std::uint64_t{1} << static_cast<unsigned>(k))) return kNoEvent;
         }
         return kNoEvent;
     }

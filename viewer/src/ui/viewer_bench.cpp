@@ -259,8 +259,7 @@ int runViewerBenchmark(std::uint64_t large_events) {
     row("levels of detail and prefix sums", f.lod);
     row("instants", f.instants);
     row("zones", f.zones);
-    row("per-thread event lists", f.thread_events);
-    row("events by kind (kind index)", f.events_by_kind);
+    row("records by kind and thread (stride index)", f.events_by_kind);
     row("lane structs and names", f.lanes);
     row("flows", f.flows);
     row("latency samples", f.latencies);

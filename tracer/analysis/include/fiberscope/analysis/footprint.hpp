@@ -24,7 +24,6 @@ struct ModelFootprint {
     std::size_t lod = 0;              // every lane's levels of detail and prefix sums
     std::size_t instants = 0;         // ThreadLane::instants
     std::size_t zones = 0;            // thread and fiber zones
-    std::size_t thread_events = 0;    // the per-thread event lists (ThreadLane::events)
     std::size_t events_by_kind = 0;   // the kind index (Timeline::kinds; it was a list per kind)
     std::size_t lanes = 0;            // the ThreadLane and FiberLane structs themselves, and fiber names
     std::size_t flows = 0;            // Timeline::flows and flow_reach
@@ -34,7 +33,7 @@ struct ModelFootprint {
     std::size_t other = 0;            // lane_of_thread
 
     std::size_t total() const noexcept {
-        return thread_intervals + fiber_intervals + lod + instants + zones + thread_events + events_by_kind + lanes + flows +
+        return thread_intervals + fiber_intervals + lod + instants + zones + events_by_kind + lanes + flows +
                latencies + replay_items + replay_index + other;
     }
 };
