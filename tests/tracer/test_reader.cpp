@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -182,6 +183,53 @@ TEST_CASE("a version 1 file (no header checksum) still reads, with a warning", "
     bool warned = false;
     for (const auto& w : trace.warnings) warned = warned || w.find("version 1") != std::string::npos;
     REQUIRE(warned);
+}
+
+TEST_CASE("version 3 files (before source locations) still read: the shipped golden traces", "[reader][versions]") {
+    // assets/traces holds lesson traces recorded by format versions 2 and 3
+    // (and 4 once re-recorded): every one reads; the older have no locations.
+    std::size_t old_files = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(std::string(FIBERSCOPE_ASSETS_DIR) + "/traces")) {
+        if (entry.path().extension() != ".fstrace") continue;
+        INFO(entry.path());
+        Trace trace;
+        ReadError error;
+        const bool read = readTrace(entry.path().string(), trace, error, {.strict = true});
+        INFO(error.text());
+        REQUIRE(read);
+        std::size_t marks = 0, locations = 0;
+        for (const trace::Event& e : trace.events) {
+            marks += e.kind == EventKind::Mark;
+            locations += e.kind == EventKind::SourceLocation;
+        }
+        CHECK(marks > 0);
+        if (trace.header.version < 4) {
+            CHECK(locations == 0);
+            ++old_files;
+        }
+    }
+    CHECK(old_files > 0);
+    // And a version-3 file built here (the current writer writes version 4).
+    TraceBuilder b;
+    b.version = 3;
+    b.chunk(0).string(1, "m").record(EventKind::Mark, 5, {1}).record(EventKind::CpuSample, 6, {0, 1, 2});
+    const Trace trace = parseOk(b.bytes(), {.strict = true});
+    CHECK(trace.header.version == 3);
+    CHECK(trace.events.size() == 2);
+}
+
+TEST_CASE("a version 4 file: a source-location follows its mark", "[reader][versions]") {
+    TraceBuilder b;
+    REQUIRE(b.version == 4);
+    b.chunk(0).string(1, "m").string(2, "lessons/01-hello-fibers/main.cpp");
+    b.record(EventKind::Mark, 5, {1}).record(EventKind::SourceLocation, 0, {2, 62});
+    const Trace trace = parseOk(b.bytes(), {.strict = true});
+    REQUIRE(trace.events.size() == 2);
+    const trace::Event e = trace.events[1];
+    CHECK(e.kind == EventKind::SourceLocation);
+    CHECK(e.time == 5);
+    CHECK(trace.string(e.arg[0]) == "lessons/01-hello-fibers/main.cpp");
+    CHECK(e.arg[1] == 62);
 }
 
 TEST_CASE("a tail of zero bytes loads up to the last good chunk", "[reader][hostile]") {

@@ -172,8 +172,11 @@ TEST_CASE("the emitters write every kind in the table's order", "[tracer][record
         std::vector<std::uint64_t> values; // per table field; strings: ignored
         std::vector<std::string> strings;  // per String field, in order
     };
+    // The lines of the mark("begin") and Zone zone("zone") below.
+    const std::uint64_t kMarkLine = __LINE__ + 38, kZoneLine = __LINE__ + 60;
     const std::vector<Expect> expected = {
         {EventKind::Mark, {0}, {"begin"}},
+        {EventKind::SourceLocation, {0, kMarkLine}, {__FILE__}},
         {EventKind::ThreadStart, {9, 0}, {"a thread"}},
         {EventKind::FiberCreate, {20, 2, 0}, {""}},
         {EventKind::FiberName, {20, 0}, {"named"}},
@@ -196,7 +199,9 @@ TEST_CASE("the emitters write every kind in the table's order", "[tracer][record
         {EventKind::GroupOp, {static_cast<std::uint8_t>(GroupOp::Cancel), id(&z), 30}, {}},
         {EventKind::QueueOp, {static_cast<std::uint8_t>(QueueOp::GetBlocked), id(&w), 31}, {}},
         {EventKind::ZoneBegin, {0}, {"zone"}},
+        {EventKind::SourceLocation, {0, kZoneLine}, {__FILE__}},
         {EventKind::ZoneEnd, {}, {}},
+        {EventKind::SourceLocation, {0, 77}, {"elsewhere.cpp"}},
         {EventKind::FiberFinish, {20}, {}},
         {EventKind::FiberRecycle, {20}, {}},
         {EventKind::ThreadStop, {}, {}},
@@ -206,7 +211,7 @@ TEST_CASE("the emitters write every kind in the table's order", "[tracer][record
         REQUIRE(recorder.ok());
         // On a thread of its own, so that its records are a chunk of their own.
         std::thread([&] {
-            mark("begin");
+            mark("begin"); // kMarkLine
             emit::threadStart(now(), 9, "a thread");
             emit::fiberCreate(now(), 20, 2);
             emit::fiberName(now(), 20, "named");
@@ -229,6 +234,7 @@ TEST_CASE("the emitters write every kind in the table's order", "[tracer][record
             emit::groupOp(now(), GroupOp::Cancel, &z, 30);
             emit::queueOp(now(), QueueOp::GetBlocked, &w, 31);
             { Zone zone("zone"); }
+            emit::sourceLocation(now(), internStable(threadBuffer(), "elsewhere.cpp"), 77);
             emit::fiberFinish(now(), 20);
             emit::fiberRecycle(now(), 20);
             emit::threadStop(now());

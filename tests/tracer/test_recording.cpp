@@ -184,6 +184,55 @@ TEST_CASE("recording is off without a Recorder", "[tracer]") {
     REQUIRE_FALSE(recording());
 }
 
+TEST_CASE("a mark and a zone carry the caller's file and line", "[tracer][source-location]") {
+    const std::string path = tempTrace("where");
+    std::uint32_t mark_line = 0, zone_line = 0, again_line = 0;
+    {
+        Recorder recorder(path);
+        REQUIRE(recorder.ok());
+        std::thread([&] {
+            mark("here"); mark_line = __LINE__;
+            { Zone zone("span"); zone_line = __LINE__; }
+            for (int i = 0; i < 3; ++i) { mark("again"); again_line = __LINE__; } // the file is interned once
+        }).join();
+    }
+    Trace trace;
+    ReadError error;
+    const bool read = readTrace(path, trace, error, {.strict = true});
+    unlink(path.c_str());
+    INFO(error.text());
+    REQUIRE(read);
+    CHECK(trace.header.version == 4);
+    // Each annotation's next record on its thread is its location, at its time.
+    struct Seen { std::string label; std::string file; std::uint64_t line; };
+    std::vector<Seen> seen;
+    for (std::size_t i = 0; i < trace.events.size(); ++i) {
+        const trace::Event e = trace.events[i];
+        if (e.kind != EventKind::Mark && e.kind != EventKind::ZoneBegin) continue;
+        const std::string label = trace.string(e.arg[0]);
+        if (label != "here" && label != "span" && label != "again") continue;
+        std::size_t j = i + 1;
+        while (j < trace.events.size() && trace.events[j].thread != e.thread) ++j;
+        REQUIRE(j < trace.events.size());
+        const trace::Event where = trace.events[j];
+        REQUIRE(where.kind == EventKind::SourceLocation);
+        CHECK(where.time == e.time);
+        seen.push_back({label, trace.string(where.arg[0]), where.arg[1]});
+    }
+    REQUIRE(seen.size() == 5);
+    const std::string file = __FILE__;
+    for (const Seen& s : seen) {
+        INFO(s.label << " at " << s.file << ":" << s.line);
+        CHECK(s.file == file);
+        CHECK(s.line == (s.label == "here" ? mark_line : s.label == "span" ? zone_line : again_line));
+    }
+    // One string definition for the file, however many marks name it.
+    std::set<std::uint64_t> file_ids;
+    for (const trace::Event& e : trace.events)
+        if (e.kind == EventKind::SourceLocation && trace.string(e.arg[0]) == file) file_ids.insert(e.arg[0]);
+    CHECK(file_ids.size() == 1);
+}
+
 TEST_CASE("only one Recorder at a time", "[tracer]") {
     const std::string path = tempTrace("one");
     Recorder first(path);

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <source_location>
 #include <string>
 #include <string_view>
 
@@ -58,30 +59,47 @@ bool recording() noexcept;
 // string literal or otherwise never change; use markCopy for built strings.
 // (Strings are interned before the record opens: a string definition is a
 // record of its own and must not land inside another.)
+//
+// Marks and zones also record where they were made (the caller's file and
+// line, by a defaulted std::source_location): a source-location record right
+// after the mark or zone-begin, at the same time. The file name is a literal
+// the compiler keeps at one address, so it is interned once and then found
+// in the thread's string cache by its pointer, like the label.
 inline std::uint64_t internLabel(const char* label) noexcept {
     Buffer* b = enabled() ? threadBuffer() : nullptr;
     return b ? internStable(b, label) : 0;
 }
-inline void mark(const char* label) noexcept {
-    if (!enabled()) return;
-    const std::uint64_t id = internLabel(label);
-    if (Record r{EventKind::Mark, now()}) r.u(id);
+namespace detail {
+// Writes a mark or zone-begin labelled `label` (an interned id) and its location.
+inline void annotate(EventKind kind, std::uint64_t label, Buffer* b, const std::source_location& where) noexcept {
+    const std::uint64_t file = internStable(b, where.file_name());
+    const std::uint64_t t = now();
+    bool wrote = false;
+    if (Record r{kind, t}) r.u(label), wrote = true;
+    if (wrote) emit::sourceLocation(t, file, where.line()); // not after a lost record: it would place another
 }
-inline void markCopy(std::string_view label) noexcept {
+} // namespace detail
+inline void mark(const char* label, std::source_location where = std::source_location::current()) noexcept {
     if (!enabled()) return;
     Buffer* b = threadBuffer();
     if (!b) return;
-    const std::uint64_t id = internCopy(b, label);
-    if (Record r{EventKind::Mark, now()}) r.u(id);
+    detail::annotate(EventKind::Mark, internStable(b, label), b, where);
+}
+inline void markCopy(std::string_view label, std::source_location where = std::source_location::current()) noexcept {
+    if (!enabled()) return;
+    Buffer* b = threadBuffer();
+    if (!b) return;
+    detail::annotate(EventKind::Mark, internCopy(b, label), b, where);
 }
 
 // A span of work on the calling fiber: begins now, ends with the scope.
 class Zone {
 public:
-    explicit Zone(const char* label) noexcept {
+    explicit Zone(const char* label, std::source_location where = std::source_location::current()) noexcept {
         if (!enabled()) return;
-        const std::uint64_t id = internLabel(label);
-        if (Record r{EventKind::ZoneBegin, now()}) r.u(id);
+        Buffer* b = threadBuffer();
+        if (!b) return;
+        detail::annotate(EventKind::ZoneBegin, internStable(b, label), b, where);
     }
     ~Zone() { Record r{EventKind::ZoneEnd, now()}; }
     Zone(const Zone&) = delete;

@@ -273,5 +273,10 @@ inline void queueOp(std::uint64_t t, QueueOp op, const void* queue, std::uint64_
     if (Record r{EventKind::QueueOp, t})
         r.u(static_cast<std::uint8_t>(op)), r.u(reinterpret_cast<std::uintptr_t>(queue)), r.fiber(fiber);
 }
+// Where the thread's previous record (a mark or zone-begin) was made: `file`
+// is an interned string id (trace.hpp writes it after the record it places).
+inline void sourceLocation(std::uint64_t t, std::uint64_t file, std::uint64_t line) noexcept {
+    if (Record r{EventKind::SourceLocation, t}) r.u(file), r.u(line);
+}
 
 } // namespace fiberscope::trace::emit

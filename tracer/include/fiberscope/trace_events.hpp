@@ -54,8 +54,10 @@ enum class EventKind : std::uint8_t {
     LostEvents = 29,   // count (records dropped since the last LostEvents)
     // What the OS did (written by the trace writer, about another thread)
     CpuSample = 30,    // thread:trace thread number, on_cpu_ns, runqueue_wait_ns (deltas since its last sample)
+    // Where in the source the previous record (a mark or zone-begin of the same thread) was made
+    SourceLocation = 31, // file:string-id, line:count
 };
-inline constexpr std::uint8_t kMaxEventKind = 30;
+inline constexpr std::uint8_t kMaxEventKind = 31;
 
 // Why a fiber switched away.
 enum class SwitchReason : std::uint8_t {

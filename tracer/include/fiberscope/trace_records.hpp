@@ -193,6 +193,12 @@ inline constexpr RecordKindInfo kTable[kMaxEventKind + 1] = {
          "Since its last sample, trace thread `thread` ran on a CPU for `on_cpu_ns` and waited on a kernel runqueue for "
          "`runqueue_wait_ns`, ready but preempted by another thread (its /proc schedstat).", false, false},
         {count("thread"), count("on_cpu_ns"), count("runqueue_wait_ns")}),
+    // Written right after the mark or zone-begin it places, on the same thread
+    // at the same time (Event has no room for two more fields in those records,
+    // and a version-3 reader's records keep their layout).
+    row({K::SourceLocation, "source-location", "user",
+         "The thread's previous record (a mark or zone-begin) was made at line `line` of source file `file`.", false, false},
+        {string("file"), count("line")}),
 };
 // clang-format on
 } // namespace records_detail

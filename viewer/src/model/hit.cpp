@@ -659,6 +659,10 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
                         formatDuration(static_cast<std::int64_t>(e.arg[1])) + " on a CPU and waited " +
                         formatDuration(static_cast<std::int64_t>(e.arg[2])) + " on a runqueue for one",
                     "/proc/self/task/TID/schedstat", "tracer/src/writer.cpp", i);
+    case EventKind::SourceLocation:
+        return make("the " + thread + " record before this one was made at " + c.tr.string(e.arg[0]) + ":" + std::to_string(e.arg[1]) +
+                        " (std::source_location, taken by trace::mark() and trace::Zone)",
+                    "std::source_location::current()", kTraceApi, i);
     }
     return make(std::string("a ") + trace::eventKindName(e.kind) + " record on " + thread, "", "", i);
 }
