@@ -33,6 +33,7 @@
 #include "model/filter.hpp"
 #include "model/hit.hpp"
 #include "model/range_stats.hpp"
+#include "model/source_location.hpp"
 #include "model/time_view.hpp"
 
 using namespace fiberscope;
@@ -553,14 +554,14 @@ TEST_CASE("thread and fiber lanes of a hand-built trace", "[viewer]") {
     // Instants: everything but switches, parks and unparks, with the mark's label.
     const auto& instants = tl.threads[0].instants;
     REQUIRE(!instants.empty());
-    CHECK(instants.back().kind == EventKind::Mark);
+    CHECK(instantKind(trace, instants.back()) == EventKind::Mark);
     CHECK(trace.string(instantLabel(trace, instants.back())) == "done");
     // An instant's fiber: the one its record names (the create names fiber 2),
     // else the one running on the thread (the mark at 70: fiber 1, from 55).
     for (std::size_t k = 0; k < instants.size(); ++k)
-        if (instants[k].kind == EventKind::FiberCreate) CHECK(instantFiber(trace, tl.threads[0], k) == 2);
+        if (instantKind(trace, instants[k]) == EventKind::FiberCreate) CHECK(instantFiber(trace, tl.threads[0], k) == 2);
     CHECK(instantFiber(trace, tl.threads[0], instants.size() - 1) == 1);
-    for (const Instant& i : instants) CHECK(i.kind != EventKind::Switch);
+    for (const Instant& i : instants) CHECK(instantKind(trace, i) != EventKind::Switch);
 
     // Latencies: fiber 2 waited 10 ns to run, fiber 1 5 ns after its completion.
     REQUIRE(tl.latencies.size() == 2);
@@ -943,17 +944,17 @@ TEST_CASE("hit testing", "[viewer]") {
     CHECK(hitInterval(lane, 73, 2.0, 2.0) == 5); // within 4 ns of the end
     CHECK(hitInterval(lane, -3, 1.0, 5.0) == 0);
     const auto& instants = tl.threads[0].instants;
-    const std::size_t mark = hitInstant(instants, 68, 1.0, 3.0);
+    const std::size_t mark = hitInstant(trace, instants, 68, 1.0, 3.0);
     REQUIRE(mark != kNone);
-    CHECK(instants[mark].kind == EventKind::Mark);
-    CHECK(hitInstant(instants, 65, 1.0, 3.0) == kNone);
-    const std::size_t first = hitInstant(instants, 10, 1.0, 1.0);
+    CHECK(instantKind(trace, instants[mark]) == EventKind::Mark);
+    CHECK(hitInstant(trace, instants, 65, 1.0, 3.0) == kNone);
+    const std::size_t first = hitInstant(trace, instants, 10, 1.0, 1.0);
     REQUIRE(first != kNone);
-    CHECK(instants[first].kind == EventKind::FiberCreate); // the first of the records at 10
+    CHECK(instantKind(trace, instants[first]) == EventKind::FiberCreate); // the first of the records at 10
 
-    Hit hit = hitThreadLane(tl, 0, 69, 1.0, 2.0);
+    Hit hit = hitThreadLane(tl, trace, 0, 69, 1.0, 2.0);
     CHECK(hit.kind == HitKind::Instant);
-    hit = hitThreadLane(tl, 0, 47, 1.0, 1.0);
+    hit = hitThreadLane(tl, trace, 0, 47, 1.0, 1.0);
     REQUIRE(hit.kind == HitKind::Interval);
     CHECK(hit.index == 3);
     CHECK(explain(tl, trace, hit, false).function == "idle()");
@@ -1700,4 +1701,57 @@ TEST_CASE("cpu samples: each thread's intervals, their wait fraction and the hov
     CHECK(sampler_lanes == 1);
     for (std::uint32_t i = 0; i < trace.events.size(); ++i)
         if (trace.events[i].kind == EventKind::CpuSample) CHECK_FALSE(explain(tl, trace, i).text.empty());
+}
+
+// Source locations (format version 4): a mark's or zone's file and line is
+// the source-location record after it on its thread, read back on demand.
+TEST_CASE("sourceLineAt: the running fiber's latest mark or zone says where it is", "[model][source-location]") {
+    using K = EventKind;
+    // Strings: 1 "a", 2 "b", 3 "c", 4 the lesson's main.cpp, 5 a runtime file.
+    const Trace trace = makeTrace(2,
+                                  {
+                                      ev(0, 0, K::ThreadStart, 0, 0),
+                                      ev(0, 1, K::ThreadStart, 1, 0),
+                                      ev(10, 0, K::Switch, 0, 1, 0, sw(SwitchReason::Idle)),
+                                      ev(20, 0, K::Mark, 1),
+                                      ev(20, 1, K::Mark, 3), // another thread's mark at the same time, between them
+                                      ev(20, 0, K::SourceLocation, 4, 12),
+                                      ev(30, 0, K::ZoneBegin, 2),
+                                      ev(30, 0, K::SourceLocation, 4, 15),
+                                      ev(40, 0, K::Switch, 1, 2, 0, sw(SwitchReason::Yield)),
+                                      ev(50, 0, K::Mark, 3),
+                                      ev(50, 0, K::SourceLocation, 5, 99),
+                                      ev(60, 0, K::Switch, 2, 1, 0, sw(SwitchReason::Yield)),
+                                      ev(70, 0, K::ZoneEnd),
+                                      ev(80, 0, K::Switch, 1, 0, 0, sw(SwitchReason::Finish)),
+                                      ev(90, 0, K::Mark, 2), // the idle loop's, and without a location
+                                  },
+                                  {"a", "b", "c", "/src/lessons/01-hello-fibers/main.cpp", "/src/runtime/src/x.cpp"});
+    const Timeline tl = buildTimeline(trace);
+    const auto at = [&](std::uint32_t thread, std::int64_t time, std::string_view suffix = {}) {
+        return sourceLineAt(trace, tl, thread, time, suffix);
+    };
+    CHECK_FALSE(at(0, 15));                 // fiber 1 runs, but has marked nothing yet
+    REQUIRE(at(0, 20));                     // at the mark's own time
+    CHECK(at(0, 20)->line == 12);
+    CHECK(at(0, 20)->file == "/src/lessons/01-hello-fibers/main.cpp");
+    CHECK(at(0, 20)->fiber == 1);
+    CHECK(at(0, 25)->line == 12);
+    CHECK(at(0, 35)->line == 15);           // the zone-begin is later
+    CHECK(at(0, 55)->line == 99);           // fiber 2 runs now: its own mark
+    CHECK_FALSE(at(0, 45));                 // fiber 2 before its mark: fiber 1's marks are not its
+    CHECK_FALSE(at(0, 55, "/main.cpp"));    // fiber 2 marked only in the runtime
+    CHECK(at(0, 65)->line == 15);           // fiber 1 again
+    CHECK(at(0, 65, "01-hello-fibers/main.cpp")->line == 15);
+    CHECK_FALSE(at(0, 85));                 // the idle loop runs: no fiber
+    CHECK_FALSE(at(1, 25));                 // thread 1 runs no fiber
+    CHECK(at(kAnyThread, 55)->line == 99);  // any fiber's latest
+    CHECK(at(kAnyThread, 55, "/main.cpp")->line == 15);
+    CHECK(at(kAnyThread, 95, "/main.cpp")->line == 15); // the last mark has no location: the one before
+    // Per record: the mark's location, none for the unlocated one or another kind.
+    REQUIRE(sourceLineOf(trace, tl, 3));
+    CHECK(sourceLineOf(trace, tl, 3)->line == 12);
+    CHECK_FALSE(sourceLineOf(trace, tl, 4)); // thread 1's mark: its thread has no location after it
+    CHECK_FALSE(sourceLineOf(trace, tl, 2)); // a switch
+    CHECK_FALSE(sourceLineOf(trace, tl, static_cast<std::uint32_t>(trace.events.size() - 1)));
 }
