@@ -72,7 +72,7 @@ inline std::size_t consumeTrace(const trace::Trace& trace) {
         for (std::size_t lane = 0; lane < tl.threads.size() && lane < 64; ++lane) {
             blocks.clear();
             viewer::visibleBlocks(tl.threads[lane].lane, v0, v1, npp, blocks);
-            const viewer::Hit hit = viewer::hitThreadLane(tl, lane, v0 / 2 + v1 / 2, npp);
+            const viewer::Hit hit = viewer::hitThreadLane(tl, trace, lane, v0 / 2 + v1 / 2, npp);
             produced += viewer::explain(tl, trace, hit, false).text.size();
         }
         for (std::size_t lane = 0; lane < tl.fibers.size() && lane < 64; ++lane) {

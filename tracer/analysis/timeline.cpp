@@ -990,9 +990,7 @@ private:
 
     void addInstant(const Event& e, std::uint32_t i, ThreadLane& tl, const ThreadBuild& tb) {
         Instant instant;
-        instant.time = e.time;
         instant.event = i;
-        instant.kind = e.kind;
         if (std::uint64_t named = 0; !firstFiber(e, named)) tl.instant_fibers.emplace_back(static_cast<std::uint32_t>(tl.instants.size()), tb.running);
         tl.instants.push_back(instant);
     }

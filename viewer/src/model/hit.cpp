@@ -48,24 +48,26 @@ std::size_t hitInterval(const Lane& lane, std::int64_t time, double ns_per_pixel
     return best;
 }
 
-std::size_t hitInstant(const std::vector<Instant>& instants, std::int64_t time, double ns_per_pixel, double tolerance_px) {
+std::size_t hitInstant(const trace::Trace& trace, const std::vector<Instant>& instants, std::int64_t time, double ns_per_pixel,
+                       double tolerance_px) {
     if (instants.empty()) return kNone;
     const double tol = tolerance(ns_per_pixel, tolerance_px);
+    const auto time_of = [&](std::size_t k) { return instantTime(trace, instants[k]); };
     const auto at = static_cast<std::size_t>(
-        std::lower_bound(instants.begin(), instants.end(), time, [](const Instant& a, std::int64_t t) { return a.time < t; }) -
+        std::lower_bound(instants.begin(), instants.end(), time, [&](const Instant& a, std::int64_t t) { return instantTime(trace, a) < t; }) -
         instants.begin());
     std::size_t best = kNone;
     double best_distance = tol;
     if (at > 0) {
         // The first instant of the run of equal times just before `time`.
         std::size_t k = at - 1;
-        const std::int64_t t = instants[k].time;
-        while (k > 0 && instants[k - 1].time == t) --k;
+        const std::int64_t t = time_of(k);
+        while (k > 0 && time_of(k - 1) == t) --k;
         const double d = static_cast<double>(time - t);
         if (d <= best_distance) best = k, best_distance = d;
     }
     if (at < instants.size()) {
-        const double d = static_cast<double>(instants[at].time - time);
+        const double d = static_cast<double>(time_of(at) - time);
         if (d < best_distance || (best == kNone && d <= best_distance)) best = at;
     }
     return best;
@@ -101,12 +103,13 @@ std::size_t hitBlock(const std::vector<Block>& blocks, std::int64_t time, double
     return best;
 }
 
-Hit hitThreadLane(const Timeline& timeline, std::size_t lane, std::int64_t time, double ns_per_pixel, double tolerance_px) {
+Hit hitThreadLane(const Timeline& timeline, const trace::Trace& trace, std::size_t lane, std::int64_t time, double ns_per_pixel,
+                  double tolerance_px) {
     Hit hit;
     if (lane >= timeline.threads.size()) return hit;
     const ThreadLane& tl = timeline.threads[lane];
     hit.lane = lane;
-    if (const std::size_t k = hitInstant(tl.instants, time, ns_per_pixel, tolerance_px); k != kNone) {
+    if (const std::size_t k = hitInstant(trace, tl.instants, time, ns_per_pixel, tolerance_px); k != kNone) {
         hit.kind = HitKind::Instant;
         hit.index = k;
         hit.event = tl.instants[k].event;

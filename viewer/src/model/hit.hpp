@@ -30,7 +30,7 @@ namespace fiberscope::viewer {
 // tolerance_px pixels, else kNone.
 std::size_t hitInterval(const Lane& lane, std::int64_t time, double ns_per_pixel, double tolerance_px = 3.0);
 // The instant nearest `time` within tolerance_px pixels (the first of equals), else kNone.
-std::size_t hitInstant(const std::vector<Instant>& instants, std::int64_t time, double ns_per_pixel, double tolerance_px = 4.0);
+std::size_t hitInstant(const trace::Trace& trace, const std::vector<Instant>& instants, std::int64_t time, double ns_per_pixel, double tolerance_px = 4.0);
 // The innermost zone containing `time`, else kNone.
 std::size_t hitZone(const std::vector<Zone>& zones, std::int64_t time);
 // The block (from visibleBlocks) under `time`, else the nearest within tolerance, else kNone.
@@ -44,7 +44,7 @@ struct Hit {
     std::uint32_t event = kNoEvent;  // the record (instant: itself; interval: its cause; zone: its begin)
 };
 // A thread lane: an instant within tolerance wins over the interval beneath it.
-Hit hitThreadLane(const Timeline& timeline, std::size_t lane, std::int64_t time, double ns_per_pixel, double tolerance_px = 4.0);
+Hit hitThreadLane(const Timeline& timeline, const trace::Trace& trace, std::size_t lane, std::int64_t time, double ns_per_pixel, double tolerance_px = 4.0);
 // A fiber lane: the innermost zone containing `time` wins if `zones` is set, else the interval.
 Hit hitFiberLane(const Timeline& timeline, std::size_t lane, std::int64_t time, double ns_per_pixel, bool zones = false,
                  double tolerance_px = 3.0);

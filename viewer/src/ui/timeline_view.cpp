@@ -156,10 +156,10 @@ void drawLaneBlocks(App& app, ImDrawList* dl, const Geometry& g, const Lane& lan
 }
 
 // Glyphs of a thread's instants in view, one per kind per pixel.
-void drawInstants(App& app, ImDrawList* dl, const Geometry& g, const ThreadLane& lane, float y) {
+void drawInstants(App& app, const trace::Trace& trace, ImDrawList* dl, const Geometry& g, const ThreadLane& lane, float y) {
     const auto& instants = lane.instants;
-    auto first = std::lower_bound(instants.begin(), instants.end(), static_cast<std::int64_t>(app.view.start),
-                                  [](const Instant& i, std::int64_t t) { return i.time < t; });
+    const auto earlier = [&](const Instant& i, std::int64_t t) { return instantTime(trace, i) < t; };
+    auto first = std::lower_bound(instants.begin(), instants.end(), static_cast<std::int64_t>(app.view.start), earlier);
     float last_x[trace::kMaxEventKind + 1];
     std::fill(std::begin(last_x), std::end(last_x), -1e9f);
     // One glyph per kind per 3 pixels: after drawing at x, jump (binary
@@ -167,26 +167,28 @@ void drawInstants(App& app, ImDrawList* dl, const Geometry& g, const ThreadLane&
     // O(pixels x log n) however many instants are in view.
     const double skip_ns = 3.0 * app.view.nsPerPixel(g.width);
     const double per_kind_skip = skip_ns / 8;
-    for (auto it = first; it != instants.end() && it->time <= app.view.end;) {
-        if (!drawnKind(it->kind) || it->kind == trace::EventKind::Mark) { // marks: drawMarks, never merged away
+    for (auto it = first; it != instants.end();) {
+        const std::int64_t time = instantTime(trace, *it);
+        if (time > app.view.end) break;
+        const trace::EventKind kind = instantKind(trace, *it);
+        if (!drawnKind(kind) || kind == trace::EventKind::Mark) { // marks: drawMarks, never merged away
             ++it;
             continue;
         }
-        const float x = app.view.x(static_cast<double>(it->time), g.left, g.width);
-        float& previous = last_x[static_cast<int>(it->kind)];
+        const float x = app.view.x(static_cast<double>(time), g.left, g.width);
+        float& previous = last_x[static_cast<int>(kind)];
         if (x - previous >= 3.0f) {
             previous = x;
-            drawGlyph(dl, it->kind, x, y, glyphColor(it->kind));
+            drawGlyph(dl, kind, x, y, glyphColor(kind));
         }
         // Dense stretch: leap ahead by a fraction of the skip, so every kind
         // still gets its chance in each 3-pixel step.
         auto next = it + 1;
-        if (next != instants.end() && static_cast<double>(next->time - it->time) < per_kind_skip) {
-            const std::int64_t target = it->time + static_cast<std::int64_t>(per_kind_skip);
-            auto leap = std::lower_bound(next, std::min(next + 4096, instants.end()), target,
-                                         [](const Instant& i, std::int64_t t) { return i.time < t; });
+        if (next != instants.end() && static_cast<double>(instantTime(trace, *next) - time) < per_kind_skip) {
+            const std::int64_t target = time + static_cast<std::int64_t>(per_kind_skip);
+            auto leap = std::lower_bound(next, std::min(next + 4096, instants.end()), target, earlier);
             if (leap == std::min(next + 4096, instants.end()) && leap != instants.end())
-                leap = std::lower_bound(leap, instants.end(), target, [](const Instant& i, std::int64_t t) { return i.time < t; });
+                leap = std::lower_bound(leap, instants.end(), target, earlier);
             next = std::max(next, leap);
         }
         it = next;
@@ -196,7 +198,7 @@ void drawInstants(App& app, ImDrawList* dl, const Geometry& g, const ThreadLane&
 // The marks of each thread lane (indices into its instants). Marks are few
 // and each is a story (a lesson's checkpoint), so they are drawn one by one,
 // never merged into a pixel with the thousands of switches around them.
-const std::vector<std::vector<std::uint32_t>>& marksOfLanes(const Timeline& tl) {
+const std::vector<std::vector<std::uint32_t>>& marksOfLanes(const Timeline& tl, const trace::Trace& trace) {
     static const Timeline* built_for = nullptr;
     static std::size_t built_lanes = 0, built_flows = 0;
     static std::vector<std::vector<std::uint32_t>> marks;
@@ -205,7 +207,7 @@ const std::vector<std::vector<std::uint32_t>>& marksOfLanes(const Timeline& tl) 
         for (std::size_t lane = 0; lane < tl.threads.size(); ++lane) {
             const auto& instants = tl.threads[lane].instants;
             for (std::uint32_t i = 0; i < instants.size(); ++i)
-                if (instants[i].kind == trace::EventKind::Mark) marks[lane].push_back(i);
+                if (instantKind(trace, instants[i]) == trace::EventKind::Mark) marks[lane].push_back(i);
         }
         built_for = &tl;
         built_lanes = tl.threads.size();
@@ -229,17 +231,18 @@ constexpr float kLabelGap = 8.0f;
 // Every mark label in view, by x.
 std::vector<MarkLabel> marksInView(const App& app, const Geometry& g) {
     const Timeline& tl = *app.timeline;
-    const auto& marks = marksOfLanes(tl);
+    const auto& marks = marksOfLanes(tl, *app.trace);
     std::vector<MarkLabel> labels;
     for (std::uint32_t lane = 0; lane < marks.size(); ++lane) {
         const auto& instants = tl.threads[lane].instants;
         for (std::uint32_t index : marks[lane]) {
             const Instant& mark = instants[index];
-            const double at = static_cast<double>(mark.time);
+            const std::int64_t mark_time = instantTime(*app.trace, mark);
+            const double at = static_cast<double>(mark_time);
             const std::uint64_t label = instantLabel(*app.trace, mark);
             if (at < app.view.start || at > app.view.end || !label) continue;
             labels.push_back({app.view.x(at, g.left, g.width), lane, &app.trace->string(label),
-                              mark.time});
+                              mark_time});
         }
     }
     std::stable_sort(labels.begin(), labels.end(), [](const MarkLabel& a, const MarkLabel& b) { return a.mark_x < b.mark_x; });
@@ -253,7 +256,7 @@ float drawMarkLabels(App& app, ImDrawList* dl, const Geometry& g, float y, const
     // A trace with marks keeps a row for them even where none is in view, so
     // the lanes do not jump as the view moves; one without has no strip.
     bool any = false;
-    for (const auto& lane : marksOfLanes(*app.timeline)) any = any || !lane.empty();
+    for (const auto& lane : marksOfLanes(*app.timeline, *app.trace)) any = any || !lane.empty();
     if (!any) return 0;
     ImGui::PushFont(fonts.small);
     const float badge_width = ImGui::CalcTextSize(" +999").x;
@@ -668,13 +671,13 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
                           i % 2 ? palette::lane_alt : palette::lane);
         dl->AddText(ImVec2(g.origin.x + 4, y + 7), palette::text, lane.name.c_str());
         drawLaneBlocks(app, dl, g, lane.lane, y, kThreadLaneHeight, false, scratch);
-        drawInstants(app, dl, g, lane, y + kThreadLaneHeight + kGlyphStrip / 2);
+        drawInstants(app, *app.trace, dl, g, lane, y + kThreadLaneHeight + kGlyphStrip / 2);
         drawMarks(dl, marks, static_cast<std::uint32_t>(i), y + kThreadLaneHeight + kGlyphStrip / 2);
         // Hover: a glyph first, else the block.
         if (mouse.y >= y && mouse.y < y + kThreadLaneHeight + kGlyphStrip && mouse.x >= g.left) {
             const double npp = app.view.nsPerPixel(g.width);
             const double t = app.view.time(mouse.x, g.left, g.width);
-            const Hit hit = hitThreadLane(tl, i, static_cast<std::int64_t>(t), npp);
+            const Hit hit = hitThreadLane(tl, *app.trace, i, static_cast<std::int64_t>(t), npp);
             app.hover.thread = static_cast<std::int32_t>(lane.thread);
             app.hover.time = static_cast<std::int64_t>(t);
             app.hover.event = hit.event;
@@ -710,12 +713,12 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
                               i % 2 ? palette::lane_alt : palette::lane);
             dl->AddText(ImVec2(g.origin.x + 4, y + 7), palette::text_dim, lane.name.c_str());
             drawLaneBlocks(app, dl, g, lane.lane, y, kThreadLaneHeight, false, scratch, &other);
-            drawInstants(app, dl, g, lane, y + kThreadLaneHeight + kGlyphStrip / 2);
+            drawInstants(app, *app.compare_trace, dl, g, lane, y + kThreadLaneHeight + kGlyphStrip / 2);
             // Hover explains the compared run's records and blocks as the first run's.
             if (app.compare_trace && mouse.y >= y && mouse.y < y + kThreadLaneHeight + kGlyphStrip && mouse.x >= g.left) {
                 const double npp = app.view.nsPerPixel(g.width);
                 const double t = app.view.time(mouse.x, g.left, g.width);
-                const Hit hit = hitThreadLane(other, i, static_cast<std::int64_t>(t), npp);
+                const Hit hit = hitThreadLane(other, *app.compare_trace, i, static_cast<std::int64_t>(t), npp);
                 if (hit.kind != HitKind::None) app.hover.text = "(compared run) " + describeHit(other, *app.compare_trace, hit, false);
                 other_hovered = hit.event;
             }

@@ -64,15 +64,18 @@
 
 namespace fiberscope::analysis {
 
-// A record drawn as a tick on its thread's lane (16 bytes; there is one per
-// record but a few kinds): its label and fiber are read from the record
-// (instantLabel, instantFiber), and only the fiber of a record that names
-// none (a mark, a wake-up) is kept, in ThreadLane::instant_fibers.
+// A record drawn as a tick on its thread's lane (4 bytes; there is one per
+// record but a few kinds): the index of its record, from which its time,
+// kind, label and fiber are read (instantTime, instantKind, instantLabel,
+// instantFiber: the record list reads one field without decoding the rest);
+// only the fiber of a record that names none (a mark, a wake-up) is kept,
+// in ThreadLane::instant_fibers.
 struct Instant {
-    std::int64_t time = 0;
     std::uint32_t event = kNoEvent;
-    trace::EventKind kind = trace::EventKind::Mark;
 };
+
+inline std::int64_t instantTime(const trace::Trace& trace, const Instant& instant) noexcept { return trace.events.time(instant.event); }
+inline trace::EventKind instantKind(const trace::Trace& trace, const Instant& instant) noexcept { return trace.events.kind(instant.event); }
 
 // The instant's label: the string id of its record's first string field (a
 // mark's label, a fiber's or thread's name), else 0.
