@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "ui/app.hpp"
 #include "lessons/catalog.hpp"
 #include "ui/colors.hpp"
+#include "model/source_location.hpp"
 
 namespace {
 
@@ -204,6 +206,62 @@ TEST_CASE("a lesson's trace is recognised by its program: the lesson names its t
     CHECK(lessonOfCommand(lessons, {"/usr/bin/my-server", "lesson07-select-and-cancel"}) == -1); // the program, not an argument
     CHECK(lessonOfCommand(lessons, {"/opt/lesson07-select-and-cancel-old"}) == -1);
     CHECK(lessonOfCommand(lessons, {}) == -1);
+}
+
+// The lesson panel's code view (issue 14): after a mark, the lesson's
+// main.cpp is shown with the mark's line highlighted (format version 4
+// records each mark's file and line); a trace older than that highlights none.
+TEST_CASE("after a mark, the lesson panel's code view highlights the mark's line of main.cpp", "[viewer][screenshot][lesson][code]") {
+    const std::string base = "/tmp/fiberscope-shot-code-" + std::to_string(getpid());
+    const std::string trace = base + ".fstrace";
+    const Run lesson = run(kTool + " lesson 1 -o " + trace + " --no-view");
+    INFO(lesson.output);
+    REQUIRE(lesson.status == 0);
+    // The "checkpoint: spawned" mark: its time, and its line in main.cpp.
+    using namespace fiberscope::viewer;
+    App app;
+    REQUIRE(loadTrace(app, trace));
+    std::vector<std::string> labels;
+    const std::vector<std::int64_t> marks = checkpointTimes(*app.trace, &labels);
+    REQUIRE(!labels.empty());
+    REQUIRE(labels.front() == "checkpoint: spawned");
+    const auto where = sourceLineAt(*app.trace, *app.timeline, kAnyThread, marks.front() + 1000, "/01-hello-fibers/main.cpp");
+    REQUIRE(where);
+    std::string error;
+    const std::vector<Lesson> lessons = loadLessons(error);
+    REQUIRE(!lessons.empty());
+    REQUIRE(lessons.front().number == 1);
+    std::ifstream source(lessons.front().source);
+    std::string text;
+    for (std::uint32_t n = 0; n < where->line && std::getline(source, text);) ++n;
+    CHECK(text.find("mark(\"checkpoint: spawned\")") != std::string::npos);
+
+    // Pictured with the cursor just after the mark: the highlight is in the panel.
+    const std::string shot = " --size 1280x720 --panel lesson --lesson 1 --cursor " + std::to_string(marks.front() + 1000) + "ns -o ";
+    const Run after = run(kTool + " screenshot " + trace + shot + base + ".png");
+    INFO(after.output);
+    REQUIRE(after.status == 0);
+    Image image;
+    REQUIRE(load(image, base + ".png"));
+    long highlighted = 0;
+    for (int y = 0; y < image.height; ++y)
+        for (int x = image.width * 5 / 8; x < image.width; ++x) {
+            const unsigned char* p = image.pixels + (static_cast<long>(y) * image.width + x) * 4;
+            const Color c = palette::code_line;
+            highlighted += std::abs(p[0] - static_cast<int>(c & 0xFF)) <= 2 && std::abs(p[1] - static_cast<int>((c >> 8) & 0xFF)) <= 2 &&
+                           std::abs(p[2] - static_cast<int>((c >> 16) & 0xFF)) <= 2;
+        }
+    INFO("highlight pixels in the panel: " << highlighted);
+    CHECK(highlighted > 2000); // a line's width of the panel, a line high
+    // The golden trace of lesson 1 predates source locations: no highlight.
+    const Run old = run(kTool + " screenshot " + kTrace + shot + base + "-old.png");
+    REQUIRE(old.status == 0);
+    Image old_image;
+    REQUIRE(load(old_image, base + "-old.png"));
+    CHECK(old_image.count(palette::code_line) == 0);
+    std::remove(trace.c_str());
+    std::remove((base + ".png").c_str());
+    std::remove((base + "-old.png").c_str());
 }
 
 TEST_CASE("a lesson 7 trace viewed without --lesson shows lesson 7's narrative", "[viewer][screenshot][lesson]") {

@@ -116,6 +116,7 @@ std::vector<Lesson> loadLessons(std::string& error) {
         lesson.slug = name;
         lesson.markdown = readFile(dir + "/" + name + "/lesson.md");
         lesson.checks = readFile(dir + "/" + name + "/checks.md");
+        lesson.source = dir + "/" + name + "/main.cpp";
         lesson.program = programDir() + "/lesson" + name;
         lesson.reference = assetPath("traces/lesson" + name + ".fstrace");
         parseHeading(lesson);

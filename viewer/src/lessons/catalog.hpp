@@ -20,6 +20,7 @@ struct Lesson {
     std::string markdown;  // lesson.md
     std::string checks;    // checks.md: questions and an exercise (lessons/checks.hpp); empty if none
     std::string program;   // path of the built program (may not exist)
+    std::string source;    // path of its main.cpp, beside lesson.md (may not exist; the lesson panel's code view)
     // Its golden trace: the reference run recorded on a quiet machine and
     // shipped in assets/traces/lessonNN-name.fstrace (found as the fonts are,
     // platform/window.hpp's assetPath: build tree or install prefix); may not exist.

@@ -13,10 +13,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 
 #include "lessons/checks.hpp"
 #include "model/describe.hpp"
 #include "model/hit.hpp"
+#include "model/source_location.hpp"
 #include "ui/app.hpp"
 #include "ui/colors.hpp"
 
@@ -269,6 +272,119 @@ bool recognizeLesson(App& app) {
     return attachLesson(app, app.lessons[static_cast<std::size_t>(index)].number);
 }
 
+namespace {
+
+// The code view: the lesson's main.cpp, with the line the fiber is at
+// highlighted, as far as a mark or zone says (format version 4 records each
+// one's file and line; sourceLineAt reads them back). Which fiber: at a step,
+// the one running on the step's thread; else, or if that one has marked
+// nothing in main.cpp yet, the latest mark or zone in main.cpp of any fiber
+// at or before the cursor. The file is read once per lesson and the look-up
+// redone only when the point in the trace changes.
+struct CodeState {
+    std::string path;  // the file read into `lines`
+    bool found = false;
+    std::vector<std::string> lines;
+    const trace::Trace* trace = nullptr; // the look-up below was made for this trace...
+    std::size_t events = 0;
+    std::uint32_t thread = kAnyThread;   // ...thread and time
+    std::int64_t time = -1;
+    std::optional<SourceLine> where;
+    bool own_fiber = false;  // `where` is the running fiber's (else any fiber's)
+    std::uint32_t scrolled_to = 0;
+};
+
+CodeState& codeState() {
+    static CodeState state;
+    return state;
+}
+
+void loadCode(CodeState& s, const std::string& path) {
+    s = CodeState{};
+    s.path = path;
+    std::ifstream in(path);
+    s.found = static_cast<bool>(in);
+    for (std::string line; s.found && std::getline(in, line);) {
+        for (std::size_t tab; (tab = line.find('\t')) != std::string::npos;) line.replace(tab, 1, "    ");
+        s.lines.push_back(std::move(line));
+    }
+}
+
+void drawCodeView(App& app, const Lesson& lesson, const Fonts& fonts) {
+    CodeState& s = codeState();
+    if (s.path != lesson.source) loadCode(s, lesson.source);
+    if (!ImGui::CollapsingHeader("main.cpp##code", ImGuiTreeNodeFlags_DefaultOpen)) return;
+    if (!s.found) {
+        ImGui::TextDisabled("No code to show: %s cannot be read", lesson.source.c_str());
+        return;
+    }
+    // The point in the trace: the step's record while the cursor is on it, else the cursor.
+    const trace::Trace& trace = *app.trace;
+    std::uint32_t thread = kAnyThread;
+    std::int64_t time = stateTime(app);
+    if (app.step_event < trace.events.size()) {
+        const trace::Event e = trace.events[app.step_event];
+        if (app.cursor < 0 || app.cursor == e.time) thread = e.thread, time = e.time;
+    }
+    if (s.trace != &trace || s.events != trace.events.size() || s.thread != thread || s.time != time) {
+        s.trace = &trace;
+        s.events = trace.events.size();
+        s.thread = thread;
+        s.time = time;
+        const std::string suffix = "/" + lesson.slug + "/main.cpp";
+        s.where = thread != kAnyThread ? sourceLineAt(trace, *app.timeline, thread, time, suffix) : std::nullopt;
+        s.own_fiber = s.where.has_value();
+        if (!s.where) s.where = sourceLineAt(trace, *app.timeline, kAnyThread, time, suffix);
+    }
+    const bool shown = s.where && s.where->line >= 1 && s.where->line <= s.lines.size();
+    if (shown) {
+        const FiberLane* fl = findFiber(*app.timeline, s.where->fiber);
+        const std::string who = s.where->fiber == 0 ? std::string("the idle loop") : fl ? fl->name : "fiber " + std::to_string(s.where->fiber);
+        const trace::Event e = trace.events[s.where->event];
+        ImGui::TextWrapped("%s %s line %u (%s '%s')", who.c_str(), s.own_fiber ? "runs past" : "last marked", s.where->line,
+                           e.kind == trace::EventKind::Mark ? "mark" : "zone", trace.string(e.arg[0]).c_str());
+    } else {
+        ImGui::PushTextWrapPos(0);
+        ImGui::TextDisabled(trace.header.version < 4 ? "Trace format %u predates source locations: no line to show"
+                                                     : "No mark or zone in main.cpp before this point says where a fiber is",
+                            trace.header.version);
+        ImGui::PopTextWrapPos();
+    }
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, ImVec4(0.10f, 0.11f, 0.13f, 1));
+    ImGui::PushFont(fonts.mono);
+    const float line_h = ImGui::GetTextLineHeight();
+    const float row = ImGui::GetTextLineHeightWithSpacing();
+    ImGui::BeginChild("code", ImVec2(0, row * 9 + ImGui::GetStyle().WindowPadding.y * 2 + ImGui::GetStyle().ScrollbarSize), true,
+                      ImGuiWindowFlags_HorizontalScrollbar);
+    if (shown && s.scrolled_to != s.where->line) {
+        // Centre the line (the child scrolls; the rest of the file is a wheel away).
+        const float visible = ImGui::GetWindowHeight() - ImGui::GetStyle().ScrollbarSize;
+        ImGui::SetScrollY(std::max(0.0f, (static_cast<float>(s.where->line) - 1.0f) * row - (visible - row) / 2));
+        s.scrolled_to = s.where->line;
+    }
+    ImGuiListClipper clipper;
+    clipper.Begin(static_cast<int>(s.lines.size()), row);
+    while (clipper.Step()) {
+        for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+            const bool here = shown && static_cast<std::uint32_t>(i + 1) == s.where->line;
+            if (here) {
+                const ImVec2 at = ImGui::GetCursorScreenPos();
+                const float right = at.x + std::max(ImGui::GetContentRegionAvail().x, ImGui::GetWindowWidth());
+                ImGui::GetWindowDrawList()->AddRectFilled(at, ImVec2(right, at.y + line_h), palette::code_line);
+            }
+            ImGui::TextColored(here ? ImVec4(1, 1, 1, 1) : ImVec4(0.55f, 0.58f, 0.64f, 1), "%4d", i + 1);
+            ImGui::SameLine();
+            ImGui::TextUnformatted(s.lines[static_cast<std::size_t>(i)].c_str());
+        }
+    }
+    clipper.End();
+    ImGui::EndChild();
+    ImGui::PopFont();
+    ImGui::PopStyleColor();
+}
+
+} // namespace
+
 void drawLessonPanel(App& app, const Fonts& fonts) {
     if (!app.lessons_loaded) {
         app.lessons = loadLessons(app.lessons_error);
@@ -359,6 +475,7 @@ void drawLessonPanel(App& app, const Fonts& fonts) {
         ImGui::EndChild();
         ImGui::PopStyleColor();
     }
+    drawCodeView(app, lesson, fonts);
     // Compare.
     if (!running) {
         ImGui::SetNextItemWidth(90);
