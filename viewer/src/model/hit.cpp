@@ -665,7 +665,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
     case EventKind::SourceLocation:
         return make("the " + thread + " record before this one was made at " + c.tr.string(e.arg[0]) + ":" + std::to_string(e.arg[1]) +
                         " (std::source_location, taken by trace::mark() and trace::Zone)",
-                    "std::source_location::current()", kTraceApi, i);
+                    "trace::mark()", kTraceApi, i);
     }
     return make(std::string("a ") + trace::eventKindName(e.kind) + " record on " + thread, "", "", i);
 }
