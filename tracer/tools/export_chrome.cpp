@@ -347,9 +347,18 @@ void writeInstants(ExportState& s) {
         for (std::size_t k = 0; k < t.instants.size(); ++k) {
             const analysis::Instant& instant = t.instants[k];
             const Event& e = s.trace.events[instant.event];
-            if (e.kind == EventKind::Mark)
-                s.json.instant(kThreadsPid, e.thread, e.time, s.trace.string(e.arg[0]), "mark", 'g',
-                               Args{}.add("fiber", analysis::instantFiber(s.trace, t, k)).add("thread", t.name));
+            if (e.kind == EventKind::Mark) {
+                Args args;
+                args.add("fiber", analysis::instantFiber(s.trace, t, k)).add("thread", t.name);
+                // Where it was made (format 4: the source-location record after it on its thread).
+                const std::size_t next = analysis::nextOnThread(s.tl, s.trace, e.thread, std::size_t{instant.event} + 1);
+                if (next < s.trace.events.size()) {
+                    const Event where = s.trace.events[next];
+                    if (where.kind == EventKind::SourceLocation && where.time == e.time)
+                        args.add("source", s.trace.string(where.arg[0]) + ":" + std::to_string(where.arg[1]));
+                }
+                s.json.instant(kThreadsPid, e.thread, e.time, s.trace.string(e.arg[0]), "mark", 'g', args);
+            }
             else if (e.kind == EventKind::LostEvents)
                 s.json.instant(kThreadsPid, e.thread, e.time, "lost " + std::to_string(e.arg[0]) + " events", "lost", 'g');
             else if (threadInstantKind(e.kind))
