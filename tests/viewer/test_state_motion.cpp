@@ -86,7 +86,9 @@ TEST_CASE("a chip in both layouts slides monotonically and ends exactly at its n
     const std::vector<ChipFrame> past = interpolateChips(before, after, 3.0f);
     CHECK(chipOf(past, 5)->x == 90);
     // Eased out: more than half the way at half the time.
-    const ChipFrame* half = chipOf(interpolateChips(before, after, 0.5f), 5);
+    const std::vector<ChipFrame> halfway = interpolateChips(before, after, 0.5f);
+    const ChipFrame* half = chipOf(halfway, 5);
+    REQUIRE(half);
     CHECK(half->x < 145);
     CHECK(easeOut(0.0f) == 0.0f);
     CHECK(easeOut(1.0f) == 1.0f);
