@@ -1535,6 +1535,48 @@ TEST_CASE("a checkpoint's window is the burst around its mark, bounded by its ne
     CHECK(paused.t1 < 10'000'000);
 }
 
+TEST_CASE("a checkpoint's window takes in both ends of the cause -> effect links in it", "[viewer][framing]") {
+    const std::vector<TimeRange> idle_all;
+    // Lesson 5's shape: an open submitted at 100 us, the thread parked
+    // 140 us, its completion and resume at 240 us, the checkpoint just
+    // after, the next one 100 us later.
+    const std::vector<std::int64_t> times = {0, 2'000, 100'000, 240'000, 240'500, 241'000, 341'000};
+    auto at = [&](std::size_t i) { return times[i]; };
+    const std::vector<std::int64_t> marks = {241'000, 341'000};
+    const TimeRange alone = checkpointWindow(times.size(), at, marks, 0, 0, 620'000, idle_all, 0.005);
+    CHECK(alone.t0 > 100'000); // the submit is out of the burst
+    const std::vector<TimeRange> open = {{100'000, 240'500}};
+    const TimeRange linked = checkpointWindow(times.size(), at, marks, 0, 0, 620'000, idle_all, 0.005, open);
+    CHECK(linked.t0 <= 100'000);
+    CHECK(linked.t1 <= 341'000);
+    // A cause in the window pulls in its effect (lesson 13's sleeps), unless
+    // the stretch before the next checkpoint is that one's story.
+    const std::vector<std::int64_t> sleeps = {100'000, 150'000, 200'000, 1'200'000, 2'200'000, 2'201'000};
+    auto at_sleeps = [&](std::size_t i) { return sleeps[i]; };
+    const std::vector<std::int64_t> sleep_marks = {100'000, 2'201'000};
+    const std::vector<TimeRange> timers = {{150'000, 1'200'000}, {200'000, 2'200'000}};
+    const std::vector<TimeRange> main_runs = {{100'000, 200'000}}; // the main fiber starts the sleepers
+    const TimeRange forward = checkpointWindow(sleeps.size(), at_sleeps, sleep_marks, 0, 0, 3'000'000, main_runs, 0.001, timers);
+    CHECK(forward.t1 >= 2'200'000);
+    const TimeRange held = checkpointWindow(sleeps.size(), at_sleeps, sleep_marks, 0, 0, 3'000'000, main_runs, 0.001, timers, false);
+    CHECK(held.t1 < 1'000'000);
+    // Too far out to keep the burst readable: a 10 us burst's 20 ms race.
+    const std::vector<TimeRange> race = {{0, 20'000'000}};
+    const std::vector<std::int64_t> select = {0, 20'000'000, 20'005'000, 20'010'000};
+    auto at_select = [&](std::size_t i) { return select[i]; };
+    const TimeRange framed = checkpointWindow(select.size(), at_select, {20'010'000}, 0, 0, 20'020'000, idle_all, 0.0001, race);
+    CHECK(framed.t0 >= 19'000'000);
+    // Records that do not count (CPU samples every 20 ms) bridge no pause.
+    const std::vector<std::int64_t> sampled = {0, 1'000, 2'000, 12'000'000, 20'000'000, 40'000'000, 42'000'000, 42'001'000};
+    auto at_sampled = [&](std::size_t i) { return sampled[i]; };
+    const std::vector<TimeRange> busy = {{0, 12'000'000}};
+    const auto sample = [&](std::size_t i) { return i != 4 && i != 5; };
+    const TimeRange bridged = checkpointWindow(sampled.size(), at_sampled, {0, 42'001'000}, 0, 0, 42'001'000, busy, 0.005);
+    CHECK(bridged.t1 >= 42'000'000);
+    const TimeRange burst = checkpointWindow(sampled.size(), at_sampled, {0, 42'001'000}, 0, 0, 42'001'000, busy, 0.005, {}, true, sample);
+    CHECK(burst.t1 == Approx(12'000'000));
+}
+
 TEST_CASE("merged ranges", "[viewer][framing]") {
     const auto merged = mergeRanges({{5, 7}, {0, 2}, {1, 3}, {7, 9}, {20, 21}});
     REQUIRE(merged.size() == 3);

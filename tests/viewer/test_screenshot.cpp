@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -452,35 +453,70 @@ long countIn(const Image& image, const Rect& r, Color c) {
     return n;
 }
 
+// One end of a lesson's cause -> effect story: the records that are it,
+// drawn in `colour` (their glyph, or the arrow that leaves or reaches them).
+struct End {
+    const char* what;
+    std::vector<fiberscope::trace::EventKind> kinds; // none: drawn state or arrows, not records
+    Color colour;
+    long min_pixels = 0; // of its colour in the timeline; 0: the phenomenon's
+};
+
 struct Phenomenon {
     const char* what;
-    std::vector<Color> colours; // each must be in view
+    std::vector<End> ends; // the cause and the effect: each must be in view
     long min_pixels;
 };
 
 // Per lesson, what its narrative (lessons/NN-*/lesson.md) asks the student
-// to look at first, by its colour (ui/colors.hpp: record glyphs and flow arrows).
+// to look at first: its cause and its effect, each by its records and
+// colour (ui/colors.hpp: record glyphs and flow arrows). Both must be in
+// the opening view: a submit and its completion, a lock found taken and
+// the hand-off, not one of them with the other off screen.
 std::map<int, Phenomenon> lessonPhenomena() {
     using namespace fiberscope::viewer::palette;
+    using K = fiberscope::trace::EventKind;
     return {
-        {1, {"fibers spawned: spawn glyphs and arrows", {spawn}, 20}},
-        {2, {"switch then act: the schedule after each yield", {schedule}, 20}},
-        {3, {"idle hand-offs: MSG_RING wake-up glyphs and arrows", {wakeup}, 20}},
-        {4, {"work stealing: steal glyphs and arrows", {steal}, 20}},
-        // (its first window is the open's completion and resume; the
-        // openat's submit is milliseconds before, out of it)
-        {5, {"I/O: the open's completion and its arrow to the resume", {complete}, 20}},
-        {6, {"timers: the sleeps submitted and completed", {submit, complete}, 20}},
-        {7, {"select, then cancel the loser: cancel and canceled arrows", {cancel, canceled}, 20}},
-        // (its first window is the first teller finding the mutex taken; the hand-offs come later)
-        {8, {"mutex contention: the contended lock's glyph", {mutex_handoff}, 20}},
-        {9, {"a condition gate: condition wake-ups", {condition_wake}, 20}},
-        {10, {"a blocked thread: its neighbours wait ready", {ready}, 200}},
-        {11, {"canceling a group: cancel and canceled arrows", {cancel, canceled}, 20}},
-        {12, {"an echo server: submits and completions of accept and recv", {submit, complete}, 20}},
-        // (its first window is the sleeps going into the ring; they complete milliseconds later)
-        {13, {"sleeps on the backend: their submits, and operations in flight", {submit, counter_flight}, 20}},
-        {14, {"an Event gate: condition wake-ups", {condition_wake}, 20}},
+        {1, {"fibers spawned: created, then run (spawn glyphs and arrows) and put to sleep",
+             {{"fiber-create", {K::FiberCreate}, spawn}, {"the greeters' sleeps submitted", {K::Submit}, submit, 6}}, 20}},
+        {2, {"switch then act: the schedule after each yield",
+             {{"a yield's schedule", {K::Schedule}, schedule}}, 20}},
+        // Where each of the burst's tasks went: a new worker, an idle
+        // hand-off with its MSG_RING, or the own queue a thief steals from
+        // (the schedule glyphs themselves are microseconds apart: a few
+        // pixels, too few to count; their effects spread over milliseconds).
+        {3, {"the burst's tasks reach other threads: spawned, handed off with a MSG_RING, stolen",
+             {{"fiber-create (each task's schedule)", {K::FiberCreate}, spawn, 6},
+              {"wakeup-sent / wakeup-received", {K::WakeupSent, K::WakeupReceived}, wakeup},
+              {"steal", {K::Steal}, steal}}, 20}},
+        {4, {"work stealing: steal glyphs and arrows", {{"steal", {K::Steal}, steal}}, 20}},
+        {5, {"I/O: the open submitted, then its completion and its arrow to the resume",
+             {{"submit (the openat)", {K::Submit}, submit}, {"complete (the openat)", {K::Complete}, complete}}, 20}},
+        // (their completions are the third checkpoint's story, "Until
+        // `checkpoint: all awake`": here the arrows leave for them)
+        {6, {"timers: the sleeps submitted, and their completion arrows",
+             {{"submit", {K::Submit}, submit}, {"completion arrows", {}, complete}}, 20}},
+        {7, {"select, then cancel the loser: cancel and canceled arrows",
+             {{"cancel-request / cancel-delivered", {K::CancelRequest, K::CancelDelivered}, cancel},
+              {"the canceled operation's completion", {K::Complete}, canceled}}, 20}},
+        // Contention and hand-off share a colour: the records' times tell them apart.
+        {8, {"mutex contention, then the hand-off that ends it",
+             {{"mutex-contended", {K::MutexContended}, mutex_handoff, 10}, {"mutex-handoff", {K::MutexHandoff}, mutex_handoff, 10}},
+             20}},
+        {9, {"a condition gate: waits, then condition wake-ups",
+             {{"condition-wait", {K::ConditionWait}, condition_wake, 5}, {"condition-wake", {K::ConditionWake}, condition_wake, 5}},
+             20}},
+        {10, {"a blocked thread: its neighbours wait ready", {{"ready fibers", {}, ready}}, 200}},
+        {11, {"canceling a group: cancel and canceled arrows",
+              {{"cancel-request / cancel-delivered", {K::CancelRequest, K::CancelDelivered}, cancel},
+               {"the canceled operations' completions", {K::Complete}, canceled}}, 20}},
+        {12, {"an echo server: submits and completions of accept and recv",
+              {{"submit", {K::Submit}, submit}, {"complete", {K::Complete}, complete}}, 20}},
+        {13, {"sleeps on the backend: submitted, then completed 1, 2 and 3 ms later",
+              {{"submit (the sleeps)", {K::Submit}, submit}, {"complete (the sleeps)", {K::Complete}, complete}}, 20}},
+        {14, {"an Event gate: waits, then condition wake-ups",
+              {{"condition-wait", {K::ConditionWait}, condition_wake, 5}, {"condition-wake", {K::ConditionWake}, condition_wake, 5}},
+              20}},
     };
 }
 
@@ -531,14 +567,48 @@ TEST_CASE("every lesson's golden trace opens on its phenomenon: its glyphs and a
         applyViewRequests(app);
         const double span = app.view.span();
         // No fiber of this trace has the phenomenon's colour: fiber blocks cannot fake it.
-        for (const Color c : phenomenon.colours)
+        for (const End& end : phenomenon.ends)
             for (const auto& fiber : app.timeline->fibers) {
                 const Color f = fiberColor(fiber.fiber);
                 const unsigned char p[3] = {static_cast<unsigned char>(f & 0xFF), static_cast<unsigned char>((f >> 8) & 0xFF),
                                             static_cast<unsigned char>((f >> 16) & 0xFF)};
                 INFO("fiber " << fiber.fiber);
-                CHECK_FALSE(near(p, c, 2));
+                CHECK_FALSE(near(p, end.colour, 2));
             }
+        // Each end's records are in the opening view, inside its edges (not
+        // in the outer 2%, half off the picture): the cause and the effect,
+        // not one of them. (Lesson 10's end is state, not records.)
+        std::vector<std::string> labels;
+        const std::vector<std::int64_t> marks = checkpointTimes(*app.trace, &labels);
+        REQUIRE(!labels.empty());
+        const double inset = span * 0.02;
+        for (const End& end : phenomenon.ends) {
+            if (end.kinds.empty()) continue;
+            long in_view = 0;
+            for (std::size_t i = 0; i < app.trace->events.size(); ++i) {
+                const fiberscope::trace::Event e = app.trace->events[i];
+                const double t = static_cast<double>(e.time);
+                if (t < app.view.start + inset || t > app.view.end - inset) continue;
+                in_view += std::find(end.kinds.begin(), end.kinds.end(), e.kind) != end.kinds.end();
+            }
+            INFO("end: " << end.what << " (opening view " << app.view.start << ".." << app.view.end << " ns)");
+            CHECK(in_view > 0);
+        }
+        // Not so wide that the story shrinks: when the lesson tells the
+        // second checkpoint's story as what leads up to it ("Up to",
+        // "Until", "Before" it: lesson 3's 30 ms sleep before `workers
+        // parked`), the first window stops short of that stretch: before
+        // the second mark, by at least the window's own width.
+        if (marks.size() > 1) {
+            bool leading_up = false;
+            for (const char* word : {"Up to `", "Until `", "Before `", "up to `", "until `", "before `"})
+                leading_up = leading_up || lesson.markdown.find(word + labels[1] + "`") != std::string::npos;
+            const std::optional<TimeRange> window = checkpointRange(app, labels.front());
+            REQUIRE(window);
+            INFO("first window " << window->t0 << ".." << window->t1 << " ns, next checkpoint at " << marks[1]
+                                 << (leading_up ? ", told as what leads up to it" : ""));
+            if (leading_up) CHECK(window->t1 + window->span() <= static_cast<double>(marks[1]));
+        }
         // The opening picture, as `fiberscope lesson N` writes it.
         const std::string opened_png = base + "-" + lesson.slug + ".png";
         const Run opened = run(kTool + " screenshot " + trace + " --size 1280x720 --lesson " + std::to_string(lesson.number) +
@@ -550,7 +620,15 @@ TEST_CASE("every lesson's golden trace opens on its phenomenon: its glyphs and a
         const Rect ra = timelineRect(a);
         INFO("timeline rows " << ra.y0 << ".." << ra.y1);
         REQUIRE(ra.y1 - ra.y0 > 100);
-        for (const Color c : phenomenon.colours) {
+        // Each colour once, at the lowest of its ends' thresholds.
+        std::vector<std::pair<Color, long>> colours;
+        for (const End& end : phenomenon.ends) {
+            const long min = end.min_pixels > 0 ? end.min_pixels : phenomenon.min_pixels;
+            auto it = std::find_if(colours.begin(), colours.end(), [&](const auto& c) { return c.first == end.colour; });
+            if (it == colours.end()) colours.emplace_back(end.colour, min);
+            else it->second = std::min(it->second, min);
+        }
+        for (const auto& [c, min_pixels] : colours) {
             // The same span framed where none of it is drawn.
             const auto [t0, t1] = viewWithout(app, c, span);
             char range[96];
@@ -568,8 +646,8 @@ TEST_CASE("every lesson's golden trace opens on its phenomenon: its glyphs and a
             if (std::getenv("FIBERSCOPE_KEEP_PNG"))
                 WARN("lesson " << lesson.number << " colour #" << std::hex << c << std::dec << ": " << in_view
                                << " opening, " << elsewhere << " without (" << range << ")");
-            CHECK(in_view >= phenomenon.min_pixels);
-            CHECK(elsewhere < phenomenon.min_pixels);
+            CHECK(in_view >= min_pixels);
+            CHECK(elsewhere < min_pixels);
             if (!std::getenv("FIBERSCOPE_KEEP_PNG")) unlink(without_png.c_str());
         }
         if (!std::getenv("FIBERSCOPE_KEEP_PNG")) unlink(opened_png.c_str());

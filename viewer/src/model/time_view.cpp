@@ -117,37 +117,87 @@ struct BusyClock {
 
 TimeRange checkpointWindow(std::size_t count, const std::function<std::int64_t(std::size_t)>& time_at,
                            const std::vector<std::int64_t>& checkpoints, std::size_t index, double trace_start,
-                           double trace_end, const std::vector<TimeRange>& busy, double min_fraction) {
+                           double trace_end, const std::vector<TimeRange>& busy, double min_fraction,
+                           const std::vector<TimeRange>& links, bool effects, const std::function<bool(std::size_t)>& counts) {
     if (index >= checkpoints.size()) return TimeRange{trace_start, trace_end};
     const double mark = static_cast<double>(checkpoints[index]);
     const double lo = index > 0 ? static_cast<double>(checkpoints[index - 1]) : std::min(trace_start, mark);
     const double hi = index + 1 < checkpoints.size() ? static_cast<double>(checkpoints[index + 1]) : std::max(trace_end, mark);
     const double min_span = std::max((trace_end - trace_start) * min_fraction, 1000.0);
     const BusyClock clock(busy);
+    const auto at = [&](std::size_t i) { return static_cast<double>(time_at(i)); };
+    const auto counted = [&](std::size_t i) { return !counts || counts(i); };
+    // The first event at or after `t` (`after`: the first after it).
+    const auto indexOf = [&](double t, bool after) {
+        std::size_t first = 0, last = count;
+        while (first < last) {
+            const std::size_t mid = first + (last - first) / 2;
+            if (after ? at(mid) <= t : at(mid) < t) first = mid + 1;
+            else last = mid;
+        }
+        return first;
+    };
     double a = mark, b = mark;
-    std::size_t first = 0, last = count;
-    while (first < last) {
-        const std::size_t mid = first + (last - first) / 2;
-        if (static_cast<double>(time_at(mid)) < mark) first = mid + 1;
-        else last = mid;
-    }
     // The next event to take on the left is left - 1, on the right `right`.
-    std::size_t left = first, right = first;
-    for (;;) {
-        const bool can_left = left > 0 && static_cast<double>(time_at(left - 1)) >= lo;
-        const bool can_right = right < count && static_cast<double>(time_at(right)) <= hi;
-        if (!can_left && !can_right) break;
-        // A gap is the time in it that no thread ran a fiber: a blocking
-        // syscall or an 8 ms busy loop (lesson 10) is the story, not a pause.
-        const double gap_left = can_left ? clock.idle(static_cast<double>(time_at(left - 1)), a) : 1e300;
-        const double gap_right = can_right ? clock.idle(b, static_cast<double>(time_at(right))) : 1e300;
-        // The nearer neighbour joins if the pause before it is no longer
-        // than the burst is wide (or than the smallest window): scale-free,
-        // so a 10 us burst ends at a 100 us pause, a 50 ms phase at none.
-        const double gap = std::min(gap_left, gap_right);
-        if (gap > std::max(min_span, b - a)) break;
-        if (gap_left <= gap_right) a = static_cast<double>(time_at(--left));
-        else b = static_cast<double>(time_at(right++));
+    std::size_t left = indexOf(mark, false), right = left;
+    const auto grow = [&] {
+        for (;;) {
+            while (left > 0 && at(left - 1) >= lo && !counted(left - 1)) --left;
+            while (right < count && at(right) <= hi && !counted(right)) ++right;
+            const bool can_left = left > 0 && at(left - 1) >= lo;
+            const bool can_right = right < count && at(right) <= hi;
+            if (!can_left && !can_right) break;
+            // A gap is the time in it that no thread ran a fiber: a blocking
+            // syscall or an 8 ms busy loop (lesson 10) is the story, not a pause.
+            const double gap_left = can_left ? clock.idle(at(left - 1), a) : 1e300;
+            const double gap_right = can_right ? clock.idle(b, at(right)) : 1e300;
+            // The nearer neighbour joins if the pause before it is no longer
+            // than the burst is wide (or than the smallest window): scale-free,
+            // so a 10 us burst ends at a 100 us pause, a 50 ms phase at none.
+            const double gap = std::min(gap_left, gap_right);
+            if (gap > std::max(min_span, b - a)) break;
+            if (gap_left <= gap_right) a = at(--left);
+            else b = at(right++);
+        }
+    };
+    grow();
+    // The other ends of the links with one end in the window, then the burst
+    // around them; again, while that brings in more (bounded: each round
+    // widens). A cause always joins its effect (why the window's story
+    // happened), back to the previous checkpoint; an effect its cause only
+    // when the stretch up to the next checkpoint is this one's (`effects`).
+    for (int round = 0; round < 32 && !links.empty(); ++round) {
+        bool widened = false;
+        for (const TimeRange& link : links) {
+            const double cause = std::min(link.t0, link.t1), effect = std::max(link.t0, link.t1);
+            const bool cause_in = cause >= a && cause <= b, effect_in = effect >= a && effect <= b;
+            // Near enough to keep the burst readable: lesson 7's 20 us of
+            // select and cancel is not drowned in the 20 ms race before it.
+            const double reach = kLinkReach * std::max(b - a, min_span);
+            if (effect_in && cause < a && cause >= lo && a - cause <= reach) {
+                a = cause;
+                widened = true;
+            }
+            if (effects && cause_in && effect > b && effect <= hi && effect - b <= reach) {
+                b = effect;
+                widened = true;
+            }
+        }
+        if (!widened) break;
+        left = indexOf(a, false);
+        right = indexOf(b, true);
+        grow();
+    }
+    // Run into the next checkpoint: the effects just past it of causes in it.
+    if (effects && index + 1 < checkpoints.size() && b >= hi) {
+        const double after = index + 2 < checkpoints.size() ? static_cast<double>(checkpoints[index + 2]) : std::max(trace_end, hi);
+        const double reach = std::min(hi + min_span, after);
+        double end = b;
+        for (const TimeRange& link : links) {
+            const double cause = std::min(link.t0, link.t1), effect = std::max(link.t0, link.t1);
+            if (cause >= a && cause <= b && effect > b && effect <= reach) end = std::max(end, effect);
+        }
+        b = end;
     }
     if (b - a < min_span) {
         const double middle = (a + b) / 2;

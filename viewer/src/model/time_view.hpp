@@ -66,6 +66,10 @@ TimeRange contextAround(std::size_t count, const std::function<std::int64_t(std:
 // Sorts `ranges` and merges those that overlap or touch.
 std::vector<TimeRange> mergeRanges(std::vector<TimeRange> ranges);
 
+// How far outside a checkpoint's window the other end of a cause -> effect
+// link may lie and still join it, in widths of the window (checkpointWindow).
+inline constexpr double kLinkReach = 64.0;
+
 // A lesson checkpoint's window: the burst of activity around checkpoint
 // `index`'s mark. Lessons tell a checkpoint's story as what happens just
 // before it ("Before `checkpoint: file created`", "Up to ...") or from it on
@@ -79,9 +83,32 @@ std::vector<TimeRange> mergeRanges(std::vector<TimeRange> ranges);
 // ends for the first and last); at least `min_fraction` of the trace and
 // 1 us wide. `checkpoints`: the marks' times, sorted; `time_at`: sorted
 // event times; `busy`: merged and sorted (mergeRanges).
+//
+// A burst shows an effect whose cause is outside it, or a cause whose effect
+// is (lesson 5's open completes 140 us after its submit, lesson 13's sleeps
+// 1-3 ms after theirs): so the window then takes in the other end of every
+// cause -> effect link (`links`: t0 the cause, t1 the effect, e.g. a submit
+// and its resume, a lock found taken and the hand-off that ends the wait)
+// with an end in it, a cause back to the previous checkpoint, an effect up
+// to the next, if it lies no further out than `kLinkReach` times the
+// window's width (or the smallest window's), and grows again as a burst
+// from there, until nothing more joins. Effects join only if `effects`: false when the stretch leading up
+// to the next checkpoint is that one's story (the lesson tells it "Up to",
+// "Until" or "Before" it: lesson 3's 30 ms sleep before `workers parked`,
+// lesson 1's 5 ms timers before `all awaited`), which keeps a burst readable
+// instead of drowning it in the waits it starts. A window that runs into
+// the next checkpoint (the story goes on to it: lesson 8's waiters queue up
+// until main unlocks) also takes, if `effects`, the effects of its causes
+// that land just past it, within the smallest window's width and before
+// the checkpoint after: the hand-off that ends the queueing.
+// `counts(i)`, if given, says whether the i-th event is part of the story:
+// records the tracer writes on a clock of its own (CPU samples every 20 ms)
+// are not, and must not bridge a 30 ms pause (lesson 3).
 TimeRange checkpointWindow(std::size_t count, const std::function<std::int64_t(std::size_t)>& time_at,
                            const std::vector<std::int64_t>& checkpoints, std::size_t index, double trace_start,
-                           double trace_end, const std::vector<TimeRange>& busy, double min_fraction = 0.005);
+                           double trace_end, const std::vector<TimeRange>& busy, double min_fraction = 0.005,
+                           const std::vector<TimeRange>& links = {}, bool effects = true,
+                           const std::function<bool(std::size_t)>& counts = {});
 
 // Back / forward through the views navigation left (like a browser's).
 // Every command that moves the view records the view it leaves

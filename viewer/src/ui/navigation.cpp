@@ -11,6 +11,8 @@
 // 3 us story is one pixel wide.
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <optional>
 
 #include "ui/app.hpp"
 
@@ -22,6 +24,29 @@ double traceStart(const App& app) { return app.timeline ? shownSpan(app).t0 : ap
 double traceEnd(const App& app) { return app.timeline ? shownSpan(app).t1 : app.view.end; }
 
 std::int64_t eventTime(const trace::Trace& trace, std::size_t i) { return trace.events[i].time; }
+
+// True when the lesson tells the story of checkpoint `label` as what leads
+// up to it: "Up to `checkpoint: X`", "Until ...", "Before ..." (lesson.md).
+bool toldAsLeadingUpTo(const App& app, const std::string& label) {
+    if (app.lesson_index < 0 || app.lesson_index >= static_cast<int>(app.lessons.size())) return false;
+    const std::string& text = app.lessons[static_cast<std::size_t>(app.lesson_index)].markdown;
+    const std::string quoted = "`" + label + "`";
+    for (std::size_t at = text.find(quoted); at != std::string::npos; at = text.find(quoted, at + 1)) {
+        std::string before;
+        for (std::size_t i = at; i > 0 && before.size() < 12; --i) {
+            const char c = text[i - 1];
+            if (c == '\n') break;
+            if (c != '*') before.insert(before.begin(), static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c));
+        }
+        for (const char* word : {"up to ", "until ", "before "}) {
+            const std::size_t n = std::strlen(word);
+            if (before.size() >= n && before.compare(before.size() - n, n, word) == 0 &&
+                (before.size() == n || before[before.size() - n - 1] == ' ' || before[before.size() - n - 1] == '('))
+                return true;
+        }
+    }
+    return false;
+}
 
 } // namespace
 
@@ -107,9 +132,58 @@ std::optional<TimeRange> checkpointRange(const App& app, const std::string& labe
             for (const Interval& iv : lane.lane.intervals)
                 if (iv.state == State::Running && iv.fiber != 0 && iv.end >= lo && iv.start <= hi)
                     busy.push_back({static_cast<double>(iv.start), static_cast<double>(iv.end)});
+    // Cause -> effect links with an end there (up to the checkpoint after
+    // the next: a window may reach just past its neighbour): every flow
+    // (submit -> resume, wake-up sent -> received, spawn -> first run, ...),
+    // and a wait's start -> the hand-off or wake-up that ends it (a lock
+    // found taken -> the new owner's resume, a condition wait -> its wake).
+    const std::int64_t far = index + 2 < times.size() ? times[index + 2] : INT64_MAX;
+    std::vector<TimeRange> links;
+    if (app.timeline) {
+        std::map<std::uint64_t, std::vector<std::int64_t>> contended, waiting; // fiber -> times, sorted
+        std::size_t from = 0, to = trace.events.size(); // the first event at or after lo
+        while (from < to) {
+            const std::size_t mid = from + (to - from) / 2;
+            if (eventTime(trace, mid) < lo) from = mid + 1;
+            else to = mid;
+        }
+        for (std::size_t i = from; i < trace.events.size(); ++i) {
+            const trace::Event e = trace.events[i];
+            if (e.time > far) break;
+            if (e.kind == trace::EventKind::MutexContended) contended[e.arg[0]].push_back(e.time);
+            else if (e.kind == trace::EventKind::ConditionWait) waiting[e.arg[0]].push_back(e.time);
+        }
+        const auto waitStart = [](const std::map<std::uint64_t, std::vector<std::int64_t>>& starts, std::uint64_t fiber,
+                                  std::int64_t before) -> std::optional<std::int64_t> {
+            const auto it = starts.find(fiber);
+            if (it == starts.end()) return std::nullopt;
+            const auto up = std::upper_bound(it->second.begin(), it->second.end(), before);
+            if (up == it->second.begin()) return std::nullopt;
+            return *(up - 1);
+        };
+        for (const Flow& f : app.timeline->flows) {
+            const std::int64_t t0 = std::min(f.from.time, f.to.time), t1 = std::max(f.from.time, f.to.time);
+            if (t1 < lo || t0 > far) continue;
+            links.push_back({static_cast<double>(f.from.time), static_cast<double>(f.to.time)});
+            std::optional<std::int64_t> start;
+            if (f.kind == FlowKind::MutexHandoff) start = waitStart(contended, f.to.fiber, f.from.time);
+            else if (f.kind == FlowKind::ConditionWake) start = waitStart(waiting, f.to.fiber, f.from.time);
+            if (start) links.push_back({static_cast<double>(*start), static_cast<double>(f.to.time)});
+        }
+    }
+    // Records the tracer writes on its own clock (the CPU samples) are no
+    // activity of the program's: they must not bridge its pauses.
+    const auto story = [&](std::size_t i) {
+        const trace::EventKind k = trace.events[i].kind;
+        return k != trace::EventKind::CpuSample && k != trace::EventKind::StringDef && k != trace::EventKind::LostEvents;
+    };
+    // The stretch before the next checkpoint is that one's story when the
+    // lesson tells it "Up to" it: then the effects of this one's causes
+    // there (the waits it starts) are not this window's.
+    const bool effects = !(index + 1 < labels.size() && toldAsLeadingUpTo(app, labels[index + 1]));
     return checkpointWindow(
         trace.events.size(), [&](std::size_t i) { return eventTime(trace, i); }, times, index, traceStart(app), traceEnd(app),
-        mergeRanges(std::move(busy)));
+        mergeRanges(std::move(busy)), 0.005, links, effects, story);
 }
 
 bool revealCheckpoint(App& app, const std::string& label) {
