@@ -543,16 +543,10 @@ TEST_CASE("stats, export and timeline agree with the model on every lesson's tra
 }
 
 TEST_CASE("stats, export and timeline agree with the model on hostile and random traces", "[analysis][agreement]") {
-    for (const auto& pattern : testing::hostilePatterns()) {
-        INFO(pattern.name);
-        for (std::size_t n : {1, 7, 40}) {
-            const std::vector<std::uint8_t> bytes = pattern.make(n);
-            Trace trace;
-            trace::ReadError error;
-            if (!trace::parseTrace(bytes, trace, error)) continue;
-            checkAgreement(trace, false);
-        }
-    }
+    testing::forEachHostileTrace({1, 7, 40}, [](const Trace& trace, const char* name) {
+        INFO(name);
+        checkAgreement(trace, false);
+    });
     std::mt19937_64 rng(13);
     for (int round = 0; round < 12; ++round) {
         INFO("random trace " << round);

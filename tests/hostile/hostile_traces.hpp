@@ -7,9 +7,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
+#include "../../tracer/include/fiberscope/trace_reader.hpp"
 #include "../support/trace_builder.hpp"
 
 namespace fiberscope::testing {
@@ -176,6 +178,19 @@ inline std::vector<HostilePattern> hostilePatterns() {
              return b.bytes();
          }},
     };
+}
+
+// Calls f(trace, pattern name) for each pattern made `sizes` times over that
+// the reader accepts (a pattern may be refused by design at some size).
+template <class F>
+void forEachHostileTrace(std::initializer_list<std::size_t> sizes, F&& f) {
+    for (const auto& pattern : hostilePatterns())
+        for (std::size_t n : sizes) {
+            const std::vector<std::uint8_t> bytes = pattern.make(n);
+            trace::Trace trace;
+            trace::ReadError error;
+            if (trace::parseTrace(bytes, trace, error)) f(trace, pattern.name);
+        }
 }
 
 } // namespace fiberscope::testing

@@ -65,4 +65,26 @@ private:
     int fd_ = -1;
 };
 
+// Writes `file` (a finished trace) to `out` the way a recorder does, cut at
+// `cuts` (byte offsets, sorted): first its header marked unfinished, then
+// the rest piece by piece, then the finished header. Calls
+// after_write(written, finished) after every write.
+template <class AfterWrite>
+void writeInPieces(GrowingFile& out, const Bytes& file, std::vector<std::size_t> cuts, AfterWrite&& after_write) {
+    const Bytes header = unfinishedHeader(file);
+    std::size_t written = 0;
+    cuts.push_back(file.size());
+    for (std::size_t cut : cuts) {
+        if (cut <= written) continue;
+        Bytes piece(file.begin() + static_cast<std::ptrdiff_t>(written), file.begin() + static_cast<std::ptrdiff_t>(cut));
+        // The header bytes go out as the unfinished header.
+        for (std::size_t k = written; k < cut && k < header.size(); ++k) piece[k - written] = header[k];
+        out.append(piece.data(), piece.size());
+        written = cut;
+        after_write(written, false);
+    }
+    out.rewrite(Bytes(file.begin(), file.begin() + static_cast<std::ptrdiff_t>(header.size())), 0);
+    after_write(written, true);
+}
+
 } // namespace test

@@ -101,31 +101,20 @@ void followInPieces(const Bytes& file, std::vector<std::size_t> cuts, Trace& fol
     ReadError error;
     REQUIRE(follower.poll(followed, error)); // no file yet: nothing, no error
     REQUIRE_FALSE(follower.started());
-    const Bytes header = unfinishedHeader(file);
-    std::size_t written = 0;
-    cuts.push_back(file.size());
     stayed_ordered = true;
-    for (std::size_t cut : cuts) {
-        if (cut <= written) continue;
-        Bytes piece(file.begin() + static_cast<std::ptrdiff_t>(written), file.begin() + static_cast<std::ptrdiff_t>(cut));
-        // The header bytes go out as the unfinished header.
-        for (std::size_t k = written; k < cut && k < header.size(); ++k) piece[k - written] = header[k];
-        out.append(piece.data(), piece.size());
-        written = cut;
+    test::writeInPieces(out, file, std::move(cuts), [&](std::size_t written, bool finished) {
         PollResult result;
-        INFO("after writing " << written << " of " << file.size() << " bytes");
+        INFO("after writing " << written << " of " << file.size() << " bytes" << (finished ? ", then the finished header" : ""));
         REQUIRE(follower.poll(followed, error, &result));
-        REQUIRE_FALSE(follower.finished());
+        REQUIRE(follower.finished() == finished);
+        if (finished) return;
         stayed_ordered = stayed_ordered && !result.reordered;
         for (std::size_t i = 1; i < followed.events.size(); ++i) {
             const trace::Event& a = followed.events[i - 1];
             const trace::Event& b = followed.events[i];
             REQUIRE((a.time < b.time || (a.time == b.time && a.thread <= b.thread)));
         }
-    }
-    out.rewrite(Bytes(file.begin(), file.begin() + static_cast<std::ptrdiff_t>(header.size())), 0);
-    REQUIRE(follower.poll(followed, error));
-    REQUIRE(follower.finished());
+    });
 }
 
 } // namespace

@@ -1337,66 +1337,69 @@ std::uint32_t inStride(const KindIndex& index, std::size_t b, std::size_t kind) 
 
 } // namespace
 
-std::size_t nextOfKind(const Timeline& timeline, const trace::Trace& trace, trace::EventKind kind, std::size_t from) noexcept {
-    const auto& events = trace.events;
-    const KindIndex& index = timeline.kinds;
-    const auto k = static_cast<std::size_t>(kind);
-    for (std::size_t p = from; p < events.size();) {
-        if (p % kKindStride == 0 && p / kKindStride < index.before.size() && inStride(index, p / kKindStride, k) == 0) {
-            p += kKindStride; // none in this stride
-            continue;
-        }
-        if (events.kind(p) == kind) return p;
-        ++p;
-    }
-    return events.size();
-}
-
-std::size_t previousOfKind(const Timeline& timeline, const trace::Trace& trace, trace::EventKind kind, std::size_t before) noexcept {
-    const auto& events = trace.events;
-    const KindIndex& index = timeline.kinds;
-    const auto k = static_cast<std::size_t>(kind);
-    for (std::size_t p = std::min(before, events.size()); p > 0;) {
-        if (p % kKindStride == 0 && p / kKindStride - 1 < index.before.size() && inStride(index, p / kKindStride - 1, k) == 0) {
-            p -= kKindStride; // none in the stride before p
-            continue;
-        }
-        --p;
-        if (events.kind(p) == kind) return p;
-    }
-    return kNone;
-}
-
 namespace {
-bool strideMayHold(const KindIndex& index, std::size_t b, std::uint32_t thread) noexcept {
+
+bool threadMayBeIn(const KindIndex& index, std::size_t b, std::uint32_t thread) noexcept {
     return b >= index.thread_bits.size() || (index.thread_bits[b] >> (thread % 64) & 1);
 }
-} // namespace
 
-std::size_t nextOnThread(const Timeline& timeline, const trace::Trace& trace, std::uint32_t thread, std::size_t from) noexcept {
-    const auto& events = trace.events;
-    for (std::size_t p = from; p < events.size();) {
-        if (p % kKindStride == 0 && !strideMayHold(timeline.kinds, p / kKindStride, thread)) {
-            p += kKindStride; // none of its records in this stride
+// The first index p in [from, size) with hit(p), skipping each whole stride
+// for which mayHold(stride) is false; else size.
+template <class MayHold, class Hit>
+std::size_t scanForward(std::size_t from, std::size_t size, MayHold&& mayHold, Hit&& hit) {
+    for (std::size_t p = from; p < size;) {
+        if (p % kKindStride == 0 && !mayHold(p / kKindStride)) {
+            p += kKindStride;
             continue;
         }
-        if (events.thread(p) == thread) return p;
+        if (hit(p)) return p;
         ++p;
     }
-    return events.size();
+    return size;
 }
 
-std::size_t previousOnThread(const Timeline& timeline, const trace::Trace& trace, std::uint32_t thread, std::size_t before) noexcept {
-    const auto& events = trace.events;
-    for (std::size_t p = std::min(before, events.size()); p > 0;) {
-        if (p % kKindStride == 0 && !strideMayHold(timeline.kinds, p / kKindStride - 1, thread)) {
+// The last index p before `before` with hit(p), skipping strides likewise; else kNone.
+template <class MayHold, class Hit>
+std::size_t scanBackward(std::size_t before, std::size_t size, MayHold&& mayHold, Hit&& hit) {
+    for (std::size_t p = std::min(before, size); p > 0;) {
+        if (p % kKindStride == 0 && !mayHold(p / kKindStride - 1)) {
             p -= kKindStride;
             continue;
         }
         --p;
-        if (events.thread(p) == thread) return p;
+        if (hit(p)) return p;
     }
     return kNone;
+}
+
+} // namespace
+
+std::size_t nextOfKind(const Timeline& timeline, const trace::Trace& trace, trace::EventKind kind, std::size_t from) noexcept {
+    const KindIndex& index = timeline.kinds;
+    const auto k = static_cast<std::size_t>(kind);
+    return scanForward(
+        from, trace.events.size(), [&](std::size_t b) { return b >= index.before.size() || inStride(index, b, k) > 0; },
+        [&](std::size_t p) { return trace.events.kind(p) == kind; });
+}
+
+std::size_t previousOfKind(const Timeline& timeline, const trace::Trace& trace, trace::EventKind kind, std::size_t before) noexcept {
+    const KindIndex& index = timeline.kinds;
+    const auto k = static_cast<std::size_t>(kind);
+    return scanBackward(
+        before, trace.events.size(), [&](std::size_t b) { return b >= index.before.size() || inStride(index, b, k) > 0; },
+        [&](std::size_t p) { return trace.events.kind(p) == kind; });
+}
+
+std::size_t nextOnThread(const Timeline& timeline, const trace::Trace& trace, std::uint32_t thread, std::size_t from) noexcept {
+    return scanForward(
+        from, trace.events.size(), [&](std::size_t b) { return threadMayBeIn(timeline.kinds, b, thread); },
+        [&](std::size_t p) { return trace.events.thread(p) == thread; });
+}
+
+std::size_t previousOnThread(const Timeline& timeline, const trace::Trace& trace, std::uint32_t thread, std::size_t before) noexcept {
+    return scanBackward(
+        before, trace.events.size(), [&](std::size_t b) { return threadMayBeIn(timeline.kinds, b, thread); },
+        [&](std::size_t p) { return trace.events.thread(p) == thread; });
 }
 
 std::size_t countOfKind(const Timeline& timeline, const trace::Trace& trace, trace::EventKind kind, std::size_t lo, std::size_t hi) noexcept {
