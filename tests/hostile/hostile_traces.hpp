@@ -168,6 +168,19 @@ inline std::vector<HostilePattern> hostilePatterns() {
              }
              return b.bytes();
          }},
+        {"N chunks of one thread, a record each",
+         [=](std::size_t n) {
+             TraceBuilder b;
+             {
+                 ChunkWriter w(b, 0);
+                 start(w, 0);
+             }
+             for (std::size_t i = 0; i < n; ++i) {
+                 b.chunk(0, 10 + i);
+                 b.record(K::Mark, 0, {0});
+             }
+             return b.bytes();
+         }},
         {"N cancel requests for one fiber",
          [=](std::size_t n) {
              TraceBuilder b;

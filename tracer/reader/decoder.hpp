@@ -105,7 +105,11 @@ struct Decoder {
                                                 std::to_string(header.size) + " bytes: corrupt file");
         const std::uint32_t thread = threadIndex(header.thread);
         std::vector<Event>& events = per_thread[thread];
-        events.reserve(events.size() + header.records);
+        // Room for the chunk, growing geometrically: reserving just enough
+        // for each chunk would copy the thread's records once per chunk
+        // (quadratic in the number of chunks).
+        if (const std::size_t need = events.size() + header.records; need > events.capacity())
+            events.reserve(std::max(need, 2 * events.capacity()));
         Cursor c{base, payload, payload + header.size, origin};
         std::uint64_t ticks = header.base_ticks;
         std::uint64_t fiber = header.base_fiber;
