@@ -19,47 +19,14 @@
 
 #include <stb/stb_image.h>
 
+#include "screenshot_support.hpp"
 #include "ui/colors.hpp"
 
 namespace {
 
-struct Shot {
-    int status = -1;
-    std::string output;
-};
-
-Shot run(const std::string& command) {
-    Shot result;
-    FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-    REQUIRE(pipe);
-    char buffer[1024];
-    while (std::fgets(buffer, sizeof buffer, pipe)) result.output += buffer;
-    const int status = pclose(pipe);
-    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return result;
-}
-
-struct Picture {
-    int width = 0, height = 0;
-    unsigned char* pixels = nullptr;
-    ~Picture() { stbi_image_free(pixels); }
-    bool load(const std::string& png) {
-        int channels = 0;
-        pixels = stbi_load(png.c_str(), &width, &height, &channels, 4);
-        return pixels != nullptr;
-    }
-    bool is(int x, int y, fiberscope::viewer::Color c, int tolerance = 2) const {
-        const unsigned char* p = pixels + (static_cast<long>(y) * width + x) * 4;
-        return std::abs(p[0] - static_cast<int>(c & 0xFF)) <= tolerance && std::abs(p[1] - static_cast<int>((c >> 8) & 0xFF)) <= tolerance &&
-               std::abs(p[2] - static_cast<int>((c >> 16) & 0xFF)) <= tolerance;
-    }
-    long count(int x0, int y0, int x1, int y1, fiberscope::viewer::Color c) const {
-        long n = 0;
-        for (int y = std::max(0, y0); y < std::min(height, y1); ++y)
-            for (int x = std::max(0, x0); x < std::min(width, x1); ++x) n += is(x, y, c);
-        return n;
-    }
-};
+using Shot = test::CommandRun;
+using Picture = test::Image;
+Shot run(const std::string& command) { return test::runCommand(command); }
 
 const std::string kTool = FIBERSCOPE_TOOL;
 

@@ -22,40 +22,13 @@
 #include "lessons/catalog.hpp"
 #include "ui/colors.hpp"
 #include "model/source_location.hpp"
+#include "screenshot_support.hpp"
 
 namespace {
 
-struct Run {
-    int status = -1;
-    std::string output;
-};
-
-Run run(const std::string& command) {
-    Run result;
-    FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-    REQUIRE(pipe);
-    char buffer[1024];
-    while (std::fgets(buffer, sizeof buffer, pipe)) result.output += buffer;
-    const int status = pclose(pipe);
-    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return result;
-}
-
-struct Image {
-    int width = 0, height = 0;
-    unsigned char* pixels = nullptr;
-    ~Image() { stbi_image_free(pixels); }
-    // Pixels within `tolerance` of the colour in every channel.
-    long count(fiberscope::viewer::Color c, int tolerance = 2) const {
-        const int r = c & 0xFF, g = (c >> 8) & 0xFF, b = (c >> 16) & 0xFF;
-        long n = 0;
-        for (long i = 0; i < static_cast<long>(width) * height; ++i) {
-            const unsigned char* p = pixels + i * 4;
-            if (std::abs(p[0] - r) <= tolerance && std::abs(p[1] - g) <= tolerance && std::abs(p[2] - b) <= tolerance) ++n;
-        }
-        return n;
-    }
-};
+using Run = test::CommandRun;
+using test::Image;
+Run run(const std::string& command) { return test::runCommand(command); }
 
 const std::string kTool = FIBERSCOPE_TOOL;
 const std::string kTrace = FIBERSCOPE_SAMPLE_TRACE;
