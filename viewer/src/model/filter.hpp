@@ -2,10 +2,10 @@
 // fiber names, and step to the next or previous event of a kind.
 //
 // Design: each query picks the smallest candidate set the Timeline can give
-// -- one thread's events (ThreadLane::events), one kind's events (every
-// event, skipping the strides of the kind index that have none of it), else
-// the whole trace -- binary searches the start time in it, and scans forward
-// testing the rest of the filter. A
+// -- one thread's events or one kind's events (every event, skipping the
+// strides of the kind index that hold none of them: nextOnThread,
+// nextOfKind), else the whole trace -- binary searches the start time, and
+// scans forward testing the rest of the filter. A
 // fiber matches the fiber fields a record carries (eventFibers); records with
 // no fiber field (mark, zone, wakeup-sent, ...) match the fiber running on
 // their thread at that moment.

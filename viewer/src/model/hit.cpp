@@ -1,8 +1,8 @@
 // Hit testing and explanations (see hit.hpp for the design).
 //
 // Every sentence is built from the record's fields, a few neighbouring
-// records of the same thread (looked up in ThreadLane::events, at most a
-// handful of steps) and the fiber/thread lanes. The runtime functions named
+// records of the same thread (stepped to with next/previousOnThread, at
+// most a handful of steps) and the fiber/thread lanes. The runtime functions named
 // are the ones that emit each record (runtime/src/*).
 #include "model/hit.hpp"
 

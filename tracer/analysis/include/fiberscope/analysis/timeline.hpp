@@ -44,12 +44,14 @@
 //     events (uint32) are indices into Trace::events.
 //   * Memory (issue 13; `fiberscope benchmark` prints it per structure): the
 //     model lives as long as the trace is open, beside the decoded events
-//     (40 bytes each), so what an event index can give back is not copied:
-//     an Instant keeps no label or fiber (instantLabel, instantFiber read
-//     them from the record; a fiber no record field names is kept aside),
-//     lane intervals are packed (lane.hpp), and the events of a kind are
-//     found through per-stride counts (KindIndex), not a list of indices. Lists are allocated once at
-//     their final size where a first pass can count it, and trimmed.
+//     (20 bytes each, trace_event_list.hpp), so what an event index can
+//     give back is not copied: an Instant is only its record's index
+//     (instantTime, instantKind, instantLabel, instantFiber read the rest;
+//     a fiber no record field names is kept aside), lane intervals are
+//     packed (lane.hpp), and the events of a kind or of a thread are found
+//     through per-stride counts and bits (KindIndex), not lists of indices.
+//     Lists are allocated once at their final size where the look-ahead
+//     pass can count them, and trimmed.
 #pragma once
 
 #include <array>
