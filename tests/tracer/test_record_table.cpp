@@ -18,6 +18,7 @@
 #include <fiberscope/trace_reader.hpp>
 #include <fiberscope/trace_records.hpp>
 
+#include "../support/recorded_trace.hpp"
 #include "../support/trace_builder.hpp"
 
 using namespace fiberscope;
@@ -240,12 +241,7 @@ TEST_CASE("the emitters write every kind in the table's order", "[tracer][record
             emit::threadStop(now());
         }).join();
     }
-    Trace trace;
-    ReadError error;
-    const bool read = readTrace(path, trace, error, {.strict = true});
-    unlink(path.c_str());
-    INFO(error.text());
-    REQUIRE(read);
+    const Trace trace = test::readRecordedTrace(path);
     // The thread's records, from its "begin" mark on.
     std::vector<Event> mine;
     for (const Event& e : trace.events) {

@@ -27,6 +27,8 @@
 #include <fiberscope/trace.hpp>
 #include <fiberscope/trace_reader.hpp>
 
+#include "../support/recorded_trace.hpp"
+
 extern char** environ;
 
 using namespace fiberscope;
@@ -156,12 +158,7 @@ TEST_CASE("a loop that outlives its recordings: each one has its parked workers'
             (void)loop->sleep(5ms); // every worker parks
             REQUIRE(recorder.stop());
         }
-        Trace trace;
-        ReadError error;
-        const bool read = readTrace(path, trace, error, {.strict = true});
-        unlink(path.c_str());
-        INFO(error.text());
-        REQUIRE(read);
+        const Trace trace = test::readRecordedTrace(path);
         REQUIRE(trace.header.complete);
         REQUIRE(trace.lost_events == 0);
         // Both workers ran sleepers (new fibers are handed to the idle one);
@@ -196,12 +193,7 @@ TEST_CASE("a mark and a zone carry the caller's file and line", "[tracer][source
             for (int i = 0; i < 3; ++i) { mark("again"); again_line = __LINE__; } // the file is interned once
         }).join();
     }
-    Trace trace;
-    ReadError error;
-    const bool read = readTrace(path, trace, error, {.strict = true});
-    unlink(path.c_str());
-    INFO(error.text());
-    REQUIRE(read);
+    const Trace trace = test::readRecordedTrace(path);
     CHECK(trace.header.version == 4);
     // Each annotation's next record on its thread is its location, at its time.
     struct Seen { std::string label; std::string file; std::uint64_t line; };
@@ -438,12 +430,7 @@ TEST_CASE("cpu samples: two busy threads pinned to one CPU wait on its runqueue"
         REQUIRE(pinned_a);
         REQUIRE(pinned_b);
     }
-    Trace trace;
-    ReadError error;
-    const bool read = readTrace(path, trace, error, {.strict = true});
-    unlink(path.c_str());
-    INFO(error.text());
-    REQUIRE(read);
+    const Trace trace = test::readRecordedTrace(path);
     // The spinners' trace thread numbers, by their marks.
     std::set<std::uint64_t> spinners;
     for (const trace::Event& e : trace.events)
