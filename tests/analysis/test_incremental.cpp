@@ -52,8 +52,8 @@ void requireSameLane(const analysis::Lane& a, const analysis::Lane& b) {
         REQUIRE(x.state == y.state);
         REQUIRE(x.reason == y.reason);
     }
-    REQUIRE(a.levels.size() == b.levels.size());
-    REQUIRE(a.prefix.size() == b.prefix.size());
+    REQUIRE(a.levels().size() == b.levels().size());
+    REQUIRE(a.prefix().size() == b.prefix().size());
 }
 
 void requireSameZones(const analysis::Zone* a, std::size_t na, const analysis::Zone* b, std::size_t nb) {

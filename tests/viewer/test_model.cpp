@@ -1025,7 +1025,7 @@ TEST_CASE("levels of detail merge per pixel and keep counts and time", "[viewer]
             t += d;
         }
         buildLaneIndex(random);
-        REQUIRE(!random.levels.empty());
+        REQUIRE(!random.levels().empty());
         const std::int64_t begin = random.intervals.front().start, end = random.intervals.back().end;
         checkBlocks(random, begin, end, static_cast<double>(end - begin) / 2000.0);
         checkBlocks(random, begin, end, 1.0);
@@ -1389,10 +1389,10 @@ TEST_CASE("a 2M-event trace: build, and a full-range frame stays small and fast"
         const double ms = std::chrono::duration<double, std::milli>(b - a).count();
         INFO(lane.name << ": " << lane.lane.intervals.size() << " intervals -> " << blocks.size() << " blocks in " << ms << " ms");
         std::size_t runs = 0;
-        for (const LodLevel& level : lane.lane.levels) runs += level.runs.size();
+        for (const LodLevel& level : lane.lane.levels()) runs += level.runs.size();
         CHECK(runs <= 3 * lane.lane.intervals.size()); // the levels stay near the lane's own size
         if (lane.worker == 0)
-            WARN(lane.name << ": " << lane.lane.intervals.size() << " intervals, " << lane.lane.levels.size() << " stored levels with "
+            WARN(lane.name << ": " << lane.lane.intervals.size() << " intervals, " << lane.lane.levels().size() << " stored levels with "
                            << runs << " runs -> " << blocks.size() << " blocks in " << ms << " ms");
         CHECK(blocks.size() <= 4000);
         CHECK(ms < 50.0);

@@ -25,8 +25,8 @@ std::size_t stringBytes(const std::string& s) noexcept {
 
 void addLane(const Lane& lane, std::size_t& intervals, std::size_t& lod) noexcept {
     intervals += heapBytes(lane.intervals.itemBytes()) + heapBytes(lane.intervals.wideBytes());
-    lod += heapVectorBytes(lane.levels) + heapVectorBytes(lane.prefix);
-    for (const LodLevel& level : lane.levels) lod += vectorBytes(level.runs);
+    if (lane.index) lod += heapBytes(sizeof(LaneIndex)) + vectorBytes(lane.index->levels) + vectorBytes(lane.index->prefix);
+    for (const LodLevel& level : lane.levels()) lod += vectorBytes(level.runs);
 }
 
 } // namespace
@@ -48,7 +48,7 @@ ModelFootprint modelFootprint(const Timeline& timeline) noexcept {
     for (const FiberLane& fl : timeline.fibers) {
         addLane(fl.lane, f.fiber_intervals, f.lod);
         f.zones += heapVectorBytes(fl.zones);
-        f.lanes += stringBytes(fl.name);
+        f.lanes += heapBytes(fl.recorded_name.heapBytes());
     }
     f.events_by_kind += vectorBytes(timeline.kinds.before) + vectorBytes(timeline.kinds.thread_bits);
     f.flows += vectorBytes(timeline.flows) + vectorBytes(timeline.flow_reach);

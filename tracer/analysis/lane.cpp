@@ -1,10 +1,8 @@
 // IntervalList: a lane's intervals in 24 bytes each (see lane.hpp for why).
 //
-// push_back settles the previous last item's end now that what follows it is
-// known: "ends where the next starts" when it does (the usual case: a lane's
-// states follow each other), else a 32-bit span, else (a longer gap) the
-// whole interval goes to the side list. Items that do not fit the packed
-// fields at all go there when pushed. The side list is ordered by item index
+// push_back keeps an item's end as a 32-bit span. Items that do not fit the
+// packed fields (a span of more than 4 s among them) go whole to the side
+// list when pushed. The side list is ordered by item index
 // because items are only appended.
 #include "fiberscope/analysis/lane.hpp"
 
@@ -44,7 +42,7 @@ void IntervalList::Items::shrink_to_fit() {
 }
 
 IntervalList::IntervalList(const IntervalList& other)
-    : items_(other.items_), last_end_(other.last_end_), wide_(other.wide_ ? std::make_unique<Wide>(*other.wide_) : nullptr) {}
+    : items_(other.items_), wide_(other.wide_ ? std::make_unique<Wide>(*other.wide_) : nullptr) {}
 
 IntervalList& IntervalList::operator=(const IntervalList& other) {
     if (this != &other) *this = IntervalList(other);
@@ -58,7 +56,6 @@ void IntervalList::shrink_to_fit() {
 
 void IntervalList::clear() noexcept {
     items_.clear();
-    last_end_ = 0;
     wide_.reset();
 }
 
@@ -68,42 +65,25 @@ const Interval& IntervalList::wideAt(std::size_t k) const noexcept {
     return it->second;
 }
 
-void IntervalList::settleLast(std::int64_t next_start) {
-    Packed& p = items_.back();
-    if (p.how != kLast) return; // wide: its end is in the side list
-    if (last_end_ == next_start) {
-        p.how = kToNext;
-    } else if (last_end_ >= p.start && static_cast<std::uint64_t>(last_end_ - p.start) <= UINT32_MAX) {
-        p.how = kSpan;
-        p.span = static_cast<std::uint32_t>(last_end_ - p.start);
-    } else {
-        const std::size_t k = items_.size() - 1;
-        Interval whole = (*this)[k]; // still kLast: decodes with last_end_
-        p.how = kWide;
-        if (!wide_) wide_ = std::make_unique<Wide>();
-        wide_->emplace_back(static_cast<std::uint32_t>(k), whole);
-    }
-}
-
 void IntervalList::push_back(const Interval& iv) {
-    if (!items_.empty()) settleLast(iv.start);
     Packed p;
     p.start = iv.start;
     p.cause = iv.cause;
     p.state_reason = static_cast<std::uint8_t>(static_cast<unsigned>(iv.state) | (static_cast<unsigned>(iv.reason) << 4));
     const bool fits = iv.fiber <= UINT32_MAX && iv.thread >= INT16_MIN && iv.thread <= INT16_MAX &&
-                      static_cast<unsigned>(iv.state) < 16 && static_cast<unsigned>(iv.reason) < 16;
+                      static_cast<unsigned>(iv.state) < 16 && static_cast<unsigned>(iv.reason) < 16 && iv.end >= iv.start &&
+                      static_cast<std::uint64_t>(iv.end - iv.start) <= UINT32_MAX;
     if (fits) {
         p.fiber = static_cast<std::uint32_t>(iv.fiber);
         p.thread = static_cast<std::int16_t>(iv.thread);
-        p.how = kLast;
+        p.span = static_cast<std::uint32_t>(iv.end - iv.start);
+        p.how = kSpan;
     } else {
         p.how = kWide;
         if (!wide_) wide_ = std::make_unique<Wide>();
         wide_->emplace_back(static_cast<std::uint32_t>(items_.size()), iv);
     }
     items_.push_back(p);
-    last_end_ = iv.end;
 }
 
 } // namespace fiberscope::analysis

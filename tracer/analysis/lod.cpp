@@ -74,7 +74,7 @@ void walkLevel(const Lane& lane, int level, std::uint32_t lo, std::uint32_t hi, 
         for (std::uint32_t i = lo; i < hi; ++i) sink(blockOf(iv[i], i));
         return;
     }
-    const auto& runs = lane.levels[static_cast<std::size_t>(level)].runs;
+    const auto& runs = lane.levels()[static_cast<std::size_t>(level)].runs;
     // First run ending after lo.
     std::size_t r = static_cast<std::size_t>(
         std::upper_bound(runs.begin(), runs.end(), lo, [](std::uint32_t v, const StoredRun& b) { return v < b.first + b.count; }) -
@@ -117,9 +117,8 @@ struct PixelMerger {
     }
 };
 
-void buildLevels(Lane& lane) {
-    lane.levels.clear();
-    const auto& iv = lane.intervals;
+void buildLevels(const IntervalList& iv, std::vector<LodLevel>& levels) {
+    levels.clear();
     const std::size_t n = iv.size();
     if (n <= kMinLodIntervals) return;
     // Granularities 1, 8, 64, ... up to the first coarser than the whole lane.
@@ -148,12 +147,12 @@ void buildLevels(Lane& lane) {
     // A level with as many units as the one below it (the intervals, for level
     // 0) has the same partition, which serves its granularity too: not stored.
     // Nor are the levels above the point where everything is one unit.
-    std::vector<int> stored(units.size(), -1); // index in lane.levels
+    std::vector<int> stored(units.size(), -1); // index in levels
     int top = 0;                               // levels [0, top) are made in pass 2
     for (int k = 0; k < count; ++k) {
         if (units[k] >= (k == 0 ? n : units[k - 1])) continue;
-        stored[k] = static_cast<int>(lane.levels.size());
-        LodLevel& level = lane.levels.emplace_back();
+        stored[k] = static_cast<int>(levels.size());
+        LodLevel& level = levels.emplace_back();
         level.granularity = granularity[k];
         level.runs.reserve(runs[k]);
         top = k + 1;
@@ -169,7 +168,7 @@ void buildLevels(Lane& lane) {
     };
     const auto close = [&](int k) {
         Block& unit = open[k];
-        if (unit.count >= 2 && stored[k] >= 0) lane.levels[static_cast<std::size_t>(stored[k])].runs.push_back(storedRun(unit));
+        if (unit.count >= 2 && stored[k] >= 0) levels[static_cast<std::size_t>(stored[k])].runs.push_back(storedRun(unit));
         if (k + 1 < top) add(open[k + 1], unit);
         unit.count = 0;
     };
@@ -183,14 +182,13 @@ void buildLevels(Lane& lane) {
     for (int k = 0; k < top; ++k) close(k);
 }
 
-void buildPrefix(Lane& lane) {
-    lane.prefix.clear();
-    const auto& iv = lane.intervals;
+void buildPrefix(const IntervalList& iv, std::vector<StateTimes>& prefix) {
+    prefix.clear();
     if (iv.size() <= kPrefixStride) return;
-    std::array<std::int64_t, kStateCount> sum{};
-    lane.prefix.reserve(iv.size() / kPrefixStride + 1);
+    StateTimes sum{};
+    prefix.reserve(iv.size() / kPrefixStride + 1);
     for (std::size_t i = 0; i < iv.size(); ++i) {
-        if (i % kPrefixStride == 0) lane.prefix.push_back(sum);
+        if (i % kPrefixStride == 0) prefix.push_back(sum);
         sum[static_cast<int>(iv[i].state)] += iv[i].duration();
     }
 }
@@ -230,8 +228,13 @@ void mergeBlock(Block& into, const Block& next) noexcept {
 }
 
 void buildLaneIndex(Lane& lane) {
-    buildLevels(lane);
-    buildPrefix(lane);
+    lane.index.reset();
+    // A short lane has neither (most fiber lanes): no index is allocated.
+    if (lane.intervals.size() <= std::min(kMinLodIntervals, kPrefixStride)) return;
+    auto index = std::make_unique<LaneIndex>();
+    buildLevels(lane.intervals, index->levels);
+    buildPrefix(lane.intervals, index->prefix);
+    if (!index->levels.empty() || !index->prefix.empty()) lane.index = std::move(index);
 }
 
 void intervalsOverlapping(const Lane& lane, std::int64_t t0, std::int64_t t1, std::size_t& first, std::size_t& last) noexcept {
@@ -254,8 +257,9 @@ void visibleBlocks(const Lane& lane, std::int64_t t0, std::int64_t t1, double ns
     // The coarsest stored level no coarser than a pixel (and at least 1 ns).
     const double limit = std::max(ns_per_pixel, 1.0);
     int level = -1;
-    for (std::size_t k = 0; k < lane.levels.size(); ++k)
-        if (static_cast<double>(lane.levels[k].granularity) <= limit) level = static_cast<int>(k);
+    const std::vector<LodLevel>& levels = lane.levels();
+    for (std::size_t k = 0; k < levels.size(); ++k)
+        if (static_cast<double>(levels[k].granularity) <= limit) level = static_cast<int>(k);
     PixelMerger merger{t0, ns_per_pixel, out};
     walkLevel(lane, level, static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(last), merger);
 }

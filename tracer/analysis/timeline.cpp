@@ -31,6 +31,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <new>
 #include <deque>
 #include <list>
 #include <unordered_set>
@@ -1152,16 +1155,7 @@ void Builder::close(Timeline& out, const trace::Trace& trace) const {
         if (fl.named) {
             const std::string& name = trace.string(b.name_id);
             fl.named = !name.empty();
-            if (fl.named) fl.name = name;
-        }
-        if (!fl.named) {
-            if (fl.fiber == 1) {
-                fl.name = "main";
-            } else {
-                char buf[32] = "fiber #";
-                const auto end = std::to_chars(buf + 7, buf + sizeof buf, fl.fiber).ptr;
-                fl.name.assign(buf, end);
-            }
+            fl.recorded_name = CompactName(name);
         }
     }
     // Lanes by worker index, then the threads of no known worker by number.
@@ -1264,6 +1258,32 @@ std::uint64_t instantFiber(const trace::Trace& trace, const ThreadLane& lane, st
     const auto it = std::lower_bound(kept.begin(), kept.end(), static_cast<std::uint32_t>(k),
                                      [](const std::pair<std::uint32_t, std::uint64_t>& p, std::uint32_t index) { return p.first < index; });
     return it != kept.end() && it->first == k ? it->second : 0;
+}
+
+CompactName::CompactName(std::string_view text) {
+    if (text.empty()) return;
+    const std::uint32_t length = text.size() > UINT32_MAX ? UINT32_MAX : static_cast<std::uint32_t>(text.size());
+    data_ = static_cast<char*>(std::malloc(sizeof length + length));
+    if (!data_) throw std::bad_alloc();
+    std::memcpy(data_, &length, sizeof length);
+    std::memcpy(data_ + sizeof length, text.data(), length);
+}
+
+std::string_view CompactName::view() const noexcept {
+    if (!data_) return {};
+    std::uint32_t length = 0;
+    std::memcpy(&length, data_, sizeof length);
+    return {data_ + sizeof length, length};
+}
+
+std::size_t CompactName::heapBytes() const noexcept { return data_ ? sizeof(std::uint32_t) + view().size() : 0; }
+
+std::string FiberLane::name() const {
+    if (named && !recorded_name.empty()) return std::string(recorded_name.view());
+    if (fiber == 1) return "main";
+    char buf[32] = "fiber #";
+    const auto end = std::to_chars(buf + 7, buf + sizeof buf, fiber).ptr;
+    return std::string(buf, end);
 }
 
 std::int64_t traceEndTime(const trace::Trace& trace) noexcept {

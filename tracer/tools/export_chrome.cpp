@@ -225,7 +225,7 @@ struct ExportState {
 
 std::string fiberName(const ExportState& s, std::uint64_t fiber) {
     const analysis::FiberLane* lane = analysis::findFiber(s.tl, fiber);
-    return lane ? lane->name : fiber == 0 ? std::string("idle") : "fiber #" + std::to_string(fiber);
+    return lane ? lane->name() : fiber == 0 ? std::string("idle") : "fiber #" + std::to_string(fiber);
 }
 
 std::string threadName(const ExportState& s, std::uint32_t thread) {
@@ -517,7 +517,7 @@ void writeFiberTracks(ExportState& s) {
         const std::vector<FiberItem> items = fiberItems(s, fl);
         if (items.empty()) continue;
         const bool named = fl.named || fiber == 1;
-        s.json.metadata("thread_name", kFibersPid, fiber, named ? fl.name + " (#" + std::to_string(fiber) + ")" : fl.name);
+        s.json.metadata("thread_name", kFibersPid, fiber, named ? fl.name() + " (#" + std::to_string(fiber) + ")" : fl.name());
         s.json.sortIndex("thread_sort_index", kFibersPid, fiber, static_cast<std::int64_t>(fiber));
         std::vector<std::string> stack;
         for (const FiberItem& item : cutRuns(items)) {

@@ -87,7 +87,7 @@ TraceStats computeStats(const Trace& trace, const analysis::Timeline& timeline) 
         FiberStats f;
         f.id = fl.fiber;
         f.parent = fl.parent;
-        f.name = fl.name;
+        f.name = fl.name();
         f.created = fl.created;
         f.finished = fl.finished;
         const analysis::LaneTotals totals = analysis::laneTotals(fl.lane);

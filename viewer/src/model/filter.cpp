@@ -118,7 +118,7 @@ std::vector<std::uint64_t> findFibers(const Timeline& timeline, std::string_view
     std::vector<std::uint64_t> out;
     std::string name;
     for (const FiberLane& fl : timeline.fibers) {
-        name = fl.name;
+        name = fl.name();
         std::transform(name.begin(), name.end(), name.begin(), lower);
         if (name.find(pattern) != std::string::npos) out.push_back(fl.fiber);
     }

@@ -17,9 +17,10 @@ std::array<std::int64_t, kStateCount> timeBefore(const Lane& lane, std::int64_t 
     const auto k = static_cast<std::size_t>(
         std::lower_bound(iv.begin(), iv.end(), time, [](const Interval& a, std::int64_t t) { return a.start < t; }) - iv.begin());
     std::size_t i = 0;
-    if (!lane.prefix.empty() && k > 0) {
-        const std::size_t block = std::min((k - 1) / kPrefixStride, lane.prefix.size() - 1);
-        sum = lane.prefix[block];
+    const std::vector<StateTimes>& prefix = lane.prefix();
+    if (!prefix.empty() && k > 0) {
+        const std::size_t block = std::min((k - 1) / kPrefixStride, prefix.size() - 1);
+        sum = prefix[block];
         i = block * kPrefixStride;
     }
     for (; i < k; ++i) sum[static_cast<int>(iv[i].state)] += std::min(iv[i].end, time) - iv[i].start;

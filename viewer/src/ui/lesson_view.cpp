@@ -339,7 +339,7 @@ void drawCodeView(App& app, const Lesson& lesson, const Fonts& fonts) {
     const bool shown = s.where && s.where->line >= 1 && s.where->line <= s.lines.size();
     if (shown) {
         const FiberLane* fl = findFiber(*app.timeline, s.where->fiber);
-        const std::string who = s.where->fiber == 0 ? std::string("the idle loop") : fl ? fl->name : "fiber " + std::to_string(s.where->fiber);
+        const std::string who = s.where->fiber == 0 ? std::string("the idle loop") : fl ? fl->name() : "fiber " + std::to_string(s.where->fiber);
         const trace::Event e = trace.events[s.where->event];
         ImGui::TextWrapped("%s %s line %u (%s '%s')", who.c_str(), s.own_fiber ? "runs past" : "last marked", s.where->line,
                            e.kind == trace::EventKind::Mark ? "mark" : "zone", trace.string(e.arg[0]).c_str());

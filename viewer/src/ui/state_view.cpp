@@ -41,7 +41,7 @@ float drawChip(ImDrawList* dl, ImVec2 at, std::uint64_t fiber, const std::string
 
 std::string shortName(const Timeline& tl, std::uint64_t fiber) {
     const FiberLane* f = findFiber(tl, fiber);
-    return f ? f->name : "#" + std::to_string(fiber);
+    return f ? f->name() : "#" + std::to_string(fiber);
 }
 
 // The object index of the trace on screen, rebuilt when another trace is

@@ -138,7 +138,8 @@ void drawLaneBlocks(App& app, ImDrawList* dl, const Geometry& g, const Lane& lan
         dl->AddRectFilled(ImVec2(x0, top), ImVec2(x1, bottom), c);
         if (b.state == State::Running && x1 - x0 > 28 && b.count == 1) {
             const FiberLane* f = findFiber(*names, b.fiber);
-            const char* name = f ? f->name.c_str() : "";
+            const std::string label = f ? f->name() : std::string();
+            const char* name = label.c_str();
             const ImVec2 size = ImGui::CalcTextSize(name);
             if (size.x < x1 - x0 - 6) {
                 dl->PushClipRect(ImVec2(x0, top), ImVec2(x1, bottom), true);
@@ -778,7 +779,7 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
             dl->AddRectFilled(ImVec2(g.origin.x + 2, ly + 4), ImVec2(g.origin.x + 10, ly + kFiberLaneHeight - 4), swatch);
             dl->PushClipRect(ImVec2(g.origin.x, ly), ImVec2(g.left - 4, ly + kFiberLaneHeight), true);
             dl->AddText(fonts.small, fonts.small->FontSize, ImVec2(g.origin.x + 14, ly + 2),
-                        f.fiber == app.focus_fiber ? palette::cursor : palette::text, f.name.c_str());
+                        f.fiber == app.focus_fiber ? palette::cursor : palette::text, f.name().c_str());
             dl->PopClipRect();
             drawLaneBlocks(app, dl, g, f.lane, ly + 1, kFiberLaneHeight - 2, true, scratch);
             if (mouse.y >= ly && mouse.y < ly + kFiberLaneHeight && mouse.x >= g.left && mouse.y < fibers_bottom) {

@@ -10,7 +10,7 @@
 //     memory stays near the size of the lane itself;
 //   * per-state time prefix sums every kPrefixStride intervals, so the time a
 //     lane spent in each state over any range costs O(log n + stride).
-//   Both are held behind a pointer each (HeapVector): most lanes are short
+//   Both are held behind one pointer (Lane::index): most lanes are short
 //   fiber lanes with neither. A stored run keeps only what its member
 //   intervals cannot give back (StoredRun: 32 bytes, a Block is 56).
 // Plain structs; the functions that fill and query them live in lod.hpp (and
@@ -21,14 +21,12 @@
 // the intervals are among the model's largest parts (the benchmark's trace
 // makes ~0.5 thread and ~0.6 fiber intervals per event), so IntervalList
 // stores each in 24 bytes, not an Interval's 40, and hands out Interval
-// values. What the 40 held that 24 need not: an end (a lane's state usually
-// lasts until the next one begins, so the end is the next interval's start:
-// a flag; else a 32-bit duration), a 64-bit fiber id (runtime ids count up
-// from 1: 32 bits) and a 32-bit thread (16). An interval that does not fit (a
-// gap of more than 4 s, an id past 2^32, a crafted trace's thread 70000) is
-// stored whole in a side list, so nothing is lost, and a lane with none pays
-// one pointer for it. The last interval's end is held by the list (nothing
-// follows it). A read is a few instructions more than a vector's; the
+// values. What the 40 held that 24 need not: a 64-bit end (a 32-bit
+// duration), a 64-bit fiber id (runtime ids count up from 1: 32 bits) and a
+// 32-bit thread (16). An interval that does not fit (one longer than 4 s, an
+// id past 2^32, a crafted trace's thread 70000) is stored whole in a side
+// list, so nothing is lost, and a lane with none pays one pointer for it.
+// The list itself is 24 bytes. A read is a few instructions more than a vector's; the
 // level-of-detail walk keeps reads to O(pixels) per frame.
 #pragma once
 
@@ -126,10 +124,8 @@ public:
 
 private:
     enum How : std::uint8_t {
-        kLast,   // the last item: it ends at last_end_
-        kToNext, // it ends where the next item starts
-        kSpan,   // it ends at start + span
-        kWide,   // the whole interval is in wide_
+        kSpan, // it ends at start + span
+        kWide, // the whole interval is in wide_
     };
     struct Packed {
         std::int64_t start = 0;
@@ -138,7 +134,7 @@ private:
         std::uint32_t fiber = 0;
         std::int16_t thread = -1;
         std::uint8_t state_reason = 0; // State in the low 4 bits, WaitReason in the high 4
-        How how = kLast;
+        How how = kSpan;
     };
     static_assert(sizeof(Packed) == 24);
     static_assert(std::is_trivially_copyable_v<Packed>);
@@ -185,10 +181,8 @@ private:
     };
 
     const Interval& wideAt(std::size_t k) const noexcept;
-    void settleLast(std::int64_t next_start);
 
     Items items_;
-    std::int64_t last_end_ = 0;
     std::unique_ptr<Wide> wide_;
 };
 
@@ -242,9 +236,7 @@ inline IntervalList::const_iterator IntervalList::end() const noexcept { return 
 inline std::int64_t IntervalList::endOf(std::size_t k) const noexcept {
     const Packed& p = items_[k];
     switch (p.how) {
-    case kToNext: return items_[k + 1].start;
     case kSpan: return p.start + static_cast<std::int64_t>(p.span);
-    case kLast: return last_end_;
     case kWide: break;
     }
     return wideAt(k).end;
@@ -347,13 +339,39 @@ struct LodLevel {
 };
 
 inline constexpr std::size_t kPrefixStride = 64;
+using StateTimes = std::array<std::int64_t, kStateCount>;
 
-struct Lane {
-    IntervalList intervals;           // sorted by start, non-overlapping
-    HeapVector<LodLevel> levels;      // by granularity; empty for short lanes
+// What buildLaneIndex precomputes on a long lane (none on a short one).
+struct LaneIndex {
+    std::vector<LodLevel> levels; // by granularity
     // prefix[k][s]: time intervals [0, k * kPrefixStride) spent in state s
     // (only for lanes longer than kPrefixStride).
-    HeapVector<std::array<std::int64_t, kStateCount>> prefix;
+    std::vector<StateTimes> prefix;
+};
+
+struct Lane {
+    IntervalList intervals; // sorted by start, non-overlapping
+    // Behind one pointer: 8 bytes in each of millions of short fiber lanes.
+    std::unique_ptr<LaneIndex> index;
+
+    Lane() = default;
+    Lane(const Lane& other) : intervals(other.intervals), index(other.index ? std::make_unique<LaneIndex>(*other.index) : nullptr) {}
+    Lane(Lane&&) noexcept = default;
+    Lane& operator=(const Lane& other) {
+        if (this != &other) *this = Lane(other);
+        return *this;
+    }
+    Lane& operator=(Lane&&) noexcept = default;
+
+    // The levels of detail and prefix sums (empty when not built or short).
+    const std::vector<LodLevel>& levels() const noexcept { return index ? index->levels : none().levels; }
+    const std::vector<StateTimes>& prefix() const noexcept { return index ? index->prefix : none().prefix; }
+
+private:
+    static const LaneIndex& none() noexcept {
+        static const LaneIndex empty;
+        return empty;
+    }
 };
 
 const char* stateName(State state) noexcept;

@@ -58,6 +58,7 @@
 #include <memory>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -122,20 +123,47 @@ struct ThreadLane {
 // fiber running on the thread when it was recorded.
 std::uint64_t instantFiber(const trace::Trace& trace, const ThreadLane& lane, std::size_t k) noexcept;
 
-// (Members ordered for packing: there is one per fiber, millions in a big trace.)
+// A string in 8 bytes that allocates nothing while empty (a std::string is
+// 32): most fibers have no recorded name and are printed by number.
+class CompactName {
+public:
+    CompactName() = default;
+    explicit CompactName(std::string_view text);
+    CompactName(const CompactName& other) : CompactName(other.view()) {}
+    CompactName(CompactName&& other) noexcept : data_(std::exchange(other.data_, nullptr)) {}
+    CompactName& operator=(const CompactName& other) { return *this = CompactName(other); }
+    CompactName& operator=(CompactName&& other) noexcept {
+        std::swap(data_, other.data_);
+        return *this;
+    }
+    ~CompactName() { std::free(data_); }
+
+    bool empty() const noexcept { return data_ == nullptr; }
+    std::string_view view() const noexcept;
+    std::size_t heapBytes() const noexcept; // the allocation's size (0: none)
+
+private:
+    char* data_ = nullptr; // a 32-bit length, then the characters
+};
+
+// (Members ordered for packing: there is one per fiber, millions in a big
+// trace, so it is 104 bytes: issue 13.)
 struct FiberLane {
     std::uint64_t fiber = 0;
-    std::string name;             // its fiber-name, else "main" for fiber 1, else "fiber #id"
     std::uint64_t parent = 0;     // 0: created by an idle loop, or unknown
     std::uint64_t awaited_by = 0; // the fiber that awaited it (Future::await), 0 if none
     std::int64_t created = -1;    // -1: before the recording started
     std::int64_t finished = -1;   // -1: did not finish in the trace
     std::int32_t created_thread = -1;
     std::int32_t finished_thread = -1;
-    bool named = false;           // `name` came from a fiber-name (or create) record
-    bool created_in_trace = false;
+    CompactName recorded_name;    // its fiber-name (or create) record's name, if any
     Lane lane;                    // Ready / Running / Waiting / Finished
     HeapVector<Zone> zones;       // by start (most fibers open none: 8 bytes then)
+    bool named = false;           // a fiber-name (or create) record named it: recorded_name
+    bool created_in_trace = false;
+
+    // Its recorded name, else "main" for fiber 1, else "fiber #id".
+    std::string name() const;
 };
 
 enum class FlowKind : std::uint8_t { Wakeup, Steal, Spawn, Completion, AwaitChain, Cancel, Canceled, MutexHandoff, ConditionWake };
