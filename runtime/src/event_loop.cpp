@@ -80,6 +80,19 @@ static Result<IoBackend> chooseBackend(IoBackend requested) {
     return Error{Errc::UnsupportedBackend, 0};
 }
 
+// The policy asked for: the options', else FIBERSCOPE_SCHEDULER's, else seed
+// (the same precedence as the backend's).
+static Result<SchedulerPolicy> choosePolicy(std::optional<SchedulerPolicy> requested) {
+    if (requested) return *requested;
+    const char* env = std::getenv("FIBERSCOPE_SCHEDULER");
+    if (!env || !*env) return SchedulerPolicy::seed;
+    const std::string_view name = env;
+    if (name == "seed") return SchedulerPolicy::seed;
+    if (name == "scaling") return SchedulerPolicy::scaling;
+    std::fprintf(stderr, "fiberscope: FIBERSCOPE_SCHEDULER='%s' is not a scheduler policy; use seed or scaling (or unset it)\n", env);
+    return Error{Errc::InvalidArgument, 0};
+}
+
 } // namespace detail
 
 using namespace detail;
@@ -87,14 +100,19 @@ using namespace detail;
 Result<std::unique_ptr<EventLoop>> EventLoop::create(EventLoopOptions options) {
     if (currentThread()) return Error{Errc::InvalidArgument, 0};
     if (options.threads == 0) options.threads = std::max(1u, std::thread::hardware_concurrency());
-    if (options.threads > 1024) return Error{Errc::InvalidArgument, 0};
+    if (options.threads > kMaxWorkers) return Error{Errc::InvalidArgument, 0};
     if (options.ring_entries == 0 || options.ring_entries > 32768) return Error{Errc::InvalidArgument, 0};
     if (options.completion_entries == 0) options.completion_entries = std::max(4096u, 2 * options.ring_entries);
     if (options.completion_entries < options.ring_entries || options.completion_entries > 65536)
         return Error{Errc::InvalidArgument, 0};
     if (options.stack_size < 16 * 1024) options.stack_size = 16 * 1024;
 
+    auto policy = choosePolicy(options.scheduler);
+    if (!policy) return policy.error();
+    options.scheduler = *policy;
+
     auto loop = std::make_unique<Loop>(options);
+    loop->scheduler = *policy;
     Thread& main_thread = loop->threads[0];
     main_thread.loop = loop.get();
     main_thread.index = 0;
@@ -152,6 +170,9 @@ Result<std::unique_ptr<EventLoop>> EventLoop::create(EventLoopOptions options) {
     setCurrentThread(&main_thread);
     FIBERSCOPE_TRACE_EVENT(emit::threadStart(now, 0, workerName(0)));
     trace::mark(loop->backend == IoBackend::epoll ? "backend: epoll" : "backend: io_uring");
+    // Only a policy other than the seed's is named (FORMAT.md): a trace
+    // without this mark ran the seed, as every older trace did.
+    if (loop->scaling()) trace::mark("scheduler: scaling");
 
     Loop* raw = loop.release();
     std::unique_ptr<EventLoop> facade(new EventLoop(raw));
@@ -222,6 +243,12 @@ unsigned EventLoop::activeThreads() const noexcept { return impl_->active.load(s
 unsigned EventLoop::maxThreads() const noexcept { return impl_->allocated; }
 
 IoBackend EventLoop::backend() const noexcept { return impl_->backend; }
+
+SchedulerPolicy EventLoop::scheduler() const noexcept { return impl_->scheduler; }
+
+const char* schedulerPolicyName(SchedulerPolicy policy) noexcept {
+    return policy == SchedulerPolicy::scaling ? "scaling" : "seed";
+}
 
 const char* ioBackendName(IoBackend backend) noexcept {
     switch (backend) {

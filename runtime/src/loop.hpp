@@ -22,6 +22,10 @@ inline constexpr std::size_t kIdleStackSize = 256 * 1024;
 inline constexpr unsigned kMaxIdleSearch = 4;
 inline constexpr unsigned kMaxStealReadySearch = 4;
 inline constexpr unsigned kMaxStealFreeSearch = 4;
+// Words of the scaling policy's idle set: one bit per possible worker
+// (EventLoop::create allows at most 1024).
+inline constexpr unsigned kMaxWorkers = 1024;
+inline constexpr unsigned kIdleSetWords = kMaxWorkers / 64;
 
 struct Loop {
     explicit Loop(const EventLoopOptions& options);
@@ -59,8 +63,22 @@ struct Loop {
     // io_uring or epoll (never automatic), fixed at creation.
     IoBackend backend = IoBackend::io_uring;
     bool usesRing() const noexcept { return backend == IoBackend::io_uring; }
-    // The epoll backend's threads for regular-file I/O.
-    BlockingPool blocking_pool;
+    // The scheduling policy (scheduler.cpp), fixed at creation: schedule()
+    // and the idle loop branch on it, no virtual call.
+    SchedulerPolicy scheduler = SchedulerPolicy::seed;
+    bool scaling() const noexcept { return scheduler == SchedulerPolicy::scaling; }
+    // The scaling policy's idle set: bit n set while worker n has published
+    // itself parked (ready_queue == nullptr, about to wait in the kernel).
+    // Only worker n sets or clears its bit; schedule() reads the set before
+    // it touches any thread's queue word. In lines of their own, away from
+    // every thread's queue. Unused by the seed policy.
+    alignas(64) std::atomic<std::uint64_t> idle_set[kIdleSetWords] = {};
+    // The scaling policy's count of threads searching for work (stealing)
+    // before they park: while it is nonzero, schedule() wakes nobody.
+    alignas(64) std::atomic<unsigned> searching{0};
+    // The epoll backend's threads for regular-file I/O. Aligned so that it
+    // (and the spawn-hot next_fiber_id below) stays off `searching`'s line.
+    alignas(64) BlockingPool blocking_pool;
 
     // Detached fibers still running, for deinit to cancel and join.
     std::mutex detached_mutex;

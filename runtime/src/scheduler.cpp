@@ -1,6 +1,6 @@
-// The scheduler: schedule(), findReadyFiber() and yield().
+// The scheduler: schedule(), findReadyFiber(), searchBeforePark() and yield().
 //
-// Design (ported from the seeds' EventLoop/Evented/Kqueue):
+// Design (ported from the seeds' EventLoop/Evented/Kqueue), the `seed` policy:
 //
 // * Each worker thread owns one ready queue slot (thread.hpp explains its
 //   states). There is no global run queue and no lock.
@@ -17,12 +17,42 @@
 //   itself open for business (ready_queue = nullptr) and goes idle.
 // * yield() switches to a given fiber, else the next ready fiber, else the
 //   thread's idle context, with a SwitchMessage for the receiver.
+//
+// What the seed costs (issue 15): "open for business" is only "my queue is
+// empty", so the hand-off CAS is tried on busy threads too, taking their
+// queue word's cache line exclusive on every schedule(); each hand-off that
+// lands costs a MSG_RING and a kernel wake-up of a thread that parks again
+// at once. skynet ran 2.9x slower on two threads than on one.
+//
+// The `scaling` policy (EventLoopOptions::scheduler) keeps the queues, the
+// hand-off, the stealing and switch-then-act, and changes who is offered
+// work and when a thread parks:
+// * A loop-level idle set (Loop::idle_set, one bit per worker, in lines of
+//   its own) says who is parked. A thread sets its bit before it publishes
+//   ready_queue = nullptr and parks, and clears it when it wakes. schedule()
+//   reads the set first and CASes only the queue word of a thread whose bit
+//   is set and whose word reads nullptr (test before CAS), so busy threads'
+//   lines stay theirs.
+// * A thread that runs out of work searches before it parks
+//   (searchBeforePark): steal attempts over the other threads with
+//   cpuRelax() between them, bounded by kSearchNs so an idle loop still
+//   parks at once in CPU terms. Loop::searching counts the searchers; while
+//   one searches, schedule() wakes nobody (Go's wakep, Tokio's
+//   notify_parked): the searcher will steal the work, so a burst of spawns
+//   is not a burst of MSG_RINGs.
+// Every read of the idle set or of `searching` is a hint. The only word
+// that decides where fibers go is the target's queue word, changed by CAS
+// (or by its owner while it holds kFinished), so a stale hint costs at most
+// a missed hand-off (the fibers go on the scheduler's own queue, which its
+// running owner pops and a searcher may steal) or a needless wake-up (a
+// spurious wakeup completion), never a fiber.
 #include "scheduler.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
+#include "cpu_relax.hpp"
 #include "loop.hpp"
 #include "sanitizer.hpp"
 #include "fiberscope/trace.hpp"
@@ -115,6 +145,70 @@ static std::uint64_t queueLength(FiberQueue queue) {
     return count;
 }
 
+// The seed's hand-off: the queue goes to the next of a few threads whose
+// queue word reads nullptr (parked, or busy with an empty queue), by CAS.
+static Thread* offerToEmpty(Thread& thread, FiberQueue queue, unsigned active) {
+    Loop& loop = *thread.loop;
+    const unsigned searches = active < kMaxIdleSearch ? active : kMaxIdleSearch;
+    for (unsigned i = 0; i < searches; ++i, ++thread.idle_search_index) {
+        if (thread.idle_search_index >= active) thread.idle_search_index = 0;
+        Thread& candidate = loop.threads[thread.idle_search_index];
+        if (&candidate == &thread) continue;
+        Fiber* expected = nullptr;
+        // release: the fibers' state (queue_next links, completions) is
+        // visible to the idle thread, which pops with acquire. relaxed on
+        // failure: we learn nothing we rely on.
+        if (!candidate.ready_queue.compare_exchange_weak(expected, queue.head, std::memory_order_release,
+                                                         std::memory_order_relaxed))
+            continue;
+        ++thread.idle_search_index;
+        return &candidate;
+    }
+    return nullptr;
+}
+
+static std::uint64_t idleBit(unsigned index) { return std::uint64_t{1} << (index % 64); }
+
+// The scaling policy's hand-off: only to a thread the idle set says is
+// parked, and only while nobody searches (a searcher will steal the work).
+static Thread* offerToParked(Loop& loop, Thread& thread, FiberQueue queue, unsigned active) {
+    // relaxed: a hint. Stale nonzero: we skip a hand-off and queue on
+    // ourselves (the searcher, or our own running thread, takes it); stale
+    // zero: we wake a parked thread a searcher would have spared.
+    if (loop.searching.load(std::memory_order_relaxed) != 0) return nullptr;
+    unsigned attempts = 0;
+    const unsigned words = (active + 63) / 64;
+    for (unsigned w = 0; w < words; ++w) {
+        // relaxed: a hint. A bit read set may already be cleared (the CAS
+        // below then fails on the thread's non-null word, or lands on a
+        // running thread that pops it; the wake-up is spurious); a bit read
+        // clear may already be set (a missed hand-off). Nothing is published
+        // through the set: the CAS's release publishes the fibers.
+        std::uint64_t set = loop.idle_set[w].load(std::memory_order_relaxed);
+        while (set != 0) {
+            const unsigned index = w * 64 + static_cast<unsigned>(__builtin_ctzll(set));
+            set &= set - 1;
+            // A worker may set its bit before `active` covers it: its slot's
+            // shared fields are not yet ours to read.
+            if (index >= active) break;
+            if (index == thread.index) continue;
+            Thread& candidate = loop.threads[index];
+            // Test before CAS: a load leaves the line shared when the thread
+            // already has work. relaxed: only the CAS's outcome counts.
+            Fiber* expected = candidate.ready_queue.load(std::memory_order_relaxed);
+            if (expected == nullptr &&
+                // release: the fibers' state (queue_next links, completions)
+                // is visible to the parked thread, which pops with acquire.
+                // relaxed on failure: we learn nothing we rely on.
+                candidate.ready_queue.compare_exchange_strong(expected, queue.head, std::memory_order_release,
+                                                              std::memory_order_relaxed))
+                return &candidate;
+            if (++attempts == kMaxIdleSearch) return nullptr;
+        }
+    }
+    return nullptr;
+}
+
 void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
     // The decision's timestamp is taken before it is published: another
     // thread may run the fibers before our records are written.
@@ -128,25 +222,16 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
     // acquire: pairs with the release in spawnWorker, so every slot below
     // `active` is fully initialised.
     const unsigned active = loop.active.load(std::memory_order_acquire);
-    const unsigned searches = active < kMaxIdleSearch ? active : kMaxIdleSearch;
-    for (unsigned i = 0; i < searches; ++i, ++thread.idle_search_index) {
-        if (thread.idle_search_index >= active) thread.idle_search_index = 0;
-        Thread& candidate = loop.threads[thread.idle_search_index];
-        if (&candidate == &thread) continue;
-        Fiber* expected = nullptr;
-        // release: the fibers' state (queue_next links, completions) is
-        // visible to the idle thread, which pops with acquire. relaxed on
-        // failure: we learn nothing we rely on.
-        if (!candidate.ready_queue.compare_exchange_weak(expected, queue.head, std::memory_order_release,
-                                                         std::memory_order_relaxed))
-            continue;
-        FIBERSCOPE_TRACE_EVENT(emit::schedule(decided, traced_head, traced_count, candidate.index, ScheduleHow::IdleHandoff);
-                               emit::wakeupSent(now, candidate.index));
-        wakeThread(thread, candidate);
-        ++thread.idle_search_index;
+    if (Thread* taker = loop.scaling() ? offerToParked(loop, thread, queue, active) : offerToEmpty(thread, queue, active)) {
+        FIBERSCOPE_TRACE_EVENT(emit::schedule(decided, traced_head, traced_count, taker->index, ScheduleHow::IdleHandoff);
+                               emit::wakeupSent(now, taker->index));
+        wakeThread(thread, *taker);
         return;
     }
-    if (active < loop.allocated && mayGrow(loop)) {
+    // scaling: no new worker while a thread searches, which will steal the
+    // work (relaxed: a hint, see the design comment).
+    if (active < loop.allocated && mayGrow(loop) &&
+        (!loop.scaling() || loop.searching.load(std::memory_order_relaxed) == 0)) {
         unsigned expected = active;
         // acquire: a failed reservation's cleanup (release) happened before
         // we reuse the slot. relaxed on failure: someone else is spawning.
@@ -170,15 +255,12 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
                                                        std::memory_order_acquire));
 }
 
-Fiber* findReadyFiber(Loop& loop, Thread& thread) {
-    // acquire: see the fibers published by whoever queued them. Exchanging in
-    // kFinished keeps thieves and hand-offs away while we unlink the head.
-    if (Fiber* fiber = thread.ready_queue.exchange(kFinished, std::memory_order_acquire)) {
-        // release: the rest of the list stays published to thieves.
-        thread.ready_queue.store(fiber->queue_next, std::memory_order_release);
-        fiber->queue_next = nullptr;
-        return fiber;
-    }
+// Takes the whole ready list of one of a few other threads, runs its head
+// and publishes the rest from our slot. Our slot must hold kFinished while
+// we do: no hand-off can land in it and no thief takes from it, so the
+// plain store of the remainder overwrites nothing. nullptr: nothing found
+// (the slot still holds kFinished).
+static Fiber* stealReady(Loop& loop, Thread& thread) {
     // acquire: pairs with spawnWorker's release of `active`.
     const unsigned active = loop.active.load(std::memory_order_acquire);
     const unsigned searches = active < kMaxStealReadySearch ? active : kMaxStealReadySearch;
@@ -200,10 +282,107 @@ Fiber* findReadyFiber(Loop& loop, Thread& thread) {
         ++thread.steal_ready_search_index;
         return fiber;
     }
-    // Couldn't find anything to do, so we are now open for business.
+    return nullptr;
+}
+
+// Pops our own slot's head, leaving kFinished in it when it was empty.
+static Fiber* popOwn(Thread& thread) {
+    // acquire: see the fibers published by whoever queued them. Exchanging in
+    // kFinished keeps thieves and hand-offs away while we unlink the head.
+    Fiber* fiber = thread.ready_queue.exchange(kFinished, std::memory_order_acquire);
+    if (!fiber) return nullptr;
+    // release: the rest of the list stays published to thieves.
+    thread.ready_queue.store(fiber->queue_next, std::memory_order_release);
+    fiber->queue_next = nullptr;
+    return fiber;
+}
+
+Fiber* findReadyFiber(Loop& loop, Thread& thread) {
+    if (Fiber* fiber = popOwn(thread)) return fiber;
+    if (Fiber* fiber = stealReady(loop, thread)) return fiber;
+    // Couldn't find anything to do, so we are now open for business (on the
+    // scaling policy, only to a stale hint: our idle bit is clear).
     // relaxed: a hand-off CAS needs no ordering from us; the MSG_RING that
     // follows it is what wakes us.
     thread.ready_queue.store(nullptr, std::memory_order_relaxed);
+    return nullptr;
+}
+
+// How long a thread out of work searches before it parks (scaling policy).
+// Long enough to cover another thread's turn-around (a spawn or a finish,
+// about a microsecond), short enough that an idle loop parks at once for a
+// person watching top. Its own ring's completions cut it short; they are
+// not delivered while it spins (COOP_TASKRUN runs them when it enters the
+// kernel), so this also bounds their extra latency.
+static constexpr std::int64_t kSearchNs = 10'000;
+// cpuRelax() calls between two steal attempts: they keep a searcher from
+// pulling the busy threads' queue lines on every cycle.
+static constexpr unsigned kRelaxPerRound = 8;
+
+void leaveIdleSet(Loop& loop, Thread& thread) {
+    if (!thread.in_idle_set) return;
+    thread.in_idle_set = false;
+    // relaxed: the set is a hint (offerToParked); only we write our bit.
+    loop.idle_set[thread.index / 64].fetch_and(~idleBit(thread.index), std::memory_order_relaxed);
+}
+
+// Whether another thread's queue word holds fibers (a load only).
+static bool othersHaveWork(Loop& loop, Thread& thread, unsigned active) {
+    for (unsigned i = 0; i < active; ++i) {
+        if (i == thread.index) continue;
+        // relaxed: a hint; stealReady's acquire load and CAS decide.
+        Fiber* head = loop.threads[i].ready_queue.load(std::memory_order_relaxed);
+        if (head != nullptr && head != kFinished) return true;
+    }
+    return false;
+}
+
+Fiber* searchBeforePark(Loop& loop, Thread& thread) {
+    // acquire: pairs with spawnWorker's release of `active`.
+    const unsigned active = loop.active.load(std::memory_order_acquire);
+    // A hand-off that landed on a stale hint, before we lock our slot.
+    if (Fiber* fiber = popOwn(thread)) return fiber;
+    // Our slot holds kFinished from here until we publish ourselves parked.
+    // Searchers are at most half the threads (Go's bound): more would only
+    // pull the busy threads' lines. relaxed: a hint; a few extra searchers
+    // for a moment cost CPU, not correctness.
+    if (active > 1 && 2 * loop.searching.load(std::memory_order_relaxed) < active) {
+        // Queued submissions go out now, not after the search.
+        if (loop.usesRing() && thread.ring.pendingSubmissions()) thread.ring.submit();
+        // relaxed: `searching` only steers schedule()'s hints.
+        loop.searching.fetch_add(1, std::memory_order_relaxed);
+        Fiber* found = nullptr;
+        const std::int64_t until = monotonicNanoseconds() + kSearchNs;
+        for (unsigned round = 1;; ++round) {
+            if ((found = stealReady(loop, thread))) break;
+            if (loop.usesRing() && thread.ring.pendingCompletions()) break;
+            if (round % 8 == 0 && monotonicNanoseconds() >= until) break;
+            for (unsigned i = 0; i < kRelaxPerRound; ++i) cpuRelax();
+        }
+        // relaxed: as the increment.
+        loop.searching.fetch_sub(1, std::memory_order_relaxed);
+        if (found) return found;
+    }
+    // Publish ourselves parked: the bit first, then the open slot, so that
+    // a hander who reads the bit and then our word either finds nullptr
+    // (its CAS lands and its wake-up follows) or kFinished (a missed
+    // hand-off). relaxed: the set is a hint (see offerToParked).
+    thread.in_idle_set = true;
+    loop.idle_set[thread.index / 64].fetch_or(idleBit(thread.index), std::memory_order_relaxed);
+    // relaxed: as in findReadyFiber; a hand-off CAS needs no ordering from us.
+    thread.ready_queue.store(nullptr, std::memory_order_relaxed);
+    // Work queued while we stopped searching, by a thread that saw us
+    // searching and so woke nobody: take it rather than park beside it.
+    if (othersHaveWork(loop, thread, active)) {
+        Fiber* fiber = popOwn(thread);
+        if (!fiber) fiber = stealReady(loop, thread);
+        if (fiber) {
+            leaveIdleSet(loop, thread);
+            return fiber;
+        }
+        // relaxed: as above.
+        thread.ready_queue.store(nullptr, std::memory_order_relaxed);
+    }
     return nullptr;
 }
 

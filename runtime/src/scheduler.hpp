@@ -19,6 +19,14 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue);
 // else marks the thread idle (ready_queue = nullptr) and returns nullptr.
 Fiber* findReadyFiber(Loop& loop, Thread& thread);
 
+// The scaling policy, from the idle loop when findReadyFiber found nothing:
+// searches (steals) for a bounded while as one of Loop::searching, then
+// publishes the thread parked (its idle-set bit, ready_queue = nullptr) and
+// looks once more. A fiber to run, or nullptr: park now.
+Fiber* searchBeforePark(Loop& loop, Thread& thread);
+// The scaling policy: clears the thread's idle-set bit once it is awake.
+void leaveIdleSet(Loop& loop, Thread& thread);
+
 // Switches from the current context to `ready` (or the next ready fiber, or
 // the idle context), asking the receiver to perform `message.task`.
 // `finished`: the current fiber will never run again.

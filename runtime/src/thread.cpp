@@ -171,6 +171,8 @@ void idle(Thread& thread) {
             next = nullptr;
             yield(fiber, PendingTask::nothing, trace::SwitchReason::Idle);
         }
+        // The scaling policy searches before it parks (scheduler.cpp).
+        if (loop.scaling() && (next = searchBeforePark(loop, thread))) continue;
         FIBERSCOPE_TRACE_EVENT(trace::flushIfStale(now); emit::park(now));
         FiberQueue queue{nullptr, nullptr};
         bool exit = false;
@@ -189,6 +191,9 @@ void idle(Thread& thread) {
         }
         readied += expireSyncTimers(thread, next, queue);
         FIBERSCOPE_TRACE_EVENT(emit::unpark(now, readied));
+        // Awake: no longer a hand-off target (a no-op unless parked by the
+        // scaling policy's searchBeforePark).
+        leaveIdleSet(loop, thread);
         if (queue.head) schedule(loop, thread, queue);
         if ((exit || thread.exit_seen) && !next) return;
     }

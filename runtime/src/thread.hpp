@@ -6,7 +6,9 @@
 // doing, and that is what makes hand-off and stealing work:
 //   nullptr    the thread found nothing to do and is open for business:
 //              another thread may hand it a whole queue with one CAS
-//              (schedule()) and must then wake it with MSG_RING;
+//              (schedule()) and must then wake it with MSG_RING; on the
+//              scaling policy it is offered work only while its bit in
+//              the loop's idle set says it is parked (scheduler.cpp);
 //   kFinished  the owner is popping from it right now (findReadyFiber());
 //   a fiber    ready work: the owner pops the head, a thief takes it all.
 #pragma once
@@ -54,6 +56,10 @@ struct Thread {
     unsigned idle_search_index = 0;
     unsigned steal_ready_search_index = 0;
     unsigned steal_free_search_index = 0;
+    // The scaling policy: whether this thread's bit is set in the loop's
+    // idle set (Loop::idle_set), so that clearing it costs no atomic
+    // read-modify-write when it was not set. Owner only.
+    bool in_idle_set = false;
 
     // Deadlines of timed sync waits parked from this thread (sync_timers.hpp).
     SyncTimers sync_timers;

@@ -54,6 +54,23 @@ enum class IoBackend { automatic, io_uring, epoll };
 // "io_uring", "epoll" or "automatic".
 const char* ioBackendName(IoBackend backend) noexcept;
 
+// How ready fibers find a thread (runtime/src/scheduler.cpp explains both).
+//   seed     the course's design: schedule() offers work to any thread whose
+//            ready queue is empty (a CAS on that thread's queue word, then
+//            a MSG_RING or eventfd wake-up), and a thread that finds nothing
+//            parks at once. What the lessons teach.
+//   scaling  a loop-level idle set is read before any CAS, so only parked
+//            threads are offered work; a thread that runs out of work
+//            searches (steals) a bounded while before it parks, and
+//            schedule() wakes a parked thread only when no thread is
+//            searching (Go's wakep), so a burst of spawns is not a burst of
+//            kernel wake-ups.
+// Fixed per loop at create time: the hot path branches on a loop field.
+enum class SchedulerPolicy { seed, scaling };
+
+// "seed" or "scaling".
+const char* schedulerPolicyName(SchedulerPolicy policy) noexcept;
+
 struct EventLoopOptions {
     // Most worker threads the loop may start, counting the creating thread.
     // 0 means the number of CPUs. Workers start lazily, when work appears
@@ -73,6 +90,10 @@ struct EventLoopOptions {
     std::size_t stack_size = 256 * 1024;
     // Which kernel interface to use (see IoBackend).
     IoBackend backend = IoBackend::automatic;
+    // Which scheduling policy to use (see SchedulerPolicy). Unset: the
+    // environment variable FIBERSCOPE_SCHEDULER=seed|scaling picks one, else
+    // seed.
+    std::optional<SchedulerPolicy> scheduler = std::nullopt;
     // true: every fiber stack has a guard page below it, which turns an
     // overflow into a clear message naming the fiber; never silently
     // dropped. On Linux 6.13+ a guard is a page-table marker and costs no
@@ -115,6 +136,7 @@ public:
     // Starts a loop on the calling thread. Fails with IoUringUnavailable when
     // the kernel refuses io_uring and IoBackend::io_uring was asked for,
     // UnsupportedBackend for a bad FIBERSCOPE_BACKEND, InvalidArgument for
+    // a bad FIBERSCOPE_SCHEDULER (one line on stderr names it) or for
     // bad options, or when this thread already runs a loop.
     static Result<std::unique_ptr<EventLoop>> create(EventLoopOptions options = {});
 
@@ -309,6 +331,8 @@ public:
     IoStats ioStats() const noexcept;
     // The backend this loop runs on: io_uring or epoll, never automatic.
     IoBackend backend() const noexcept;
+    // The scheduling policy this loop runs (chosen at create time).
+    SchedulerPolicy scheduler() const noexcept;
     // The loop the calling fiber runs on, or nullptr outside any loop.
     static EventLoop* current() noexcept;
 

@@ -1,0 +1,254 @@
+// EventLoopOptions::scheduler and FIBERSCOPE_SCHEDULER: the option and the
+// environment variable pick the policy (the option wins, as for the
+// backend), a wrong value is refused with one line, the scaling policy loses
+// no fiber under spawn/await/yield/steal stress on two threads, and its
+// bounded search still lets an idle loop park (no CPU spent while nothing
+// runs). The whole suite runs under each policy too (ctest runtime_scaling,
+// runtime_scaling_epoll); these tests pin their policy in the options.
+#include "test_support.hpp"
+
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fiberscope/trace.hpp>
+#include <fiberscope/trace_reader.hpp>
+
+#include "../support/recorded_trace.hpp"
+
+using namespace fiberscope;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Sets FIBERSCOPE_SCHEDULER (or unsets it: nullptr) for the scope.
+class SchedulerEnv {
+public:
+    explicit SchedulerEnv(const char* value) {
+        if (const char* old = std::getenv("FIBERSCOPE_SCHEDULER")) saved_ = old;
+        if (value) setenv("FIBERSCOPE_SCHEDULER", value, 1);
+        else unsetenv("FIBERSCOPE_SCHEDULER");
+    }
+    ~SchedulerEnv() {
+        if (saved_) setenv("FIBERSCOPE_SCHEDULER", saved_->c_str(), 1);
+        else unsetenv("FIBERSCOPE_SCHEDULER");
+    }
+    SchedulerEnv(const SchedulerEnv&) = delete;
+    SchedulerEnv& operator=(const SchedulerEnv&) = delete;
+
+private:
+    std::optional<std::string> saved_;
+};
+
+// Everything written to stderr while `body` runs (fd 2 goes to a file).
+template <class F>
+std::string captureStderr(F&& body) {
+    char path[] = "/tmp/fiberscope-policy-stderr-XXXXXX";
+    const int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    unlink(path);
+    std::fflush(stderr);
+    const int saved = dup(STDERR_FILENO);
+    dup2(fd, STDERR_FILENO);
+    body();
+    std::fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    std::string text;
+    char buffer[1024];
+    ssize_t n;
+    lseek(fd, 0, SEEK_SET);
+    while ((n = read(fd, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<std::size_t>(n));
+    close(fd);
+    return text;
+}
+
+std::unique_ptr<EventLoop> scalingLoop(unsigned threads) {
+    auto loop = EventLoop::create({.threads = threads, .scheduler = SchedulerPolicy::scaling});
+    if (!loop) FAIL("EventLoop::create failed: " << loop.error().message());
+    return std::move(loop).value();
+}
+
+double processCpuSeconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// Skynet-like: node `num` of `size` leaves spawns `branching` children and
+// sums their numbers; every fiber that runs adds one to `ran`.
+std::int64_t tree(EventLoop& loop, std::int64_t num, std::int64_t size, std::atomic<long>& ran) {
+    // relaxed: a count read after every fiber was awaited.
+    ran.fetch_add(1, std::memory_order_relaxed);
+    if (size == 1) return num;
+    constexpr std::int64_t kBranching = 10;
+    const std::int64_t child_size = size / kBranching;
+    std::array<Future<std::int64_t>, kBranching> children;
+    for (std::int64_t i = 0; i < kBranching; ++i) {
+        const std::int64_t child_num = num + i * child_size;
+        children[static_cast<std::size_t>(i)] =
+            loop.async([&loop, child_num, child_size, &ran] { return tree(loop, child_num, child_size, ran); });
+    }
+    std::int64_t sum = 0;
+    for (auto& child : children) sum += child.await();
+    return sum;
+}
+
+} // namespace
+
+TEST_CASE("the scheduler policy comes from the options, else FIBERSCOPE_SCHEDULER, else seed", "[policy]") {
+    {
+        SchedulerEnv env(nullptr);
+        auto loop = test::makeLoop(1);
+        CHECK(loop->scheduler() == SchedulerPolicy::seed);
+    }
+    {
+        SchedulerEnv env("scaling");
+        auto loop = test::makeLoop(1);
+        CHECK(loop->scheduler() == SchedulerPolicy::scaling);
+    }
+    {
+        SchedulerEnv env("seed");
+        auto loop = test::makeLoop(1);
+        CHECK(loop->scheduler() == SchedulerPolicy::seed);
+    }
+    {
+        // The option wins over the environment, either way.
+        SchedulerEnv env("scaling");
+        auto loop = EventLoop::create({.threads = 1, .scheduler = SchedulerPolicy::seed});
+        REQUIRE(loop);
+        CHECK((*loop)->scheduler() == SchedulerPolicy::seed);
+    }
+    {
+        SchedulerEnv env("seed");
+        auto loop = scalingLoop(1);
+        CHECK(loop->scheduler() == SchedulerPolicy::scaling);
+    }
+    CHECK(std::string(schedulerPolicyName(SchedulerPolicy::seed)) == "seed");
+    CHECK(std::string(schedulerPolicyName(SchedulerPolicy::scaling)) == "scaling");
+}
+
+TEST_CASE("a wrong FIBERSCOPE_SCHEDULER is refused with one line naming it and the accepted values", "[policy]") {
+    SchedulerEnv env("fastest");
+    std::optional<Errc> failed;
+    const std::string said = captureStderr([&] {
+        auto loop = EventLoop::create({.threads = 1});
+        if (!loop) failed = loop.error().code;
+    });
+    REQUIRE(failed);
+    CHECK(*failed == Errc::InvalidArgument);
+    INFO(said);
+    CHECK(said ==
+          "fiberscope: FIBERSCOPE_SCHEDULER='fastest' is not a scheduler policy; use seed or scaling (or unset it)\n");
+    // The option does not read the variable at all.
+    auto loop = scalingLoop(1);
+    CHECK(loop->scheduler() == SchedulerPolicy::scaling);
+}
+
+TEST_CASE("the scaling policy loses no fiber under spawn, await, yield and steal stress on two threads", "[policy]") {
+    test::Watchdog watchdog("the scaling policy's stress (spawn/await/yield/steal on 2 threads)", 120s);
+    auto loop = scalingLoop(2);
+    EventLoop& l = *loop;
+
+    // Spawn and immediately await, with and without a yield inside.
+    const long rounds = test::scaled(20000);
+    std::atomic<long> ran{0};
+    for (long i = 0; i < rounds; ++i) {
+        l.async([&ran, &l, i] {
+             if (i % 2) l.yield();
+             // relaxed: read after the await.
+             ran.fetch_add(1, std::memory_order_relaxed);
+         }).await();
+    }
+    CHECK(ran.load() == rounds);
+
+    // Trees: bursts of spawns that the other thread steals or is handed.
+    for (int round = 0; round < 5; ++round) {
+        std::atomic<long> nodes{0};
+        const std::int64_t leaves = 10000;
+        const std::int64_t sum = l.async([&l, &nodes, leaves] { return tree(l, 0, leaves, nodes); }).await();
+        CHECK(sum == leaves * (leaves - 1) / 2);
+        CHECK(nodes.load() == 11111);
+    }
+
+    // Many fibers yielding among themselves at once: their thread's queue is
+    // never empty, so the other thread steals.
+    const long fibers = 64;
+    const long yields = test::scaled(2000);
+    std::atomic<long> total{0};
+    std::vector<Future<void>> running;
+    for (long f = 0; f < fibers; ++f)
+        running.push_back(l.async([&l, &total, yields] {
+            for (long y = 0; y < yields; ++y) {
+                l.yield();
+                // relaxed: read after every fiber was awaited.
+                total.fetch_add(1, std::memory_order_relaxed);
+            }
+        }));
+    for (auto& f : running) f.await();
+    CHECK(total.load() == fibers * yields);
+    CHECK(l.activeThreads() == 2);
+}
+
+TEST_CASE("an idle scaling loop parks: its search is bounded, so no CPU goes by while nothing runs", "[policy]") {
+    test::Watchdog watchdog("the idle scaling loop", 60s);
+    auto loop = scalingLoop(2);
+    EventLoop& l = *loop;
+    // Start the second worker: a burst of fibers, more than one thread runs.
+    for (int round = 0; round < 20 && l.activeThreads() < 2; ++round) {
+        std::vector<Future<void>> burst;
+        for (int i = 0; i < 16; ++i)
+            burst.push_back(l.async([&l] {
+                for (int y = 0; y < 100; ++y) l.yield();
+            }));
+        for (auto& f : burst) f.await();
+    }
+    REQUIRE(l.activeThreads() == 2);
+    // Both threads now have nothing to do for 300 ms: the main fiber sleeps,
+    // worker 1 has no fiber. Spinning through it would cost about 600 ms
+    // of CPU time; parking costs next to nothing.
+    const double before = processCpuSeconds();
+    REQUIRE(l.sleep(300ms));
+    const double spent = processCpuSeconds() - before;
+    INFO("CPU seconds spent by the process while the loop had nothing to run: " << spent);
+    CHECK(spent < 0.06);
+}
+
+TEST_CASE("a trace names the scaling policy, and its threads park", "[policy][trace]") {
+    char dir[] = "/tmp/fiberscope-policy-trace-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    const std::string path = std::string(dir) + "/policy.fstrace";
+    {
+        trace::Recorder recorder(path);
+        REQUIRE(recorder.ok());
+        auto loop = scalingLoop(2);
+        std::vector<Future<void>> burst;
+        for (int i = 0; i < 16; ++i)
+            burst.push_back(loop->async([l = loop.get()] {
+                for (int y = 0; y < 50; ++y) l->yield();
+            }));
+        for (auto& f : burst) f.await();
+        REQUIRE(loop->sleep(20ms));
+        loop.reset();
+        REQUIRE(recorder.stop());
+    }
+    trace::Trace trace = test::readRecordedTrace(path);
+    rmdir(dir);
+    bool named = false;
+    std::size_t parks = 0;
+    for (std::size_t i = 0; i < trace.events.size(); ++i) {
+        const trace::Event e = trace.events[i];
+        if (e.kind == trace::EventKind::Mark && trace.string(e.arg[0]) == "scheduler: scaling") named = true;
+        if (e.kind == trace::EventKind::Park) ++parks;
+    }
+    CHECK(named);
+    // At least the sleep's park on worker 0 and worker 1's park.
+    CHECK(parks >= 2);
+}
