@@ -91,6 +91,11 @@ gbench fiberscope_skynet "$build/bench/fiberscope_runtime_bench" '^BM_Skynet(One
 say "fiberscope on the epoll backend: yield, spawn+await, skynet 1M"
 FIBERSCOPE_BACKEND=epoll gbench fiberscope_micro_epoll "$build/bench/fiberscope_runtime_bench" '^BM_(YieldPingPong|SpawnAwait)' "$reps"
 FIBERSCOPE_BACKEND=epoll gbench fiberscope_skynet_epoll "$build/bench/fiberscope_runtime_bench" '^BM_Skynet(OneThread)?/' "$skynet_reps"
+say "fiberscope: the scheduler policies side by side (FIBERSCOPE_SCHEDULER=seed, then scaling): spawn+await, skynet 1M"
+for policy in seed scaling; do
+  FIBERSCOPE_SCHEDULER=$policy gbench fiberscope_micro_$policy "$build/bench/fiberscope_runtime_bench" '^BM_SpawnAwait' "$reps"
+  FIBERSCOPE_SCHEDULER=$policy gbench fiberscope_skynet_$policy "$build/bench/fiberscope_runtime_bench" '^BM_Skynet(OneThread)?/' "$skynet_reps"
+done
 say "fiberscope: skynet 1M traced ($skynet_reps repetitions)"
 gbench fiberscope_skynet_traced "$build/bench/fiberscope_runtime_bench" '^BM_SkynetTraced/' "$skynet_reps"
 say "Boost.Context: continuation ping-pong ($reps repetitions)"
@@ -143,8 +148,13 @@ for name in sorted(os.listdir(results)):
         print(f"warning: cannot read {name}: {e}")
         continue
     context = context or data.get("context")
-    # Runs on the epoll backend (results/*_epoll.json) are keyed "epoll:RUN".
-    prefix = "epoll:" if name.endswith("_epoll.json") else ""
+    # Runs on the epoll backend (results/*_epoll.json) are keyed "epoll:RUN",
+    # runs pinned to a scheduler policy (*_seed.json, *_scaling.json) "seed:RUN"
+    # and "scaling:RUN".
+    prefix = ""
+    for tag in ("epoll", "seed", "scaling"):
+        if name.endswith(f"_{tag}.json"):
+            prefix = tag + ":"
     for b in data.get("benchmarks", []):
         run = prefix + b.get("run_name", b["name"])
         if b.get("error_occurred"):
@@ -261,6 +271,30 @@ print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
 for r in rows:
     print(line(r))
 print()
+
+# The scheduler policies side by side: each policy's 2-thread (or N-thread)
+# time against its own 1-thread time, with the issue-15 targets.
+policy_rows = []
+for label, one, many, target in (("spawn+await, threads=2 vs 1", FS_SPAWN1, FS_SPAWN2, 2.0),
+                                 (f"skynet 1M, threads={nproc} vs 1", FS_SKYNET1, FS_SKYNET, 0.7)):
+    cells = [label]
+    for policy in ("seed", "scaling"):
+        a, b = get(policy + ":" + one), get(policy + ":" + many)
+        unit = "ns" if one == FS_SPAWN1 else "ms"
+        if a and b:
+            cells.append(f"{fmt(a, unit)} -> {fmt(b, unit)} ({b / a:.2f}x, <= {target:.1f}x: {'met' if b / a <= target else 'MISSED'})")
+        else:
+            cells.append("n/a")
+    policy_rows.append(cells)
+if any(c != "n/a" for r in policy_rows for c in r[1:]):
+    pheader = ["scheduler policy (1 thread -> more)", "seed", "scaling"]
+    pw = [max(len(str(r[i])) for r in policy_rows + [pheader]) for i in range(len(pheader))]
+    pline = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, pw)) + " |"
+    print(pline(pheader))
+    print("|" + "|".join("-" * (w + 2) for w in pw) + "|")
+    for r in policy_rows:
+        print(pline(r))
+    print()
 
 if "GO" in medians and "GO_TRACED" in medians:
     print(f"Go skynet with runtime/trace on: {fmt(medians['GO_TRACED'], 'ms')} "

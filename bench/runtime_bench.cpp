@@ -13,6 +13,10 @@
 //   BM_SkynetTraced        BM_Skynet with a Recorder active; reports the
 //                          trace's events and bytes per event.
 //
+// The loops leave EventLoopOptions::scheduler unset, so FIBERSCOPE_SCHEDULER=
+// seed|scaling picks the policy (and FIBERSCOPE_BACKEND the backend) for a
+// whole run; bench/compare.sh runs spawn+await and skynet under each policy.
+//
 // Each benchmark creates its EventLoop once per run (outside the timed
 // region) and reports wall-clock time: with M:N scheduling the work may run
 // on worker threads, so the benchmark thread's CPU time would undercount.
