@@ -141,7 +141,7 @@ void checkStats(const Trace& trace, const Timeline& tl, bool well_formed) {
         CHECK(f.runs == sums.runs);
         CHECK(f.migrations == sums.moves);
         CHECK(f.latency.count == samples[f.id]);
-        CHECK(f.name == fl->name);
+        CHECK(f.name == fl->name());
         CHECK(f.created == fl->created);
         CHECK(f.finished == fl->finished);
         run += f.run_ns;
@@ -209,7 +209,7 @@ void checkExport(const Trace& trace, const Timeline& tl) {
     // Thread tracks: the thread lanes' intervals (empty idle and parked ones carry nothing).
     for (const ThreadLane& lane : tl.threads)
         for (const Interval& iv : lane.lane.intervals) {
-            if (iv.state == State::Running) expected_slices.emplace(lane.thread, iv.start, iv.end, analysis::findFiber(tl, iv.fiber)->name);
+            if (iv.state == State::Running) expected_slices.emplace(lane.thread, iv.start, iv.end, analysis::findFiber(tl, iv.fiber)->name());
             else if (iv.end > iv.start) expected_slices.emplace(lane.thread, iv.start, iv.end, iv.state == State::Parked ? "parked" : "idle");
         }
     CHECK(thread_slices == expected_slices);
@@ -645,6 +645,6 @@ TEST_CASE("a thread's lane is its life as a loop thread; the main fiber resumed 
     REQUIRE(main.lane.intervals.size() == 3);
     CHECK((main.lane.intervals[1].state == State::Waiting && main.lane.intervals[1].end == 21));
     CHECK((main.lane.intervals[2].start == 40 && main.lane.intervals[2].state == State::Running));
-    CHECK(main.name == "again");
+    CHECK(main.name() == "again");
     checkAgreement(trace, true);
 }

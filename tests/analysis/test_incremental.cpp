@@ -111,9 +111,9 @@ void requireSameModel(const Timeline& a, const Timeline& b) {
     for (std::size_t f = 0; f < a.fibers.size(); ++f) {
         const analysis::FiberLane& x = a.fibers[f];
         const analysis::FiberLane& y = b.fibers[f];
-        INFO("fiber lane " << f << " (" << y.name << ")");
+        INFO("fiber lane " << f << " (" << y.name() << ")");
         REQUIRE(x.fiber == y.fiber);
-        REQUIRE(x.name == y.name);
+        REQUIRE(x.name() == y.name());
         REQUIRE(x.parent == y.parent);
         REQUIRE(x.awaited_by == y.awaited_by);
         REQUIRE(x.created == y.created);
@@ -301,7 +301,7 @@ TEST_CASE("a model appended record by record equals the model built at once", "[
     // The fiber named after its create record is named.
     const analysis::FiberLane* five = analysis::findFiber(tl, 5);
     REQUIRE(five);
-    CHECK(five->name == "worker five");
+    CHECK(five->name() == "worker five");
 }
 
 TEST_CASE("a model appended in pieces equals the model built at once on hostile traces", "[analysis][incremental]") {

@@ -517,7 +517,7 @@ TEST_CASE("thread and fiber lanes of a hand-built trace", "[viewer]") {
     REQUIRE(tl.fibers.size() == 2);
     const FiberLane& main = tl.fibers[0];
     CHECK(main.fiber == 1);
-    CHECK(main.name == "main");
+    CHECK(main.name() == "main");
     checkLane(main.lane, {
                              {0, 20, State::Running, 1},
                              {20, 50, State::Waiting, 1},
@@ -527,7 +527,7 @@ TEST_CASE("thread and fiber lanes of a hand-built trace", "[viewer]") {
     CHECK(main.lane.intervals[1].reason == WaitReason::Io);
     const FiberLane& child = tl.fibers[1];
     CHECK(child.fiber == 2);
-    CHECK(child.name == "fiber #2");
+    CHECK(child.name() == "fiber #2");
     CHECK(child.parent == 1);
     CHECK(child.created == 10);
     CHECK(child.finished == 40);
@@ -1143,7 +1143,7 @@ TEST_CASE("filters, search and stepping", "[viewer][filter]") {
     trace.strings.push_back("Worker Seven");
     trace.events.insert(trace.events.begin() + 3, ev(15, 0, EventKind::FiberName, 2, trace.strings.size() - 1));
     const Timeline tl = buildTimeline(trace);
-    CHECK(tl.fibers[1].name == "Worker Seven");
+    CHECK(tl.fibers[1].name() == "Worker Seven");
     CHECK(findFibers(tl, "seven") == std::vector<std::uint64_t>{2});
     CHECK(findFibers(tl, "MAIN") == std::vector<std::uint64_t>{1});
     CHECK(findFibers(tl, "").size() == 2);
@@ -1228,7 +1228,7 @@ TEST_CASE("a recorded trace: lane invariants, finishes, explanations", "[viewer]
     for (std::uint64_t id : created) REQUIRE(findFiber(tl, id));
     bool root = false;
     for (const FiberLane& fl : tl.fibers) {
-        INFO(fl.name);
+        INFO(fl.name());
         checkLaneShape(fl.lane);
         std::size_t finishes = 0;
         for (const Interval& iv : fl.lane.intervals) finishes += iv.state == State::Finished;
@@ -1239,8 +1239,8 @@ TEST_CASE("a recorded trace: lane invariants, finishes, explanations", "[viewer]
         } else {
             CHECK(finishes == 0);
         }
-        root |= fl.name == "root";
-        if (fl.name == "root") {
+        root |= fl.name() == "root";
+        if (fl.name() == "root") {
             // Its own zone, and those of the workers it started (spawnWorker is a zone).
             std::vector<const analysis::Zone*> own;
             for (const auto& z : fl.zones)

@@ -156,7 +156,7 @@ TEST_CASE("a lesson opens on its first checkpoint's window", "[viewer][screensho
     // The winner by its name (its number depends on the order the fibers were made in).
     std::uint64_t fast = 0;
     for (const auto& fiber : app.timeline->fibers)
-        if (fiber.name == "fast") fast = fiber.fiber;
+        if (fiber.name() == "fast") fast = fiber.fiber;
     REQUIRE(fast != 0);
     const long fast_opened = opened.count(fiberColor(fast)), fast_whole = everything.count(fiberColor(fast));
     INFO("fast's pixels: " << fast_opened << " opened, " << fast_whole << " whole");
