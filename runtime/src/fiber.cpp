@@ -97,7 +97,7 @@ Result<Fiber*> spawnFiber(Loop* loop, const TaskLayout& layout, bool detached) {
     }
     // One timestamp for the create and the schedule.
     FIBERSCOPE_TRACE_EVENT(thread.trace_time = now; emit::fiberCreate(now, fiber->id, traceId(thread, thread.current_context)));
-    schedule(*loop, thread, FiberQueue::one(fiber));
+    scheduleSpawned(*loop, thread, fiber);
     thread.trace_time = 0;
     return fiber;
 }

@@ -1,4 +1,5 @@
-// The scheduler: schedule(), findReadyFiber(), searchBeforePark() and yield().
+// The scheduler: schedule(), scheduleSpawned(), findReadyFiber(),
+// searchBeforePark() and yield().
 //
 // Design (ported from the seeds' EventLoop/Evented/Kqueue), the `seed` policy:
 //
@@ -40,12 +41,27 @@
 //   one searches, schedule() wakes nobody (Go's wakep, Tokio's
 //   notify_parked): the searcher will steal the work, so a burst of spawns
 //   is not a burst of MSG_RINGs.
+// * A spawned fiber goes to its spawner's run_next slot (Go's runnext),
+//   which findReadyFiber takes before the queue: a fiber spawned and then
+//   awaited runs on the spawner's thread with no cross-thread traffic. The
+//   fiber it displaces from the slot goes through schedule(). With the slot
+//   filled and nobody searching, one parked thread is woken to search
+//   (wakeToSearch, Go's wakep), counted in `searching` from the wake-up on
+//   (Thread::search_token), so a burst of spawns wakes one thread. A
+//   searcher takes a run_next fiber only once it has sat there for
+//   kRunNextGraceNs, so a spawner that never suspends still has its fiber
+//   run elsewhere. Until every worker has started, a spawn goes through
+//   schedule() instead, which starts the next worker (lazy growth).
 // Every read of the idle set or of `searching` is a hint. The only word
 // that decides where fibers go is the target's queue word, changed by CAS
 // (or by its owner while it holds kFinished), so a stale hint costs at most
 // a missed hand-off (the fibers go on the scheduler's own queue, which its
 // running owner pops and a searcher may steal) or a needless wake-up (a
-// spurious wakeup completion), never a fiber.
+// spurious wakeup completion), never a fiber. A ready fiber is always in a
+// queue word or a run_next whose owner is running (an owner looks at both
+// before it parks, and nobody but a hand-off CAS, followed by a wake-up,
+// adds to a parked thread's), so the running owner runs it if nobody else
+// does.
 #include "scheduler.hpp"
 
 #include <algorithm>
@@ -255,6 +271,56 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
                                                        std::memory_order_acquire));
 }
 
+// Go's wakep: work sits in our run_next, so wake one parked thread to
+// search (it may take the fiber if we do not suspend soon), unless a thread
+// searches already or one was woken to and is not up yet (its search is
+// counted from the wake: one MSG_RING, not one per spawn).
+static void wakeToSearch(Loop& loop, Thread& thread) {
+    // relaxed: a hint, as in offerToParked.
+    if (loop.searching.load(std::memory_order_relaxed) != 0) return;
+    // acquire: pairs with spawnWorker's release of `active`.
+    const unsigned active = loop.active.load(std::memory_order_acquire);
+    Thread* target = nullptr;
+    for (unsigned w = 0; w < (active + 63) / 64 && !target; ++w) {
+        // relaxed: a hint; a stale bit costs a spurious wake-up at most.
+        std::uint64_t set = loop.idle_set[w].load(std::memory_order_relaxed);
+        if (w == thread.index / 64) set &= ~idleBit(thread.index);
+        if (set == 0) continue;
+        const unsigned index = w * 64 + static_cast<unsigned>(__builtin_ctzll(set));
+        if (index < active) target = &loop.threads[index];
+    }
+    if (!target) return;
+    unsigned expected = 0;
+    // relaxed: the count is a hint; the CAS only makes one waker win.
+    if (!loop.searching.compare_exchange_strong(expected, 1, std::memory_order_relaxed)) return;
+    // relaxed: the token is the target's share of the count, no data.
+    target->search_token.store(true, std::memory_order_relaxed);
+    FIBERSCOPE_TRACE_EVENT(emit::wakeupSent(now, target->index));
+    wakeThread(thread, *target);
+}
+
+void scheduleSpawned(Loop& loop, Thread& thread, Fiber* fiber) {
+    // Until every worker has started, a spawn starts the next one (the
+    // seed's lazy growth) with the fiber as its first work. relaxed: a hint;
+    // schedule() reads `active` again with acquire.
+    if (!loop.scaling() || loop.active.load(std::memory_order_relaxed) < loop.allocated) {
+        schedule(loop, thread, FiberQueue::one(fiber));
+        return;
+    }
+    // Recorded before it is published: a searcher may run it at once.
+    FIBERSCOPE_TRACE_EVENT_AT(thread.trace_time,
+                              emit::schedule(now, fiber->id, 1, thread.index, ScheduleHow::OwnQueue));
+    // release: a searcher that takes the fiber (acquire CAS) sees it
+    // initialised; the one we displace was put there by us.
+    if (Fiber* displaced = thread.run_next.exchange(fiber, std::memory_order_release)) {
+        // The older spawn goes the ordinary way: to a parked thread, or our
+        // queue. Its wake-up, if any, also brings a searcher for the new one.
+        schedule(loop, thread, FiberQueue::one(displaced));
+        return;
+    }
+    wakeToSearch(loop, thread);
+}
+
 // Takes the whole ready list of one of a few other threads, runs its head
 // and publishes the rest from our slot. Our slot must hold kFinished while
 // we do: no hand-off can land in it and no thief takes from it, so the
@@ -297,7 +363,16 @@ static Fiber* popOwn(Thread& thread) {
     return fiber;
 }
 
+// Takes our own run_next (scaling policy). relaxed: only we put fibers in
+// it, so what they hold is ours already; a searcher only takes one out.
+static Fiber* takeRunNext(Thread& thread) {
+    if (thread.run_next.load(std::memory_order_relaxed) == nullptr) return nullptr;
+    return thread.run_next.exchange(nullptr, std::memory_order_relaxed);
+}
+
 Fiber* findReadyFiber(Loop& loop, Thread& thread) {
+    if (loop.scaling())
+        if (Fiber* fiber = takeRunNext(thread)) return fiber;
     if (Fiber* fiber = popOwn(thread)) return fiber;
     if (Fiber* fiber = stealReady(loop, thread)) return fiber;
     // Couldn't find anything to do, so we are now open for business (on the
@@ -320,10 +395,64 @@ static constexpr std::int64_t kSearchNs = 10'000;
 static constexpr unsigned kRelaxPerRound = 8;
 
 void leaveIdleSet(Loop& loop, Thread& thread) {
-    if (!thread.in_idle_set) return;
-    thread.in_idle_set = false;
-    // relaxed: the set is a hint (offerToParked); only we write our bit.
-    loop.idle_set[thread.index / 64].fetch_and(~idleBit(thread.index), std::memory_order_relaxed);
+    if (thread.in_idle_set) {
+        thread.in_idle_set = false;
+        // relaxed: the set is a hint (offerToParked); only we write our bit.
+        loop.idle_set[thread.index / 64].fetch_and(~idleBit(thread.index), std::memory_order_relaxed);
+    }
+    // A search we were woken for (wakeToSearch) is ours to uncount: the
+    // idle loop searches anew, counted, if it finds nothing. relaxed: the
+    // token only pairs one increment of the hint with one decrement; the
+    // load first keeps the common case free of a read-modify-write.
+    if (thread.search_token.load(std::memory_order_relaxed) &&
+        thread.search_token.exchange(false, std::memory_order_relaxed))
+        loop.searching.fetch_sub(1, std::memory_order_relaxed);
+}
+
+// How long a spawned fiber sits in its spawner's run_next before a searcher
+// may take it (Go waits 3 us): longer than a spawn-then-await takes, so that
+// pair stays on one thread; short enough that a spawner that never
+// suspends does not hold its fiber from an idle thread for long.
+static constexpr std::int64_t kRunNextGraceNs = 3'000;
+
+// A fiber seen in another thread's run_next, and since when.
+struct RunNextSighting {
+    unsigned victim = 0;
+    Fiber* fiber = nullptr;
+    std::int64_t since = 0;
+};
+
+// Takes the fiber of `seen` once it has sat in its run_next for the grace
+// period, else starts watching one.
+static Fiber* stealRunNext(Loop& loop, Thread& thread, unsigned active, RunNextSighting& seen, std::int64_t now_ns) {
+    if (seen.fiber) {
+        Thread& victim = loop.threads[seen.victim];
+        // relaxed: a test before the CAS, which decides.
+        Fiber* fiber = victim.run_next.load(std::memory_order_relaxed);
+        if (fiber == seen.fiber) {
+            if (now_ns - seen.since < kRunNextGraceNs) return nullptr;
+            // acquire: pairs with the owner's release exchange that put the
+            // fiber there, so we see it initialised. relaxed on failure.
+            if (victim.run_next.compare_exchange_strong(fiber, nullptr, std::memory_order_acquire,
+                                                        std::memory_order_relaxed)) {
+                FIBERSCOPE_TRACE_EVENT(emit::steal(now, fiber->id, victim.index));
+                seen.fiber = nullptr;
+                return fiber;
+            }
+        }
+        // Taken (the same pointer again later is a new spawn; taking it
+        // early would only be early, never wrong).
+        seen.fiber = nullptr;
+    }
+    for (unsigned i = 0; i < active; ++i) {
+        if (i == thread.index) continue;
+        // relaxed: only a sighting; the CAS above decides.
+        if (Fiber* fiber = loop.threads[i].run_next.load(std::memory_order_relaxed)) {
+            seen = {i, fiber, now_ns};
+            break;
+        }
+    }
+    return nullptr;
 }
 
 // Whether another thread's queue word holds fibers (a load only).
@@ -340,6 +469,9 @@ static bool othersHaveWork(Loop& loop, Thread& thread, unsigned active) {
 Fiber* searchBeforePark(Loop& loop, Thread& thread) {
     // acquire: pairs with spawnWorker's release of `active`.
     const unsigned active = loop.active.load(std::memory_order_acquire);
+    // A token left by a waker that read our idle bit stale (we were already
+    // awake): uncount it, we count our own search below.
+    leaveIdleSet(loop, thread);
     // A hand-off that landed on a stale hint, before we lock our slot.
     if (Fiber* fiber = popOwn(thread)) return fiber;
     // Our slot holds kFinished from here until we publish ourselves parked.
@@ -352,11 +484,19 @@ Fiber* searchBeforePark(Loop& loop, Thread& thread) {
         // relaxed: `searching` only steers schedule()'s hints.
         loop.searching.fetch_add(1, std::memory_order_relaxed);
         Fiber* found = nullptr;
+        RunNextSighting seen;
         const std::int64_t until = monotonicNanoseconds() + kSearchNs;
-        for (unsigned round = 1;; ++round) {
+        for (;;) {
             if ((found = stealReady(loop, thread))) break;
+            const std::int64_t now_ns = monotonicNanoseconds();
+            if ((found = stealRunNext(loop, thread, active, seen, now_ns))) {
+                // Our slot is ours again: open, empty, not parked (no
+                // idle bit). relaxed: as in findReadyFiber.
+                thread.ready_queue.store(nullptr, std::memory_order_relaxed);
+                break;
+            }
             if (loop.usesRing() && thread.ring.pendingCompletions()) break;
-            if (round % 8 == 0 && monotonicNanoseconds() >= until) break;
+            if (now_ns >= until) break;
             for (unsigned i = 0; i < kRelaxPerRound; ++i) cpuRelax();
         }
         // relaxed: as the increment.

@@ -15,6 +15,11 @@ struct Loop;
 // MSG_RING), else starts a new worker for it, else queues it on `thread`.
 void schedule(Loop& loop, Thread& thread, FiberQueue queue);
 
+// A fiber just spawned on `thread`: schedule() on the seed policy; on the
+// scaling policy it goes to the thread's run_next (the one there before
+// goes through schedule()), and a parked thread may be woken to search.
+void scheduleSpawned(Loop& loop, Thread& thread, Fiber* fiber);
+
 // Pops this thread's next ready fiber, else steals another thread's queue,
 // else marks the thread idle (ready_queue = nullptr) and returns nullptr.
 Fiber* findReadyFiber(Loop& loop, Thread& thread);
@@ -24,7 +29,8 @@ Fiber* findReadyFiber(Loop& loop, Thread& thread);
 // publishes the thread parked (its idle-set bit, ready_queue = nullptr) and
 // looks once more. A fiber to run, or nullptr: park now.
 Fiber* searchBeforePark(Loop& loop, Thread& thread);
-// The scaling policy: clears the thread's idle-set bit once it is awake.
+// The scaling policy, once the thread is awake: clears its idle-set bit and
+// uncounts a search it was woken for (search_token).
 void leaveIdleSet(Loop& loop, Thread& thread);
 
 // Switches from the current context to `ready` (or the next ready fiber, or

@@ -39,6 +39,13 @@ struct Thread {
     Context* current_context = nullptr;
 
     alignas(64) std::atomic<Fiber*> ready_queue{nullptr};
+    // The scaling policy's runnext (Go's): the fiber this thread spawned
+    // last, run before the queue when the spawner suspends, so a spawn that
+    // is awaited at once stays on this thread. Only the owner puts a fiber
+    // in (exchange); the owner takes it (exchange), or a searcher does (CAS)
+    // once it has sat there a while (scheduler.cpp). Never holds a fiber
+    // while its owner is parked: the owner looks here before it parks.
+    std::atomic<Fiber*> run_next{nullptr};
     // Recycled fibers. Only the owner pushes and pops; other threads may only
     // take the whole list (exchange with nullptr), which rules out ABA.
     alignas(64) std::atomic<Fiber*> free_queue{nullptr};
@@ -50,6 +57,10 @@ struct Thread {
     // Set by the owner once its ring is enabled (or its poller open) and it
     // can receive wake-ups.
     std::atomic<bool> ring_ready{false};
+    // The scaling policy: set by a thread that woke this one to search
+    // (wakeToSearch in scheduler.cpp) and counted it in Loop::searching;
+    // the owner clears it, and uncounts it, when it wakes.
+    std::atomic<bool> search_token{false};
 
     // Round-robin cursors of the idle search, the ready steal and the free
     // steal (owner only).

@@ -197,6 +197,35 @@ TEST_CASE("the scaling policy loses no fiber under spawn, await, yield and steal
     CHECK(l.activeThreads() == 2);
 }
 
+TEST_CASE("a spawned fiber runs on another thread while its spawner never suspends (runnext is taken)", "[policy]") {
+    test::Watchdog watchdog("a spawn whose spawner spins", 60s);
+    auto loop = scalingLoop(2);
+    EventLoop& l = *loop;
+    // Start both workers, so that spawns go to the spawner's run_next.
+    for (int round = 0; round < 20 && l.activeThreads() < 2; ++round) {
+        std::vector<Future<void>> burst;
+        for (int i = 0; i < 16; ++i)
+            burst.push_back(l.async([&l] {
+                for (int y = 0; y < 100; ++y) l.yield();
+            }));
+        for (auto& f : burst) f.await();
+    }
+    REQUIRE(l.activeThreads() == 2);
+    for (int round = 0; round < test::scaled(200); ++round) {
+        std::atomic<bool> ran{false};
+        // release/acquire: the flag is all the fibers share.
+        auto f = l.async([&ran] { ran.store(true, std::memory_order_release); });
+        // Spin without suspending: only another thread can run the fiber.
+        const auto start = std::chrono::steady_clock::now();
+        while (!ran.load(std::memory_order_acquire) && test::secondsSince(start) < 5.0) {
+        }
+        INFO("round " << round << ": the spawned fiber did not run on the other thread within 5 s");
+        CHECK(ran.load(std::memory_order_acquire));
+        f.await();
+        if (!ran.load()) break;
+    }
+}
+
 TEST_CASE("an idle scaling loop parks: its search is bounded, so no CPU goes by while nothing runs", "[policy]") {
     test::Watchdog watchdog("the idle scaling loop", 60s);
     auto loop = scalingLoop(2);

@@ -64,7 +64,8 @@ const char* ioBackendName(IoBackend backend) noexcept;
 //            searches (steals) a bounded while before it parks, and
 //            schedule() wakes a parked thread only when no thread is
 //            searching (Go's wakep), so a burst of spawns is not a burst of
-//            kernel wake-ups.
+//            kernel wake-ups; a spawned fiber waits in its spawner's
+//            runnext slot, so a spawn that is awaited at once stays local.
 // Fixed per loop at create time: the hot path branches on a loop field.
 enum class SchedulerPolicy { seed, scaling };
 
