@@ -247,11 +247,34 @@ void trimSlack(List& v) {
     if (v.capacity() - v.size() > v.size() / 8) v.shrink_to_fit();
 }
 
-// Reorders `v` so that v[k] becomes the old v[order[k]], in place, one cycle
-// at a time (`order` is used up). The lanes of a big trace are too large to
-// copy, and a cycle's next element is known ahead, so it is prefetched.
+// Two ways to reorder `v` so that v[k] becomes the old v[order[k]].
+//
+// permute moves each element once into a new list of the exact size, reading
+// kAhead elements ahead with a prefetch: the reads are independent of each
+// other, at the cost of one extra copy of `v` at the peak. For the fiber
+// lanes (by first appearance -> by id), whose permutation's cycles wander
+// over the whole list; measured at 10M events: ~120 ms where following the
+// cycles took ~200 ms (thread CPU time).
+//
+// permuteInPlace follows the cycles (`order` is used up), each step a load
+// that depends on the one before it, prefetched along the cycle. No copy:
+// for the flows, whose order is nearly sorted already (a flow is made when
+// its effect happens, shortly after its cause), so the cycles are short and
+// local (10M events: ~55 ms).
 template <class T>
-void permute(std::vector<T>& v, std::vector<std::uint32_t>& order) {
+void permute(std::vector<T>& v, const std::vector<std::uint32_t>& order) {
+    constexpr std::size_t kAhead = 16;
+    std::vector<T> moved;
+    moved.reserve(order.size());
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        if (k + kAhead < order.size()) __builtin_prefetch(&v[order[k + kAhead]]);
+        moved.push_back(std::move(v[order[k]]));
+    }
+    v = std::move(moved);
+}
+
+template <class T>
+void permuteInPlace(std::vector<T>& v, std::vector<std::uint32_t>& order) {
     constexpr std::uint32_t kDone = UINT32_MAX;
     constexpr int kAhead = 8;
     for (std::uint32_t k = 0; k < order.size(); ++k) {
@@ -273,6 +296,29 @@ void permute(std::vector<T>& v, std::vector<std::uint32_t>& order) {
             }
             v[j] = std::move(v[from]);
             j = from;
+        }
+    }
+}
+
+// Sorts `keys`, which are usually nearly in order (a flow is made when its
+// effect happens, shortly after its cause): an insertion sort costs one
+// compare per key plus one move per inversion, so it runs until it has spent
+// a few moves per key and leaves the rest to std::sort (10M events: the
+// flows' keys in ~10 ms, where std::sort took ~80).
+template <class Key>
+void sortNearlySorted(std::vector<Key>& keys) {
+    const std::size_t budget = 8 * keys.size() + 64;
+    std::size_t moves = 0;
+    for (std::size_t k = 1; k < keys.size(); ++k) {
+        if (!(keys[k] < keys[k - 1])) continue;
+        const Key held = keys[k];
+        std::size_t j = k;
+        for (; j > 0 && held < keys[j - 1]; --j) keys[j] = keys[j - 1];
+        keys[j] = held;
+        moves += k - j;
+        if (moves > budget) {
+            std::sort(keys.begin(), keys.end());
+            return;
         }
     }
 }
@@ -1097,11 +1143,11 @@ private:
         if (std::is_sorted(flows.begin(), flows.end(), by_from)) return;
         std::vector<std::pair<std::int64_t, std::uint32_t>> keys(flows.size());
         for (std::uint32_t k = 0; k < flows.size(); ++k) keys[k] = {flows[k].from.time, k};
-        std::sort(keys.begin(), keys.end());
+        sortNearlySorted(keys);
         std::vector<std::uint32_t> order(flows.size());
         for (std::size_t k = 0; k < keys.size(); ++k) order[k] = keys[k].second;
         keys = {};
-        permute(flows, order);
+        permuteInPlace(flows, order);
     }
 };
 
