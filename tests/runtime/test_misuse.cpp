@@ -97,6 +97,7 @@ __attribute__((noinline)) int recurse(int depth, int limit) {
 
 TEST_CASE("every call on a consumed or moved-from Future aborts with one line naming it", "[misuse][future]") {
     SKIP_UNDER_TSAN();
+    FIBERSCOPE_SKIP_UNDER_EMULATOR("a child forked from this threaded process crashes qemu-user once it starts threads (an assertion in qemu's cpu_exec)");
     struct Case {
         const char* name;
         std::function<void(EventLoop&)> misuse;
@@ -216,6 +217,7 @@ TEST_CASE("a Group member that throws: wait() joins the others, rethrows once, a
 
 TEST_CASE("an exception in a detached fiber is reported on stderr and in the trace", "[misuse][detached]") {
     SKIP_UNDER_TSAN();
+    FIBERSCOPE_SKIP_UNDER_EMULATOR("a child forked from this threaded process crashes qemu-user once it starts threads (an assertion in qemu's cpu_exec)");
     const std::string trace_path = "/tmp/fiberscope-test-misuse-" + std::to_string(getpid()) + ".fstrace";
     auto child = runChild([&] {
         {
@@ -280,6 +282,7 @@ TEST_CASE("suspending calls from a plain std::thread return NotOnLoopThread", "[
 
 TEST_CASE("awaiting a fiber from a plain std::thread aborts with one line naming it", "[misuse][thread]") {
     SKIP_UNDER_TSAN();
+    FIBERSCOPE_SKIP_UNDER_EMULATOR("a child forked from this threaded process crashes qemu-user once it starts threads (an assertion in qemu's cpu_exec)");
     auto child = runChild([] {
         auto loop = EventLoop::create({.threads = 2}).value();
         auto f = loop->async([&] { return loop->sleep(50ms); });
@@ -326,6 +329,7 @@ TEST_CASE("with no stack to be had, async runs inline without throwing and async
 
 TEST_CASE("a stack overflow names the fiber by number and by its setFiberName name", "[misuse][overflow]") {
     SKIP_UNDER_TSAN();
+    FIBERSCOPE_SKIP_UNDER_EMULATOR("it ignores madvise, so the runtime's guard markers (MADV_GUARD_INSTALL) are never installed and an overflow is a bare SIGSEGV");
     auto child = runChild([] {
         auto loop = EventLoop::create({.threads = 1, .stack_size = 64 * 1024}).value();
         auto f = loop->async([] {

@@ -40,6 +40,16 @@ inline long scaled(long n) {
     return r > 0 ? r : 1;
 }
 
+// The user-mode emulator this suite runs under ("qemu-user": ctest sets
+// FIBERSCOPE_TEST_EMULATOR in the aarch64 cross build), or nullptr on a real
+// kernel. A test that checks what qemu-user does not emulate (madvise, and so
+// guard markers; seccomp; posix_spawn's exec report; fork then threads;
+// exec of the test binary) skips there with a line saying why.
+inline const char* emulator() {
+    const char* name = std::getenv("FIBERSCOPE_TEST_EMULATOR");
+    return name && *name ? name : nullptr;
+}
+
 inline std::unique_ptr<fiberscope::EventLoop> makeLoop(unsigned threads) {
     auto loop = fiberscope::EventLoop::create({.threads = threads});
     if (!loop) FAIL("EventLoop::create failed: " << loop.error().message());
@@ -82,3 +92,13 @@ private:
 };
 
 } // namespace test
+
+// Ends the test case with a warning when it runs under an emulator that
+// cannot do what it checks (see test::emulator()).
+#define FIBERSCOPE_SKIP_UNDER_EMULATOR(why)                                  \
+    do {                                                                     \
+        if (const char* emulator_name = test::emulator()) {                  \
+            WARN("skipped under " << emulator_name << ": " << why);          \
+            return;                                                          \
+        }                                                                    \
+    } while (0)
