@@ -54,5 +54,7 @@ timeout 1200 cmake --build build-aarch64 -j "$jobs" --target test_runtime
 built=$(date +%s)
 # Four entries (runtime: backend unset, so the fallback; runtime_epoll; and
 # both again under FIBERSCOPE_SCHEDULER=scaling), under qemu-user.
-timeout 1200 ctest --test-dir build-aarch64 --output-on-failure -j 1 -R '^runtime'
+status=0
+timeout 1200 ctest --test-dir build-aarch64 --output-on-failure -j 1 -R '^runtime' || status=$?
 echo "aarch64: built in $((built - start)) s, ran in $(($(date +%s) - built)) s"
+exit "$status"
