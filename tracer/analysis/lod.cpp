@@ -144,13 +144,20 @@ void buildLevels(const IntervalList& iv, std::vector<LodLevel>& levels) {
     }
     for (int k = 0; k < count; ++k) count_unit(k, n);
 
-    // A level with as many units as the one below it (the intervals, for level
-    // 0) has the same partition, which serves its granularity too: not stored.
-    // Nor are the levels above the point where everything is one unit.
+    // A level is stored only if it has at most 3/4 of the units of the finest
+    // level stored below it (the intervals themselves at first): one that
+    // merges less would cost nearly as much memory as that finer level and
+    // save a frame less than a quarter of its walk, so the finer level serves
+    // its granularity too. (On a busy thread the 1, 8 and 64 ns levels merge
+    // only same-time intervals: they held 89% of the runs, 6 bytes per trace
+    // event, issue 13.) Nor are the levels above the point where everything
+    // is one unit.
     std::vector<int> stored(units.size(), -1); // index in levels
     int top = 0;                               // levels [0, top) are made in pass 2
+    std::size_t finer_units = n;               // units of the finest level stored so far
     for (int k = 0; k < count; ++k) {
-        if (units[k] >= (k == 0 ? n : units[k - 1])) continue;
+        if (4 * units[k] > 3 * finer_units) continue;
+        finer_units = units[k];
         stored[k] = static_cast<int>(levels.size());
         LodLevel& level = levels.emplace_back();
         level.granularity = granularity[k];

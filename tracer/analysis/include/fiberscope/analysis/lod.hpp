@@ -6,7 +6,11 @@
 // runs and lone intervals) in order. Every unit of a level starts in its own
 // g-ns bucket, and g > ns_per_pixel / 8 (the next level is coarser than a
 // pixel), so a frame touches at most ~9 units per pixel however many
-// intervals the lane holds: O(log n + pixels). Units crossing the view's edges
+// intervals the lane holds: O(log n + pixels). A level that would merge less
+// than a quarter of the units of the finer level below it is not stored
+// (lod.cpp): where it is missing the finer level is walked instead, which on
+// the lane as a whole costs less than 4/3 of the walk it would have had.
+// Units crossing the view's edges
 // are re-aggregated from finer levels so exactly the intervals overlapping the
 // view are counted. Units are then merged per pixel: a unit starting in the
 // same pixel as the previous output block joins it, so no two output blocks
