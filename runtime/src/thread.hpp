@@ -83,6 +83,10 @@ struct Thread {
     // (a switch and the pending task its receiver performs, a spawn), shared
     // by its records; 0 outside a decision. Owner only.
     std::uint64_t trace_time = 0;
+    // The scaling policy's block of fiber ids, [next_fiber_id,
+    // fiber_id_limit), taken from Loop::next_fiber_id (fiber.cpp). Owner only.
+    std::uint64_t next_fiber_id = 0;
+    std::uint64_t fiber_id_limit = 0;
     // Yields since the ring was last polled from a fiber (owner only).
     unsigned yields_since_poll = 0;
     // An exit message was reaped by pollRing: the idle loop returns next time.
