@@ -6,10 +6,13 @@
 // compiler's back. Here fibers hold ten integers and eight doubles live across
 // every yield (a call, so the compiler keeps them in callee-saved registers)
 // while other fibers run the same code with other values; each result must
-// equal the same computation with no switch at all. Written for the aarch64
-// run under qemu-user (scripts/test_aarch64.sh), where this switch is checked.
+// equal the same computation with no switch at all; and a fiber's frames are
+// 16-byte aligned. Written for the aarch64 run under qemu-user
+// (scripts/test_aarch64.sh), where that switch is checked: dropping x19-x21 or
+// v8 from its clobber list, or starting a fiber 8 bytes off, fails a case here.
 #include "test_support.hpp"
 
+#include <cstdint>
 #include <vector>
 
 using namespace fiberscope;
@@ -67,4 +70,25 @@ TEST_CASE("values live across a switch in callee-saved registers survive it, on 
             REQUIRE(fibers[static_cast<std::size_t>(seed - 1)].await() == churn(noSwitch, seed, rounds));
         }
     }
+}
+
+namespace {
+// The frame address of a function the entry trampoline's call chain reaches:
+// 16-byte aligned when the stack pointer met the ABI at the call (AArch64
+// requires sp % 16 == 0 always; x86-64 rsp % 16 == 8 at entry, 0 after the
+// frame pointer's push).
+__attribute__((noinline)) std::uintptr_t frameAddress() {
+    return reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+}
+} // namespace
+
+TEST_CASE("a fiber's frames are 16-byte aligned, first run and after a switch", "[switch]") {
+    auto loop = test::makeLoop(1);
+    EventLoop& l = *loop;
+    auto f = l.async([&l] {
+        const std::uintptr_t first = frameAddress();
+        l.yield();
+        return first % 16 == 0 && frameAddress() % 16 == 0;
+    });
+    REQUIRE(f.await());
 }
