@@ -5,6 +5,15 @@
 // registers (but x18, the platform register, which Linux leaves to user code
 // and is clobbered too) and all vector registers are clobbered, so the
 // compiler spills the callee-saved ones (x19-x28, d8-d15) that are live.
+// prepareContext rounds sp down to 16 bytes, as AAPCS64 requires at all times.
+//
+// Run under qemu-user by scripts/test_aarch64.sh: the runtime suite, and
+// tests/runtime/test_switch_abi.cpp, which fails when a callee-saved register
+// is missing here or a fiber starts misaligned. qemu does not reorder memory
+// as an aarch64 CPU does: the orderings are ThreadSanitizer's to check.
+// No BTI landing pad at label 1 or in the entry trampolines (reached by
+// `br`): context_entry_aarch64.S carries no BTI property note, so a program
+// built with -mbranch-protection links as not BTI-enforced.
 #pragma once
 
 namespace fiberscope::detail {
