@@ -276,14 +276,17 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
 // searches already or one was woken to and is not up yet (its search is
 // counted from the wake: one MSG_RING, not one per spawn).
 static void wakeToSearch(Loop& loop, Thread& thread) {
-    // relaxed: a hint, as in offerToParked.
-    if (loop.searching.load(std::memory_order_relaxed) != 0) return;
+    // seq_cst: our side of the Dekker pair (scheduleSpawned). Nonzero: a
+    // searcher that is still counted will look at our run_next when it
+    // gives up.
+    if (loop.searching.load(std::memory_order_seq_cst) != 0) return;
     // acquire: pairs with spawnWorker's release of `active`.
     const unsigned active = loop.active.load(std::memory_order_acquire);
     Thread* target = nullptr;
     for (unsigned w = 0; w < (active + 63) / 64 && !target; ++w) {
-        // relaxed: a hint; a stale bit costs a spurious wake-up at most.
-        std::uint64_t set = loop.idle_set[w].load(std::memory_order_relaxed);
+        // seq_cst: the Dekker pair (scheduleSpawned); a bit read set but
+        // already cleared costs a spurious wake-up at most.
+        std::uint64_t set = loop.idle_set[w].load(std::memory_order_seq_cst);
         if (w == thread.index / 64) set &= ~idleBit(thread.index);
         if (set == 0) continue;
         const unsigned index = w * 64 + static_cast<unsigned>(__builtin_ctzll(set));
@@ -311,8 +314,13 @@ void scheduleSpawned(Loop& loop, Thread& thread, Fiber* fiber) {
     FIBERSCOPE_TRACE_EVENT_AT(thread.trace_time,
                               emit::schedule(now, fiber->id, 1, thread.index, ScheduleHow::OwnQueue));
     // release: a searcher that takes the fiber (acquire CAS) sees it
-    // initialised; the one we displace was put there by us.
-    if (Fiber* displaced = thread.run_next.exchange(fiber, std::memory_order_release)) {
+    // initialised; the one we displace was put there by us. seq_cst: a
+    // Dekker pair with a searcher that gives up (searchBeforePark): we
+    // write run_next, then read `searching` and the idle set
+    // (wakeToSearch); it drops `searching`, writes its idle bit, then reads
+    // run_next. In their single total order one of us sees the other, so
+    // a fiber here is never left with every other thread parked unwoken.
+    if (Fiber* displaced = thread.run_next.exchange(fiber, std::memory_order_seq_cst)) {
         // The older spawn goes the ordinary way: to a parked thread, or our
         // queue. Its wake-up, if any, also brings a searcher for the new one.
         schedule(loop, thread, FiberQueue::one(displaced));
@@ -455,75 +463,92 @@ static Fiber* stealRunNext(Loop& loop, Thread& thread, unsigned active, RunNextS
     return nullptr;
 }
 
-// Whether another thread's queue word holds fibers (a load only).
-static bool othersHaveWork(Loop& loop, Thread& thread, unsigned active) {
+// What another thread holds that we could run: fibers in its queue word,
+// or a fiber in its run_next.
+enum class OthersHold { nothing, queued, run_next };
+static OthersHold othersHaveWork(Loop& loop, Thread& thread, unsigned active) {
+    OthersHold held = OthersHold::nothing;
     for (unsigned i = 0; i < active; ++i) {
         if (i == thread.index) continue;
         // relaxed: a hint; stealReady's acquire load and CAS decide.
         Fiber* head = loop.threads[i].ready_queue.load(std::memory_order_relaxed);
-        if (head != nullptr && head != kFinished) return true;
+        if (head != nullptr && head != kFinished) return OthersHold::queued;
+        // seq_cst: the Dekker pair with scheduleSpawned (see there): we
+        // wrote our idle bit, then read run_next; the spawner wrote run_next,
+        // then reads the idle set. One of us sees the other.
+        if (loop.threads[i].run_next.load(std::memory_order_seq_cst)) held = OthersHold::run_next;
     }
-    return false;
+    return held;
 }
 
 Fiber* searchBeforePark(Loop& loop, Thread& thread) {
     // acquire: pairs with spawnWorker's release of `active`.
     const unsigned active = loop.active.load(std::memory_order_acquire);
-    // A token left by a waker that read our idle bit stale (we were already
-    // awake): uncount it, we count our own search below.
-    leaveIdleSet(loop, thread);
-    // A hand-off that landed on a stale hint, before we lock our slot.
-    if (Fiber* fiber = popOwn(thread)) return fiber;
-    // Our slot holds kFinished from here until we publish ourselves parked.
-    // Searchers are at most half the threads (Go's bound): more would only
-    // pull the busy threads' lines. relaxed: a hint; a few extra searchers
-    // for a moment cost CPU, not correctness.
-    if (active > 1 && 2 * loop.searching.load(std::memory_order_relaxed) < active) {
-        // Queued submissions go out now, not after the search.
-        if (loop.usesRing() && thread.ring.pendingSubmissions()) thread.ring.submit();
-        // relaxed: `searching` only steers schedule()'s hints.
-        loop.searching.fetch_add(1, std::memory_order_relaxed);
-        Fiber* found = nullptr;
-        RunNextSighting seen;
-        const std::int64_t until = monotonicNanoseconds() + kSearchNs;
-        for (;;) {
-            if ((found = stealReady(loop, thread))) break;
-            const std::int64_t now_ns = monotonicNanoseconds();
-            if ((found = stealRunNext(loop, thread, active, seen, now_ns))) {
-                // Our slot is ours again: open, empty, not parked (no
-                // idle bit). relaxed: as in findReadyFiber.
-                thread.ready_queue.store(nullptr, std::memory_order_relaxed);
-                break;
+    for (;;) {
+        // A token left by a waker that read our idle bit stale (we were
+        // already awake): uncount it, we count our own search below.
+        leaveIdleSet(loop, thread);
+        // A hand-off that landed on a stale hint, before we lock our slot.
+        if (Fiber* fiber = popOwn(thread)) return fiber;
+        // Our slot holds kFinished from here until we publish ourselves
+        // parked. Searchers are at most half the threads (Go's bound): more
+        // would only pull the busy threads' lines. relaxed: a hint; a few
+        // extra searchers for a moment cost CPU, not correctness.
+        const bool search = active > 1 && 2 * loop.searching.load(std::memory_order_relaxed) < active;
+        if (search) {
+            // Queued submissions go out now, not after the search.
+            if (loop.usesRing() && thread.ring.pendingSubmissions()) thread.ring.submit();
+            // relaxed: the increment only steers schedule()'s hints.
+            loop.searching.fetch_add(1, std::memory_order_relaxed);
+            Fiber* found = nullptr;
+            RunNextSighting seen;
+            const std::int64_t until = monotonicNanoseconds() + kSearchNs;
+            for (;;) {
+                if ((found = stealReady(loop, thread))) break;
+                const std::int64_t now_ns = monotonicNanoseconds();
+                if ((found = stealRunNext(loop, thread, active, seen, now_ns))) {
+                    // Our slot is ours again: open, empty, not parked (no
+                    // idle bit). relaxed: as in findReadyFiber.
+                    thread.ready_queue.store(nullptr, std::memory_order_relaxed);
+                    break;
+                }
+                if (loop.usesRing() && thread.ring.pendingCompletions()) break;
+                if (now_ns >= until) break;
+                for (unsigned i = 0; i < kRelaxPerRound; ++i) cpuRelax();
             }
-            if (loop.usesRing() && thread.ring.pendingCompletions()) break;
-            if (now_ns >= until) break;
-            for (unsigned i = 0; i < kRelaxPerRound; ++i) cpuRelax();
+            // seq_cst: before our idle bit in the Dekker pair with
+            // scheduleSpawned (a spawner that reads the bit set then reads
+            // `searching` without us).
+            loop.searching.fetch_sub(1, std::memory_order_seq_cst);
+            if (found) return found;
         }
-        // relaxed: as the increment.
-        loop.searching.fetch_sub(1, std::memory_order_relaxed);
-        if (found) return found;
-    }
-    // Publish ourselves parked: the bit first, then the open slot, so that
-    // a hander who reads the bit and then our word either finds nullptr
-    // (its CAS lands and its wake-up follows) or kFinished (a missed
-    // hand-off). relaxed: the set is a hint (see offerToParked).
-    thread.in_idle_set = true;
-    loop.idle_set[thread.index / 64].fetch_or(idleBit(thread.index), std::memory_order_relaxed);
-    // relaxed: as in findReadyFiber; a hand-off CAS needs no ordering from us.
-    thread.ready_queue.store(nullptr, std::memory_order_relaxed);
-    // Work queued while we stopped searching, by a thread that saw us
-    // searching and so woke nobody: take it rather than park beside it.
-    if (othersHaveWork(loop, thread, active)) {
+        // Publish ourselves parked: the bit first, then the open slot, so
+        // that a hander who reads the bit and then our word either finds
+        // nullptr (its CAS lands and its wake-up follows) or kFinished (a
+        // missed hand-off). seq_cst: the Dekker pair with scheduleSpawned
+        // (othersHaveWork); for offerToParked the bit is only a hint.
+        thread.in_idle_set = true;
+        loop.idle_set[thread.index / 64].fetch_or(idleBit(thread.index), std::memory_order_seq_cst);
+        // relaxed: as in findReadyFiber; a hand-off CAS needs no ordering from us.
+        thread.ready_queue.store(nullptr, std::memory_order_relaxed);
+        // Work queued while we stopped searching, by a thread that saw us
+        // searching and so woke nobody: take it rather than park beside it.
+        const OthersHold held = othersHaveWork(loop, thread, active);
+        if (held == OthersHold::nothing) return nullptr;
         Fiber* fiber = popOwn(thread);
-        if (!fiber) fiber = stealReady(loop, thread);
+        if (!fiber && held == OthersHold::queued) fiber = stealReady(loop, thread);
         if (fiber) {
             leaveIdleSet(loop, thread);
             return fiber;
         }
         // relaxed: as above.
         thread.ready_queue.store(nullptr, std::memory_order_relaxed);
+        // A fiber in a spawner's run_next that its spawner may never get
+        // to (it need not suspend), and the spawner may have missed our
+        // bit: search again for it. Not when we did not search: then a
+        // counted searcher is there, and it makes this same check.
+        if (held != OthersHold::run_next || !search) return nullptr;
     }
-    return nullptr;
 }
 
 void yield(Fiber* ready, SwitchMessage& message, bool finished) {
