@@ -465,8 +465,9 @@ static Fiber* stealRunNext(Loop& loop, Thread& thread, unsigned active, RunNextS
 
 // What another thread holds that we could run: fibers in its queue word,
 // or a fiber in its run_next.
+// (`sighting` names the run_next fiber seen.)
 enum class OthersHold { nothing, queued, run_next };
-static OthersHold othersHaveWork(Loop& loop, Thread& thread, unsigned active) {
+static OthersHold othersHaveWork(Loop& loop, Thread& thread, unsigned active, RunNextSighting& sighting) {
     OthersHold held = OthersHold::nothing;
     for (unsigned i = 0; i < active; ++i) {
         if (i == thread.index) continue;
@@ -476,79 +477,104 @@ static OthersHold othersHaveWork(Loop& loop, Thread& thread, unsigned active) {
         // seq_cst: the Dekker pair with scheduleSpawned (see there): we
         // wrote our idle bit, then read run_next; the spawner wrote run_next,
         // then reads the idle set. One of us sees the other.
-        if (loop.threads[i].run_next.load(std::memory_order_seq_cst)) held = OthersHold::run_next;
+        if (Fiber* next = loop.threads[i].run_next.load(std::memory_order_seq_cst);
+            next && held == OthersHold::nothing) {
+            held = OthersHold::run_next;
+            sighting = {i, next, monotonicNanoseconds()};
+        }
     }
     return held;
+}
+
+// Watches a run_next fiber seen after we published ourselves parked, for
+// the grace period: gone (its spawner ran it, or a searcher took it), or
+// taken by us once the grace is over (nullptr: gone). Any later spawn sees
+// our idle bit and wakes a thread (the Dekker pair, scheduleSpawned).
+static Fiber* watchRunNext(Loop& loop, Thread& thread, unsigned active, RunNextSighting seen) {
+    for (;;) {
+        const std::int64_t now_ns = monotonicNanoseconds();
+        const RunNextSighting before = seen;
+        if (Fiber* fiber = stealRunNext(loop, thread, active, seen, now_ns)) return fiber;
+        // stealRunNext dropped it (gone) or moved on to another fiber.
+        if (seen.fiber != before.fiber || seen.victim != before.victim) return nullptr;
+        for (unsigned i = 0; i < kRelaxPerRound; ++i) cpuRelax();
+    }
 }
 
 Fiber* searchBeforePark(Loop& loop, Thread& thread) {
     // acquire: pairs with spawnWorker's release of `active`.
     const unsigned active = loop.active.load(std::memory_order_acquire);
-    for (;;) {
-        // A token left by a waker that read our idle bit stale (we were
-        // already awake): uncount it, we count our own search below.
-        leaveIdleSet(loop, thread);
-        // A hand-off that landed on a stale hint, before we lock our slot.
-        if (Fiber* fiber = popOwn(thread)) return fiber;
-        // Our slot holds kFinished from here until we publish ourselves
-        // parked. Searchers are at most half the threads (Go's bound): more
-        // would only pull the busy threads' lines. relaxed: a hint; a few
-        // extra searchers for a moment cost CPU, not correctness.
-        const bool search = active > 1 && 2 * loop.searching.load(std::memory_order_relaxed) < active;
-        if (search) {
-            // Queued submissions go out now, not after the search.
-            if (loop.usesRing() && thread.ring.pendingSubmissions()) thread.ring.submit();
-            // relaxed: the increment only steers schedule()'s hints.
-            loop.searching.fetch_add(1, std::memory_order_relaxed);
-            Fiber* found = nullptr;
-            RunNextSighting seen;
-            const std::int64_t until = monotonicNanoseconds() + kSearchNs;
-            for (;;) {
-                if ((found = stealReady(loop, thread))) break;
-                const std::int64_t now_ns = monotonicNanoseconds();
-                if ((found = stealRunNext(loop, thread, active, seen, now_ns))) {
-                    // Our slot is ours again: open, empty, not parked (no
-                    // idle bit). relaxed: as in findReadyFiber.
-                    thread.ready_queue.store(nullptr, std::memory_order_relaxed);
-                    break;
-                }
-                if (loop.usesRing() && thread.ring.pendingCompletions()) break;
-                if (now_ns >= until) break;
-                for (unsigned i = 0; i < kRelaxPerRound; ++i) cpuRelax();
+    // A token left by a waker that read our idle bit stale (we were
+    // already awake): uncount it, we count our own search below.
+    leaveIdleSet(loop, thread);
+    // A hand-off that landed on a stale hint, before we lock our slot.
+    if (Fiber* fiber = popOwn(thread)) return fiber;
+    // Our slot holds kFinished from here until we publish ourselves
+    // parked. Searchers are at most half the threads (Go's bound): more
+    // would only pull the busy threads' lines. relaxed: a hint; a few
+    // extra searchers for a moment cost CPU, not correctness.
+    const bool search = active > 1 && 2 * loop.searching.load(std::memory_order_relaxed) < active;
+    if (search) {
+        // Queued submissions go out now, not after the search.
+        if (loop.usesRing() && thread.ring.pendingSubmissions()) thread.ring.submit();
+        // relaxed: the increment only steers schedule()'s hints.
+        loop.searching.fetch_add(1, std::memory_order_relaxed);
+        Fiber* found = nullptr;
+        RunNextSighting seen;
+        const std::int64_t until = monotonicNanoseconds() + kSearchNs;
+        for (;;) {
+            if ((found = stealReady(loop, thread))) break;
+            const std::int64_t now_ns = monotonicNanoseconds();
+            if ((found = stealRunNext(loop, thread, active, seen, now_ns))) {
+                // Our slot is ours again: open, empty, not parked (no
+                // idle bit). relaxed: as in findReadyFiber.
+                thread.ready_queue.store(nullptr, std::memory_order_relaxed);
+                break;
             }
-            // seq_cst: before our idle bit in the Dekker pair with
-            // scheduleSpawned (a spawner that reads the bit set then reads
-            // `searching` without us).
-            loop.searching.fetch_sub(1, std::memory_order_seq_cst);
-            if (found) return found;
+            if (loop.usesRing() && thread.ring.pendingCompletions()) break;
+            if (now_ns >= until) break;
+            for (unsigned i = 0; i < kRelaxPerRound; ++i) cpuRelax();
         }
-        // Publish ourselves parked: the bit first, then the open slot, so
-        // that a hander who reads the bit and then our word either finds
-        // nullptr (its CAS lands and its wake-up follows) or kFinished (a
-        // missed hand-off). seq_cst: the Dekker pair with scheduleSpawned
-        // (othersHaveWork); for offerToParked the bit is only a hint.
-        thread.in_idle_set = true;
-        loop.idle_set[thread.index / 64].fetch_or(idleBit(thread.index), std::memory_order_seq_cst);
-        // relaxed: as in findReadyFiber; a hand-off CAS needs no ordering from us.
-        thread.ready_queue.store(nullptr, std::memory_order_relaxed);
-        // Work queued while we stopped searching, by a thread that saw us
-        // searching and so woke nobody: take it rather than park beside it.
-        const OthersHold held = othersHaveWork(loop, thread, active);
-        if (held == OthersHold::nothing) return nullptr;
-        Fiber* fiber = popOwn(thread);
-        if (!fiber && held == OthersHold::queued) fiber = stealReady(loop, thread);
-        if (fiber) {
-            leaveIdleSet(loop, thread);
-            return fiber;
-        }
-        // relaxed: as above.
-        thread.ready_queue.store(nullptr, std::memory_order_relaxed);
+        // seq_cst: before our idle bit in the Dekker pair with
+        // scheduleSpawned (a spawner that reads the bit set then reads
+        // `searching` without us).
+        loop.searching.fetch_sub(1, std::memory_order_seq_cst);
+        if (found) return found;
+    }
+    // Publish ourselves parked: the bit first, then the open slot, so
+    // that a hander who reads the bit and then our word either finds
+    // nullptr (its CAS lands and its wake-up follows) or kFinished (a
+    // missed hand-off). seq_cst: the Dekker pair with scheduleSpawned
+    // (othersHaveWork); for offerToParked the bit is only a hint.
+    thread.in_idle_set = true;
+    loop.idle_set[thread.index / 64].fetch_or(idleBit(thread.index), std::memory_order_seq_cst);
+    // relaxed: as in findReadyFiber; a hand-off CAS needs no ordering from us.
+    thread.ready_queue.store(nullptr, std::memory_order_relaxed);
+    // Work queued while we stopped searching, by a thread that saw us
+    // searching and so woke nobody: take it rather than park beside it.
+    RunNextSighting sighting;
+    const OthersHold held = othersHaveWork(loop, thread, active, sighting);
+    if (held == OthersHold::nothing) return nullptr;
+    if (held == OthersHold::run_next) {
         // A fiber in a spawner's run_next that its spawner may never get
         // to (it need not suspend), and the spawner may have missed our
-        // bit: search again for it. Not when we did not search: then a
-        // counted searcher is there, and it makes this same check.
-        if (held != OthersHold::run_next || !search) return nullptr;
+        // bit: watch it (our slot stays open, our bit set: a hand-off
+        // may land, and its wake-up follows).
+        Fiber* fiber = watchRunNext(loop, thread, active, sighting);
+        if (!fiber) return nullptr;
+        leaveIdleSet(loop, thread);
+        return fiber;
     }
+    Fiber* fiber = popOwn(thread);
+    if (!fiber) fiber = stealReady(loop, thread);
+    if (fiber) {
+        leaveIdleSet(loop, thread);
+        return fiber;
+    }
+    // relaxed: as above.
+    thread.ready_queue.store(nullptr, std::memory_order_relaxed);
+    // Someone's queue emptied under us (stolen or popped): park.
+    return nullptr;
 }
 
 void yield(Fiber* ready, SwitchMessage& message, bool finished) {
