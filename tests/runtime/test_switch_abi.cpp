@@ -24,8 +24,10 @@ __attribute__((noinline)) void noSwitch() { asm volatile("" ::: "memory"); }
 
 template <typename Pause>
 long churn(Pause pause, long seed, int rounds) {
-    long a0 = seed * 3 + 1, a1 = seed * 5 + 2, a2 = seed * 7 + 3, a3 = seed * 11 + 4, a4 = seed * 13 + 5;
-    long a5 = seed * 17 + 6, a6 = seed * 19 + 7, a7 = seed * 23 + 8, a8 = seed * 29 + 9, a9 = seed * 31 + 10;
+    // Unsigned: the mixing wraps (signed overflow would be undefined).
+    const unsigned long s = static_cast<unsigned long>(seed);
+    unsigned long a0 = s * 3 + 1, a1 = s * 5 + 2, a2 = s * 7 + 3, a3 = s * 11 + 4, a4 = s * 13 + 5;
+    unsigned long a5 = s * 17 + 6, a6 = s * 19 + 7, a7 = s * 23 + 8, a8 = s * 29 + 9, a9 = s * 31 + 10;
     double d0 = seed * 0.5 + 0.25, d1 = seed * 0.25 + 0.5, d2 = seed * 0.125 + 1, d3 = seed * 1.5 + 2;
     double d4 = seed * 2.5 + 3, d5 = seed * 3.5 + 4, d6 = seed * 4.5 + 5, d7 = seed * 5.5 + 6;
     for (int r = 0; r < rounds; ++r) {
@@ -50,7 +52,7 @@ long churn(Pause pause, long seed, int rounds) {
         d7 = d7 * 0.992 + d6 * 0.007;
     }
     const double d = d0 + d1 + d2 + d3 + d4 + d5 + d6 + d7;
-    return a0 ^ a1 ^ a2 ^ a3 ^ a4 ^ a5 ^ a6 ^ a7 ^ a8 ^ a9 ^ static_cast<long>(d * 1e6);
+    return static_cast<long>(a0 ^ a1 ^ a2 ^ a3 ^ a4 ^ a5 ^ a6 ^ a7 ^ a8 ^ a9 ^ static_cast<unsigned long>(static_cast<long>(d * 1e6)));
 }
 
 } // namespace
