@@ -76,6 +76,20 @@ std::unique_ptr<EventLoop> scalingLoop(unsigned threads) {
     return std::move(loop).value();
 }
 
+// Starts the loop's second worker (workers start lazily): bursts of
+// yielding fibers until more than one thread runs.
+void startBothWorkers(EventLoop& l) {
+    for (int round = 0; round < 20 && l.activeThreads() < 2; ++round) {
+        std::vector<Future<void>> burst;
+        for (int i = 0; i < 16; ++i)
+            burst.push_back(l.async([&l] {
+                for (int y = 0; y < 100; ++y) l.yield();
+            }));
+        for (auto& f : burst) f.await();
+    }
+    REQUIRE(l.activeThreads() == 2);
+}
+
 double processCpuSeconds() {
     timespec ts{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -202,15 +216,7 @@ TEST_CASE("a spawned fiber runs on another thread while its spawner never suspen
     auto loop = scalingLoop(2);
     EventLoop& l = *loop;
     // Start both workers, so that spawns go to the spawner's run_next.
-    for (int round = 0; round < 20 && l.activeThreads() < 2; ++round) {
-        std::vector<Future<void>> burst;
-        for (int i = 0; i < 16; ++i)
-            burst.push_back(l.async([&l] {
-                for (int y = 0; y < 100; ++y) l.yield();
-            }));
-        for (auto& f : burst) f.await();
-    }
-    REQUIRE(l.activeThreads() == 2);
+    startBothWorkers(l);
     for (int round = 0; round < test::scaled(200); ++round) {
         std::atomic<bool> ran{false};
         // release/acquire: the flag is all the fibers share.
@@ -230,16 +236,7 @@ TEST_CASE("an idle scaling loop parks: its search is bounded, so no CPU goes by 
     test::Watchdog watchdog("the idle scaling loop", 60s);
     auto loop = scalingLoop(2);
     EventLoop& l = *loop;
-    // Start the second worker: a burst of fibers, more than one thread runs.
-    for (int round = 0; round < 20 && l.activeThreads() < 2; ++round) {
-        std::vector<Future<void>> burst;
-        for (int i = 0; i < 16; ++i)
-            burst.push_back(l.async([&l] {
-                for (int y = 0; y < 100; ++y) l.yield();
-            }));
-        for (auto& f : burst) f.await();
-    }
-    REQUIRE(l.activeThreads() == 2);
+    startBothWorkers(l);
     // Both threads now have nothing to do for 300 ms: the main fiber sleeps,
     // worker 1 has no fiber. Spinning through it would cost about 600 ms
     // of CPU time; parking costs next to nothing.
