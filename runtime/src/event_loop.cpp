@@ -14,13 +14,13 @@
 #include <string_view>
 #include <thread>
 
-#include "cancel.hpp"
-#include "cpu_relax.hpp"
-#include "errors.hpp"
+#include "io/cancel.hpp"
+#include "support/cpu_relax.hpp"
+#include "support/errors.hpp"
 #include "loop.hpp"
-#include "sanitizer.hpp"
-#include "scheduler.hpp"
-#include "tracing.hpp"
+#include "support/sanitizer.hpp"
+#include "scheduler/scheduler.hpp"
+#include "support/tracing.hpp"
 #include "fiberscope/trace.hpp"
 
 namespace fiberscope {

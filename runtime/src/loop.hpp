@@ -7,11 +7,11 @@
 #include <memory>
 #include <mutex>
 
-#include "blocking_pool.hpp"
-#include "fiber.hpp"
-#include "fiber_stack.hpp"
+#include "io/epoll/blocking_pool.hpp"
+#include "fiber/fiber.hpp"
+#include "fiber/stack_pool.hpp"
 #include "fiberscope/event_loop.hpp"
-#include "thread.hpp"
+#include "scheduler/worker.hpp"
 
 namespace fiberscope::detail {
 

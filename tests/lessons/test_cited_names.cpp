@@ -1,7 +1,7 @@
 // The explanations name the runtime's code: the lessons' narratives
 // (lessons/README.md, lessons/NN-*/lesson.md) and the viewer's one-sentence
 // explanations of records (viewer/src/model/*.cpp: "Mutex::lockSlow()",
-// "runtime/src/mutex.cpp"). Code moves; a renamed function or file leaves a
+// "runtime/src/sync/mutex.cpp"). Code moves; a renamed function or file leaves a
 // sentence pointing at nothing. This test reads every cited file path and
 // function name and checks each against the source tree, listing every stale
 // one at once.
@@ -14,7 +14,7 @@
 // calls, `Class::member(` definitions, and the members declared in a
 // `class`/`struct` body. A cited `Name()` must be in it; `Class::name()`
 // must be a member of Class. Where a viewer explanation pairs a function with
-// a file ("execute()", "runtime/src/operation.cpp"), the function must be in
+// a file ("execute()", "runtime/src/io/operation.cpp"), the function must be in
 // that very file.
 //
 // What is cited where:

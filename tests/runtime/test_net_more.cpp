@@ -17,7 +17,7 @@
 using namespace fiberscope;
 using namespace std::chrono_literals;
 
-// Test-only knobs of runtime/src/resolve.cpp (no public header declares them).
+// Test-only knobs of runtime/src/io/resolve.cpp (no public header declares them).
 namespace fiberscope::detail {
 void holdResolvesForTesting(bool hold) noexcept;
 unsigned resolvesHeldForTesting() noexcept;

@@ -12,7 +12,7 @@
 
 #include <fiberscope/trace_vocabulary.hpp>
 
-#include "../../runtime/src/syscall_io.hpp"
+#include "../../runtime/src/io/syscall_io.hpp"
 
 namespace trace = fiberscope::trace;
 namespace detail = fiberscope::detail;
@@ -26,8 +26,8 @@ struct Op {
 
 #define FIBERSCOPE_OP(op) Op{op, #op}
 
-// The opcodes the runtime submits (runtime/src/ops_*.cpp, uring_io.cpp,
-// poller.cpp, ring.cpp, cancel.cpp, ops_process.cpp) or records.
+// The opcodes the runtime submits (runtime/src/io/*.cpp, io/uring/uring_io.cpp,
+// io/epoll/poller.cpp, io/uring/ring.cpp, io/cancel.cpp, io/process.cpp) or records.
 const Op kRuntimeOps[] = {
     FIBERSCOPE_OP(IORING_OP_NOP),      FIBERSCOPE_OP(IORING_OP_READV),     FIBERSCOPE_OP(IORING_OP_WRITEV),
     FIBERSCOPE_OP(IORING_OP_FSYNC),    FIBERSCOPE_OP(IORING_OP_POLL_ADD),  FIBERSCOPE_OP(IORING_OP_SENDMSG),

@@ -6,7 +6,7 @@
 // A trace records an operation by number: the kernel's io_uring opcode
 // (enum io_uring_op, a stable ABI, so no liburing header is needed here), or
 // for an operation io_uring has no opcode for, a number the runtime gives it
-// far past any kernel opcode (runtime/src/syscall_io.hpp). Both backends
+// far past any kernel opcode (runtime/src/io/syscall_io.hpp). Both backends
 // record the same numbers (FORMAT.md, "The epoll backend"). The tools, the
 // viewer and the lessons' checks all name them from this one table, so
 // `fiberscope export` and the viewer never disagree about an opcode.

@@ -148,17 +148,17 @@ Hit hitFiberLane(const Timeline& timeline, std::size_t lane, std::int64_t time, 
 
 namespace {
 
-constexpr const char* kScheduler = "runtime/src/scheduler.cpp";
-constexpr const char* kThread = "runtime/src/thread.cpp";
-constexpr const char* kFiber = "runtime/src/fiber.cpp";
-constexpr const char* kSwitchMessage = "runtime/src/switch_message.cpp";
+constexpr const char* kScheduler = "runtime/src/scheduler/scheduler.cpp";
+constexpr const char* kThread = "runtime/src/scheduler/worker.cpp";
+constexpr const char* kFiber = "runtime/src/fiber/fiber.cpp";
+constexpr const char* kSwitchMessage = "runtime/src/scheduler/switch_message.cpp";
 constexpr const char* kEventLoop = "runtime/src/event_loop.cpp";
-constexpr const char* kOps = "runtime/src/operation.cpp"; // execute(): to uringExecute() or pollerExecute()
-constexpr const char* kPoller = "runtime/src/poller.cpp";
-constexpr const char* kMutex = "runtime/src/mutex.cpp";
-constexpr const char* kCondition = "runtime/src/condition.cpp";
-constexpr const char* kCancel = "runtime/src/cancel.cpp";
-constexpr const char* kGroup = "runtime/src/group.cpp";
+constexpr const char* kOps = "runtime/src/io/operation.cpp"; // execute(): to uringExecute() or pollerExecute()
+constexpr const char* kPoller = "runtime/src/io/epoll/poller.cpp";
+constexpr const char* kMutex = "runtime/src/sync/mutex.cpp";
+constexpr const char* kCondition = "runtime/src/sync/condition.cpp";
+constexpr const char* kCancel = "runtime/src/io/cancel.cpp";
+constexpr const char* kGroup = "runtime/src/sync/group.cpp";
 constexpr const char* kQueue = "runtime/include/fiberscope/queue.hpp";
 constexpr const char* kTraceApi = "tracer/include/fiberscope/trace.hpp";
 
@@ -431,7 +431,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
         if (trace::isBlockingPoolWorker(static_cast<std::int64_t>(e.arg[0])))
             return make(thread + " started: a job the kernel cannot run asynchronously (a regular file on epoll, a name lookup) "
                                  "needed another blocking-pool thread; it runs jobs and reports each finished one to the fiber's worker",
-                        "BlockingPool::run()", "runtime/src/blocking_pool.cpp", i);
+                        "BlockingPool::run()", "runtime/src/io/epoll/blocking_pool.cpp", i);
         return make(thread + " started as worker " + std::to_string(e.arg[0]) +
                         ": schedule() had ready fibers and no idle worker, so spawnWorker() started it and workerMain() entered its idle loop",
                     "workerMain()", kThread, i);
@@ -589,7 +589,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
             return make("The Timeout of " + c.fiber(e.arg[0]) + "'s wait on condition " + objectLabel(e.arg[1]) +
                             " passed: its thread's idle loop (SyncTimers::expire()) took it off the waiters and passed "
                             "it to schedule(); Condition::wait() returns TimedOut",
-                        "SyncTimers::expire()", "runtime/src/sync_timers.cpp", i);
+                        "SyncTimers::expire()", "runtime/src/sync/timers.cpp", i);
         if (e.small == static_cast<std::uint8_t>(trace::ConditionWakeHow::Broadcast))
             return make("Condition::broadcast() woke every waiter on condition " + objectLabel(e.arg[1]) + ", starting with " +
                             c.fiber(e.arg[0]) + ", and passed them to schedule() together",

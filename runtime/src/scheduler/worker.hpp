@@ -1,0 +1,127 @@
+// A worker thread: its ring, its idle context, its ready queue slot and its
+// free list of recycled fibers.
+//
+// The ready queue is one atomic word holding a LIFO list of ready fibers
+// linked through Fiber::queue_next. Its value also says what the thread is
+// doing, and that is what makes hand-off and stealing work:
+//   nullptr    the thread found nothing to do and is open for business:
+//              another thread may hand it a whole queue with one CAS
+//              (schedule()) and must then wake it with MSG_RING; on the
+//              scaling policy it is offered work only while its bit in
+//              the loop's idle set says it is parked (scheduler.cpp);
+//   kFinished  the owner is popping from it right now (findReadyFiber());
+//   a fiber    ready work: the owner pops the head, a thief takes it all.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+
+#include "fiber/context.hpp"
+#include "fiber/fiber.hpp"
+#include "io/epoll/poller.hpp"
+#include "io/uring/ring.hpp"
+#include "sync/timers.hpp"
+
+namespace fiberscope::detail {
+
+struct Loop;
+struct PoolWait;
+
+struct Thread {
+    Loop* loop = nullptr;
+    unsigned index = 0;
+
+    // The context of the thread's idle loop (idle() in scheduler/worker.cpp): where the
+    // thread goes when no fiber is ready.
+    Context idle_context;
+    // The context running on this thread right now.
+    Context* current_context = nullptr;
+
+    alignas(64) std::atomic<Fiber*> ready_queue{nullptr};
+    // The scaling policy's runnext (Go's): the fiber this thread spawned
+    // last, run before the queue when the spawner suspends, so a spawn that
+    // is awaited at once stays on this thread. Only the owner puts a fiber
+    // in (exchange); the owner takes it (exchange), or a searcher does (CAS)
+    // once it has sat there a while (scheduler.cpp). Never holds a fiber
+    // while its owner is parked: the owner looks here before it parks.
+    std::atomic<Fiber*> run_next{nullptr};
+    // Recycled fibers. Only the owner pushes and pops; other threads may only
+    // take the whole list (exchange with nullptr), which rules out ABA.
+    alignas(64) std::atomic<Fiber*> free_queue{nullptr};
+
+    // The thread's way to the kernel: a Ring on the io_uring backend, a
+    // Poller on the epoll backend (the other stays closed).
+    alignas(64) Ring ring;
+    Poller poller;
+    // Set by the owner once its ring is enabled (or its poller open) and it
+    // can receive wake-ups.
+    std::atomic<bool> ring_ready{false};
+    // The scaling policy: set by a thread that woke this one to search
+    // (wakeToSearch in scheduler.cpp) and counted it in Loop::searching;
+    // the owner clears it, and uncounts it, when it wakes.
+    std::atomic<bool> search_token{false};
+
+    // Round-robin cursors of the idle search, the ready steal and the free
+    // steal (owner only).
+    unsigned idle_search_index = 0;
+    unsigned steal_ready_search_index = 0;
+    unsigned steal_free_search_index = 0;
+    // The scaling policy: whether this thread's bit is set in the loop's
+    // idle set (Loop::idle_set), so that clearing it costs no atomic
+    // read-modify-write when it was not set. Owner only.
+    bool in_idle_set = false;
+
+    // Deadlines of timed sync waits parked from this thread (sync/timers.hpp).
+    SyncTimers sync_timers;
+    // Fibers of this thread waiting for an abandonable blocking-pool task
+    // (blocking_pool.cpp), a list through nodes on their stacks. Owner only.
+    PoolWait* pool_waits = nullptr;
+
+    std::thread os_thread;
+    // While tracing: the timestamp of the decision under way on this thread
+    // (a switch and the pending task its receiver performs, a spawn), shared
+    // by its records; 0 outside a decision. Owner only.
+    std::uint64_t trace_time = 0;
+    // The scaling policy's block of fiber ids, [next_fiber_id,
+    // fiber_id_limit), taken from Loop::next_fiber_id (fiber.cpp). Owner only.
+    std::uint64_t next_fiber_id = 0;
+    std::uint64_t fiber_id_limit = 0;
+    // Yields since the ring was last polled from a fiber (owner only).
+    unsigned yields_since_poll = 0;
+    // An exit message was reaped by pollRing: the idle loop returns next time.
+    bool exit_seen = false;
+
+    bool runningFiber() const noexcept { return current_context != &idle_context; }
+    Fiber* currentFiber() const noexcept { return Fiber::fromContext(current_context); }
+};
+
+// The worker the caller runs on (nullptr outside any loop). Not inlined, so
+// the compiler never reuses a thread-local address across a context switch,
+// after which the fiber may be on another OS thread.
+Thread* currentThread() noexcept;
+void setCurrentThread(Thread* thread) noexcept;
+// A stable name for worker `index` ("worker 3"), for the trace.
+const char* workerName(unsigned index) noexcept;
+
+// The idle loop: run ready fibers; when none, submit and wait on the ring,
+// turn completions into ready fibers, schedule them. Returns on `exit`.
+void idle(Thread& thread);
+// Submits queued SQEs and reaps completions without waiting, from a fiber
+// that keeps its thread busy (EventLoop::yield): without it a thread whose
+// ready queue never empties would never enter the kernel, and the I/O its
+// fibers queued would never start. Completed fibers are scheduled.
+void pollRing(Thread& thread);
+// The ring's reaper (ring.hpp): turns waiting completions into scheduled
+// fibers without submitting. `thread` is a Thread*.
+void reapCompletions(void* thread);
+// Wakes `target` (idle, just handed work) from `self`: MSG_RING or eventfd.
+void wakeThread(Thread& self, Thread& target);
+// Asks `target` to leave its idle loop (deinit).
+void sendExit(Thread& self, Thread& target);
+// Asks `target`, whose ring or poller holds `fiber`'s operation, to cancel it.
+void sendCancel(Thread& self, Thread& target, Fiber* fiber);
+// Entry of worker threads 1..N-1.
+void workerMain(Loop* loop, unsigned index);
+
+} // namespace fiberscope::detail
