@@ -302,8 +302,11 @@ Recorder::Recorder(const std::string& path, RecorderOptions options) {
             if (Slab* slab = r->takeFree()) r->free.push_back(slab);
     }
     r->writer = std::thread(writerMain, r.get());
+    // release: pairs with activeRecording()'s acquire load.
     g_recording.store(r.release(), std::memory_order_release);
-    // release: the recording is fully set up before any thread sees it enabled.
+    // release: pairs with enabled()'s acquire load, so a thread that sees
+    // tracing on sees everything above (g_use_tsc from calibrateClock, the
+    // recording) before its first record.
     g_enabled.store(true, std::memory_order_release);
     active_ = true;
 }

@@ -67,13 +67,18 @@ inline constexpr std::size_t kMaxRecordBytes = 64;
 // Set while a Recorder is active (and the trace clock's kind). They exist
 // even when tracing is compiled out; enabled() then ignores them.
 extern std::atomic<bool> g_enabled;
-// (g_use_tsc is atomic only so that a thread already running when a
-// Recorder starts reads it without a race; relaxed, a plain load.)
+// Written (relaxed) while a Recorder starts, before g_enabled is set:
+// atomic because threads already running read it with no lock, and a
+// thread that saw enabled() (acquire) reads the value that recording set.
 extern std::atomic<bool> g_use_tsc;
 
 inline bool enabled() noexcept {
 #if FIBERSCOPE_TRACING
-    return g_enabled.load(std::memory_order_relaxed);
+    // acquire: pairs with the Recorder's release store of true, so a thread
+    // that sees tracing on also sees what was set up before it (the clock's
+    // kind read by now(), the active recording). On x86-64 an acquire load
+    // is the same plain mov as a relaxed one; on AArch64 it is an LDAR.
+    return g_enabled.load(std::memory_order_acquire);
 #else
     return false;
 #endif
