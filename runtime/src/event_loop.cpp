@@ -17,6 +17,7 @@
 #include "io/cancel.hpp"
 #include "support/cpu_relax.hpp"
 #include "support/errors.hpp"
+#include "fiber/overflow_report.hpp"
 #include "loop.hpp"
 #include "support/sanitizer.hpp"
 #include "scheduler/scheduler.hpp"
@@ -118,33 +119,10 @@ Result<std::unique_ptr<EventLoop>> EventLoop::create(EventLoopOptions options) {
     main_thread.index = 0;
     auto backend = chooseBackend(options.backend);
     if (!backend) return backend.error();
-    if (*backend != IoBackend::epoll) {
-        // Created disabled, like every worker's ring, so that the probe walks
-        // the workers' path too (enabling is an io_uring_register).
-        const char* refused = "io_uring_setup";
-        Status usable = main_thread.ring.open(options.ring_entries, options.completion_entries, -1, true);
-        if (usable) usable = main_thread.ring.probe(loop->ring_opcodes, refused);
-        if (usable) {
-            loop->backend = IoBackend::io_uring;
-            main_thread.ring.setReaper(reapCompletions, &main_thread);
-        } else if (*backend == IoBackend::io_uring || usable.error().code != Errc::IoUringUnavailable) {
-            return usable.error();
-        } else {
-            main_thread.ring.close();
-            // The one line a user sees when their container refuses io_uring.
-            // relaxed: only one thread must win the exchange; nothing else
-            // is published through it.
-            static std::atomic<bool> told{false};
-            if (!told.exchange(true, std::memory_order_relaxed))
-                std::fprintf(stderr, "fiberscope: the kernel refused io_uring (%s: %s); using the epoll backend instead\n",
-                             refused, std::strerror(usable.error().sys_errno));
-            loop->backend = IoBackend::epoll;
-        }
-    } else {
-        loop->backend = IoBackend::epoll;
-    }
-    if (loop->backend == IoBackend::epoll)
-        if (auto opened = main_thread.poller.open(); !opened) return opened.error();
+    if (auto opened = main_thread.driver.openFirst(0, options, *backend, loop->ring_opcodes); !opened)
+        return opened.error();
+    main_thread.driver.setReaper(reapCompletions, &main_thread);
+    loop->backend = main_thread.driver.backend();
 
     const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
     void* idle_stack = mmap(nullptr, kIdleStackSize + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -161,7 +139,6 @@ Result<std::unique_ptr<EventLoop>> EventLoop::create(EventLoopOptions options) {
     currentStack(loop->main_fiber.context);
     loop->main_fiber.context.tsan_fiber = tsanCurrentFiber();
     main_thread.current_context = &loop->main_fiber.context;
-    main_thread.ring_ready.store(true, std::memory_order_relaxed);
 
     // The header names the backend this loop chose (stats prints it).
     trace::startFromEnvironment(ioBackendName(loop->backend));
@@ -205,7 +182,7 @@ EventLoop::~EventLoop() {
     // Every started worker must be able to receive the exit message.
     const unsigned active = loop.active.load(std::memory_order_acquire);
     for (unsigned i = 0; i < active; ++i)
-        while (!loop.threads[i].ring_ready.load(std::memory_order_acquire)) std::this_thread::yield();
+        while (!loop.threads[i].driver.started()) std::this_thread::yield();
     // Switch away with the exit task; thread 0's idle loop resumes us here,
     // on the creating OS thread, once it has seen the exit message.
     detail::yield(nullptr, PendingTask::exit, trace::SwitchReason::Exit);
@@ -226,10 +203,9 @@ void EventLoop::yield() {
         return;
     }
     // A fiber that yields in a loop keeps its thread from ever going idle,
-    // where the ring is normally serviced: service it here now and then.
+    // where the driver is normally serviced: service it here now and then.
     Thread& thread = *current;
-    const bool ring_work = thread.loop->usesRing() && (thread.ring.pendingSubmissions() || thread.ring.pendingCompletions());
-    if (ring_work || ++thread.yields_since_poll >= 1024) pollRing(thread);
+    if (thread.driver.hasPendingWork() || ++thread.yields_since_poll >= 1024) pollDriver(thread);
     detail::yield(nullptr, PendingTask::reschedule, trace::SwitchReason::Yield);
 }
 
@@ -263,8 +239,8 @@ IoStats EventLoop::ioStats() const noexcept {
     IoStats stats;
     const unsigned active = impl_->active.load(std::memory_order_acquire);
     for (unsigned i = 0; i < active; ++i) {
-        stats.full_submissions += impl_->threads[i].ring.fullSubmissions();
-        stats.completion_overflows += impl_->threads[i].ring.completionOverflows();
+        stats.full_submissions += impl_->threads[i].driver.ring.fullSubmissions();
+        stats.completion_overflows += impl_->threads[i].driver.ring.completionOverflows();
     }
     return stats;
 }

@@ -60,9 +60,10 @@ struct Loop {
     // syscalls, which never block for those three.
     std::uint64_t ring_opcodes = 0;
 
-    // io_uring or epoll (never automatic), fixed at creation.
+    // io_uring or epoll (never automatic), fixed at creation: what
+    // EventLoop::backend() says and the trace records. Only the drivers
+    // (io/driver.hpp) act on it.
     IoBackend backend = IoBackend::io_uring;
-    bool usesRing() const noexcept { return backend == IoBackend::io_uring; }
     // The scheduling policy (scheduler.cpp), fixed at creation: schedule()
     // and the idle loop branch on it, no virtual call.
     SchedulerPolicy scheduler = SchedulerPolicy::seed;

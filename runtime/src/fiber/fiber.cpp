@@ -10,6 +10,7 @@
 
 #include "io/cancel.hpp"
 #include "support/cpu_relax.hpp"
+#include "fiber/free_list.hpp"
 #include "fiber/stack_pool.hpp"
 #include "loop.hpp"
 #include "support/sanitizer.hpp"

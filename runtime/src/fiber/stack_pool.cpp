@@ -1,4 +1,4 @@
-// Fiber stack slots: slabs, guard pages, free lists, overflow reports.
+// Fiber stack slots: slabs and guard pages (stack_pool.hpp says why).
 #include "fiber/stack_pool.hpp"
 #include "support/sanitizer.hpp"
 
@@ -13,7 +13,6 @@
 #include <new>
 
 #include "loop.hpp"
-#include "scheduler/worker.hpp"
 
 namespace fiberscope::detail {
 
@@ -172,139 +171,6 @@ char* stackBottom(const Fiber* fiber) { return fiber->slot + pageSize(); }
 
 std::size_t stackSize(const Fiber* fiber) {
     return static_cast<std::size_t>(reinterpret_cast<const char*>(fiber) - stackBottom(fiber));
-}
-
-Fiber* takeFiber(Loop& loop, Thread& thread) {
-    // Own list: only we push and pop; others only take it all. Taking it all
-    // ourselves for a moment (a thief then finds it empty) means no link is
-    // ever read while a thief may be rewriting it: reading head's link
-    // before a CAS would race with a thief that took the list meanwhile
-    // (ThreadSanitizer caught that one).
-    // acquire: see the links of the fibers on the list.
-    if (Fiber* head = thread.free_queue.exchange(nullptr, std::memory_order_acquire)) {
-        // release: the rest stays published to thieves.
-        thread.free_queue.store(head->queue_next, std::memory_order_release);
-        head->queue_next = nullptr;
-        return head;
-    }
-    // Steal another thread's whole free list (the newer seed's free_queue).
-    const unsigned active = loop.active.load(std::memory_order_acquire);
-    for (unsigned i = 0; i < kMaxStealFreeSearch && i < active; ++i, ++thread.steal_free_search_index) {
-        if (thread.steal_free_search_index >= active) thread.steal_free_search_index = 0;
-        Thread& victim = loop.threads[thread.steal_free_search_index];
-        if (&victim == &thread || !victim.free_queue.load(std::memory_order_relaxed)) continue;
-        // acquire: see the stolen fibers' links.
-        Fiber* stolen = victim.free_queue.exchange(nullptr, std::memory_order_acquire);
-        if (!stolen) continue;
-        // release: our list is consistent for the next thief.
-        thread.free_queue.store(stolen->queue_next, std::memory_order_release);
-        stolen->queue_next = nullptr;
-        return stolen;
-    }
-    return loop.stacks.carve();
-}
-
-void returnFiber(Thread& thread, Fiber* fiber) {
-    // Off its stack for good: TSan's handle goes (spawnFiber makes a new one).
-    tsanDestroyFiber(fiber->context.tsan_fiber);
-    fiber->context.tsan_fiber = nullptr;
-    Fiber* head = thread.free_queue.load(std::memory_order_relaxed);
-    do fiber->queue_next = head;
-    // release: thieves that take the list see our link.
-    while (!thread.free_queue.compare_exchange_weak(head, fiber, std::memory_order_release, std::memory_order_relaxed));
-}
-
-// --- stack overflow reports -------------------------------------------------
-
-static struct sigaction g_previous_segv;
-
-static void writeAll(const char* text) {
-    std::size_t length = std::strlen(text);
-    while (length) {
-        ssize_t n = write(STDERR_FILENO, text, length);
-        if (n <= 0) return;
-        text += n;
-        length -= static_cast<std::size_t>(n);
-    }
-}
-
-static void formatUnsigned(char* out, unsigned long long value) {
-    char digits[24];
-    int n = 0;
-    do digits[n++] = static_cast<char>('0' + value % 10);
-    while ((value /= 10) != 0);
-    while (n) *out++ = digits[--n];
-    *out = 0;
-}
-
-static void onSegv(int signo, siginfo_t* info, void* ucontext) {
-    Thread* thread = currentThread();
-    if (thread && thread->runningFiber()) {
-        Fiber* fiber = thread->currentFiber();
-        auto* address = static_cast<char*>(info->si_addr);
-        if (fiber->slot && fiber->guarded && address >= fiber->slot && address < fiber->slot + pageSize()) {
-            char id[24], kib[24];
-            formatUnsigned(id, fiber->id);
-            formatUnsigned(kib, stackSize(fiber) / 1024);
-            writeAll("fiberscope: stack overflow in fiber #");
-            writeAll(id);
-            // The name was copied into the header by setFiberName: reading
-            // it here is async-signal-safe (no allocation, no lookup).
-            if (fiber->name[0]) {
-                writeAll(" \"");
-                writeAll(fiber->name);
-                writeAll("\"");
-            }
-            writeAll(" (its stack is ");
-            writeAll(kib);
-            writeAll(" KiB): it hit the guard page below its stack; raise EventLoopOptions::stack_size or "
-                     "use less stack (large local arrays, deep recursion)\n");
-            signal(SIGSEGV, SIG_DFL);
-            return; // the fault repeats with the default action: a core dump
-        }
-    }
-    // Not ours: hand it to whoever was there before (ASan, a crash reporter).
-    if (g_previous_segv.sa_flags & SA_SIGINFO) {
-        if (g_previous_segv.sa_sigaction) return g_previous_segv.sa_sigaction(signo, info, ucontext);
-    } else if (g_previous_segv.sa_handler != SIG_DFL && g_previous_segv.sa_handler != SIG_IGN) {
-        return g_previous_segv.sa_handler(signo);
-    }
-    signal(SIGSEGV, SIG_DFL);
-}
-
-void installOverflowHandler() {
-    // Installed at every loop creation, chained to whatever handler is there
-    // now (test frameworks and crash reporters swap handlers in and out).
-    struct sigaction current {};
-    sigaction(SIGSEGV, nullptr, &current);
-    if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == onSegv) return;
-    struct sigaction action {};
-    action.sa_sigaction = onSegv;
-    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGSEGV, &action, &g_previous_segv);
-}
-
-AltSignalStack::AltSignalStack() {
-    size_ = 64 * 1024;
-    memory_ = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (memory_ == MAP_FAILED) {
-        memory_ = nullptr;
-        return;
-    }
-    stack_t stack{};
-    stack.ss_sp = memory_;
-    stack.ss_size = size_;
-    sigaltstack(&stack, nullptr);
-}
-
-AltSignalStack::~AltSignalStack() {
-    if (!memory_) return;
-    stack_t disable{};
-    disable.ss_flags = SS_DISABLE;
-    sigaltstack(&disable, nullptr);
-    sanitizerUnpoison(memory_, size_); // as ~StackPool
-    munmap(memory_, size_);
 }
 
 } // namespace fiberscope::detail

@@ -1,6 +1,6 @@
 // Fiber stacks: slots carved from large mmap'ed slabs, each with a guard
 // page below its stack (unless EventLoopOptions::guard_pages is false),
-// recycled through per-thread free lists.
+// recycled through per-thread free lists (free_list.hpp).
 //
 // The number of memory mappings is what bounds live fibers, long before
 // memory does: the kernel allows vm.max_map_count per process (65530 by
@@ -73,29 +73,8 @@ private:
     bool reported_ = false;     // reportFailure() has spoken
 };
 
-// A fiber header ready for a new task: from this thread's free list, else
-// stolen from another thread's, else carved. nullptr if out of memory.
-Fiber* takeFiber(Loop& loop, Thread& thread);
-// Returns a finished fiber's slot to this thread's free list.
-void returnFiber(Thread& thread, Fiber* fiber);
-
 // The usable stack range of a fiber slot.
 char* stackBottom(const Fiber* fiber);
 std::size_t stackSize(const Fiber* fiber);
-
-// SIGSEGV on a guard page prints which fiber overflowed its stack.
-void installOverflowHandler();
-// Gives the calling thread an alternate signal stack for that handler.
-class AltSignalStack {
-public:
-    AltSignalStack();
-    ~AltSignalStack();
-    AltSignalStack(const AltSignalStack&) = delete;
-    AltSignalStack& operator=(const AltSignalStack&) = delete;
-
-private:
-    void* memory_ = nullptr;
-    std::size_t size_ = 0;
-};
 
 } // namespace fiberscope::detail

@@ -99,7 +99,7 @@ void requestCancel(Fiber* fiber) {
                                                        std::memory_order_acquire)) {
             const bool in_flight = target != nullptr;
             FIBERSCOPE_TRACE_EVENT(emit::cancelRequest(now, fiber->id, in_flight ? target->index + 1 : 0));
-            if (in_flight) sendCancel(*currentThread(), *target, fiber);
+            if (in_flight) currentThread()->driver.sendCancel(target->driver, fiber);
             return;
         }
     }

@@ -10,8 +10,7 @@ Result<Completion> execute(const Operation& op) {
     Thread* thread = currentThread();
     // A plain std::thread has no fiber to suspend: a named error, not a crash.
     if (!thread) return Error{Errc::NotOnLoopThread, 0};
-    if (thread->loop->usesRing()) return uringExecute(op, thread);
-    return pollerExecute(op, thread);
+    return thread->driver.execute(op, thread);
 }
 
 } // namespace fiberscope::detail

@@ -271,7 +271,7 @@ Result<ExitStatus> EventLoop::wait(Child& child, Timeout timeout) {
     if (child.pidfd < 0) return Error{Errc::ProcessNotFound, ECHILD};
     siginfo_t info{};
     int result;
-    if (impl_->usesRing() && !(impl_->ring_opcodes & (std::uint64_t{1} << kOpWaitid))) {
+    if (impl_->backend == IoBackend::io_uring && !(impl_->ring_opcodes & (std::uint64_t{1} << kOpWaitid))) {
         auto reaped = pollThenReap(child.pidfd, info, timeout);
         if (!reaped) return reaped.error();
         result = *reaped;

@@ -70,6 +70,7 @@
 
 #include "support/cpu_relax.hpp"
 #include "loop.hpp"
+#include "scheduler/victims.hpp"
 #include "support/sanitizer.hpp"
 #include "fiberscope/trace.hpp"
 #include "support/tracing.hpp"
@@ -127,20 +128,18 @@ static void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spaw
     worker.idle_search_index = 0;
     worker.steal_ready_search_index = 0;
     worker.steal_free_search_index = 0;
-    Status opened = loop.usesRing() ? worker.ring.open(loop.options.ring_entries, loop.options.completion_entries,
-                                                     loop.threads[0].ring.fd(), true)
-                                    : worker.poller.open();
+    const char* failed = "";
+    Status opened = worker.driver.openWorker(index, loop.threads[0].driver, loop.options, failed);
     if (!opened) {
         worker.ready_queue.store(nullptr, std::memory_order_relaxed);
-        growFailed(loop, index, loop.usesRing() ? "io_uring setup failed" : "epoll setup failed", opened.error().message());
+        growFailed(loop, index, failed, opened.error().message());
         return;
     }
-    worker.ring.setReaper(reapCompletions, &worker);
+    worker.driver.setReaper(reapCompletions, &worker);
     try {
         worker.os_thread = std::thread(workerMain, &loop, index);
     } catch (const std::exception& e) {
-        worker.ring.close();
-        worker.poller.close();
+        worker.driver.close();
         worker.ready_queue.store(nullptr, std::memory_order_relaxed);
         growFailed(loop, index, "no thread", e.what());
         return;
@@ -164,23 +163,14 @@ static std::uint64_t queueLength(FiberQueue queue) {
 // The seed's hand-off: the queue goes to the next of a few threads whose
 // queue word reads nullptr (parked, or busy with an empty queue), by CAS.
 static Thread* offerToEmpty(Thread& thread, FiberQueue queue, unsigned active) {
-    Loop& loop = *thread.loop;
-    const unsigned searches = active < kMaxIdleSearch ? active : kMaxIdleSearch;
-    for (unsigned i = 0; i < searches; ++i, ++thread.idle_search_index) {
-        if (thread.idle_search_index >= active) thread.idle_search_index = 0;
-        Thread& candidate = loop.threads[thread.idle_search_index];
-        if (&candidate == &thread) continue;
+    return visitVictims(*thread.loop, thread, thread.idle_search_index, kMaxIdleSearch, active, [&](Thread& candidate) {
         Fiber* expected = nullptr;
         // release: the fibers' state (queue_next links, completions) is
         // visible to the idle thread, which pops with acquire. relaxed on
         // failure: we learn nothing we rely on.
-        if (!candidate.ready_queue.compare_exchange_weak(expected, queue.head, std::memory_order_release,
-                                                         std::memory_order_relaxed))
-            continue;
-        ++thread.idle_search_index;
-        return &candidate;
-    }
-    return nullptr;
+        return candidate.ready_queue.compare_exchange_weak(expected, queue.head, std::memory_order_release,
+                                                           std::memory_order_relaxed);
+    });
 }
 
 static std::uint64_t idleBit(unsigned index) { return std::uint64_t{1} << (index % 64); }
@@ -241,7 +231,7 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
     if (Thread* taker = loop.scaling() ? offerToParked(loop, thread, queue, active) : offerToEmpty(thread, queue, active)) {
         FIBERSCOPE_TRACE_EVENT(emit::schedule(decided, traced_head, traced_count, taker->index, ScheduleHow::IdleHandoff);
                                emit::wakeupSent(now, taker->index));
-        wakeThread(thread, *taker);
+        thread.driver.wake(taker->driver);
         return;
     }
     // scaling: no new worker while a thread searches, which will steal the
@@ -299,7 +289,7 @@ static void wakeToSearch(Loop& loop, Thread& thread) {
     // relaxed: the token is the target's share of the count, no data.
     target->search_token.store(true, std::memory_order_relaxed);
     FIBERSCOPE_TRACE_EVENT(emit::wakeupSent(now, target->index));
-    wakeThread(thread, *target);
+    thread.driver.wake(target->driver);
 }
 
 void scheduleSpawned(Loop& loop, Thread& thread, Fiber* fiber) {
@@ -337,26 +327,22 @@ void scheduleSpawned(Loop& loop, Thread& thread, Fiber* fiber) {
 static Fiber* stealReady(Loop& loop, Thread& thread) {
     // acquire: pairs with spawnWorker's release of `active`.
     const unsigned active = loop.active.load(std::memory_order_acquire);
-    const unsigned searches = active < kMaxStealReadySearch ? active : kMaxStealReadySearch;
-    for (unsigned i = 0; i < searches; ++i, ++thread.steal_ready_search_index) {
-        if (thread.steal_ready_search_index >= active) thread.steal_ready_search_index = 0;
-        Thread& victim = loop.threads[thread.steal_ready_search_index];
-        if (&victim == &thread) continue;
+    Fiber* fiber = nullptr;
+    const Thread* victim = visitVictims(loop, thread, thread.steal_ready_search_index, kMaxStealReadySearch, active,
+                                        [&](Thread& candidate) {
         // acquire: see the fibers the victim's queuers published.
-        Fiber* fiber = victim.ready_queue.load(std::memory_order_acquire);
-        if (fiber == nullptr || fiber == kFinished) continue;
+        fiber = candidate.ready_queue.load(std::memory_order_acquire);
+        if (fiber == nullptr || fiber == kFinished) return false;
         // Take the whole list. acquire as above; relaxed on failure.
-        if (!victim.ready_queue.compare_exchange_weak(fiber, nullptr, std::memory_order_acquire,
-                                                      std::memory_order_relaxed))
-            continue;
-        FIBERSCOPE_TRACE_EVENT(emit::steal(now, fiber->id, victim.index));
-        // release: the stolen remainder is published from our slot now.
-        thread.ready_queue.store(fiber->queue_next, std::memory_order_release);
-        fiber->queue_next = nullptr;
-        ++thread.steal_ready_search_index;
-        return fiber;
-    }
-    return nullptr;
+        return candidate.ready_queue.compare_exchange_weak(fiber, nullptr, std::memory_order_acquire,
+                                                           std::memory_order_relaxed);
+    });
+    if (!victim) return nullptr;
+    FIBERSCOPE_TRACE_EVENT(emit::steal(now, fiber->id, victim->index));
+    // release: the stolen remainder is published from our slot now.
+    thread.ready_queue.store(fiber->queue_next, std::memory_order_release);
+    fiber->queue_next = nullptr;
+    return fiber;
 }
 
 // Pops our own slot's head, leaving kFinished in it when it was empty.
@@ -516,7 +502,7 @@ Fiber* searchBeforePark(Loop& loop, Thread& thread) {
     const bool search = active > 1 && 2 * loop.searching.load(std::memory_order_relaxed) < active;
     if (search) {
         // Queued submissions go out now, not after the search.
-        if (loop.usesRing() && thread.ring.pendingSubmissions()) thread.ring.submit();
+        thread.driver.flush();
         // relaxed: the increment only steers schedule()'s hints.
         loop.searching.fetch_add(1, std::memory_order_relaxed);
         Fiber* found = nullptr;
@@ -531,7 +517,7 @@ Fiber* searchBeforePark(Loop& loop, Thread& thread) {
                 thread.ready_queue.store(nullptr, std::memory_order_relaxed);
                 break;
             }
-            if (loop.usesRing() && thread.ring.pendingCompletions()) break;
+            if (thread.driver.hasPendingCompletions()) break;
             if (now_ns >= until) break;
             for (unsigned i = 0; i < kRelaxPerRound; ++i) cpuRelax();
         }

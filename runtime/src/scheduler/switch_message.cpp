@@ -2,10 +2,9 @@
 // task on our own stack (see switch_message.hpp for why).
 #include "scheduler/switch_message.hpp"
 
-#include "sync/condition_impl.hpp"
+#include "fiber/free_list.hpp"
 #include "fiber/stack_pool.hpp"
 #include "loop.hpp"
-#include "sync/mutex_impl.hpp"
 #include "scheduler/scheduler.hpp"
 #include "support/tracing.hpp"
 
@@ -96,19 +95,14 @@ void handleSwitchMessage(const ContextPair* received) {
         if (before + finished - 1 > 0) schedule(loop, thread, FiberQueue::one(prev));
         return;
     }
-    case PendingTask::mutex_lock:
-        mutexEnqueue(loop, thread, *message.args.mutex_lock.mutex, message.args.mutex_lock.prev_state,
-                     senderFiber(message), message.args.mutex_lock.cancelable);
-        return;
-    case PendingTask::condition_wait:
-        conditionEnqueue(loop, thread, *message.args.condition_wait.condition, *message.args.condition_wait.mutex,
-                         senderFiber(message), message.args.condition_wait.cancelable);
+    case PendingTask::park:
+        message.args.park.handler(loop, thread, senderFiber(message), message.args.park.arg);
         return;
     case PendingTask::exit: {
         // acquire: see every started worker's ring.
         const unsigned active = loop.active.load(std::memory_order_acquire);
-        for (unsigned i = 0; i < active; ++i) sendExit(thread, loop.threads[i]);
-        if (loop.usesRing()) thread.ring.submit();
+        for (unsigned i = 0; i < active; ++i) thread.driver.sendExit(loop.threads[i].driver);
+        thread.driver.flush();
         return;
     }
     }

@@ -17,21 +17,29 @@
 #include "fiberscope/future.hpp"
 #include "fiberscope/trace_events.hpp"
 
-namespace fiberscope {
-class Mutex;
-class Condition;
-} // namespace fiberscope
-
 namespace fiberscope::detail {
 
+struct Loop;
+struct Thread;
+
+// A pending task the switch layer does not know: a synchronisation
+// primitive's (Go's gopark(unlockf, lock)). It runs on the receiving side
+// with `parked`, the fiber that switched away, and `arg`, which lives on
+// that fiber's stack and stays untouched only until `parked` is published:
+// copy what it says first.
+using ParkHandler = void (*)(Loop& loop, Thread& thread, Fiber* parked, const void* arg);
+
+// What the switch layer itself does after a switch. What a primitive does
+// (queue the fiber on a mutex, on a condition) is a `park` task carrying
+// the primitive's handler; the trace names the primitive by the message's
+// SwitchReason (Mutex, Condition).
 enum class PendingTask : std::uint8_t {
     nothing,          // just switch
     reschedule,       // put the previous fiber back on a ready queue (yield)
     finish,           // the previous fiber finished: mark it, wake its awaiter
     register_awaiter, // publish the previous fiber as the awaiter of a future
     register_select,  // ... as the awaiter of several futures
-    mutex_lock,       // queue the previous fiber on a mutex (or take it)
-    condition_wait,   // queue the previous fiber on a condition, unlock
+    park,             // run args.park.handler with the previous fiber
     exit,             // tell every worker's idle loop to return
 };
 
@@ -46,15 +54,9 @@ struct SwitchMessage {
         std::atomic<Fiber*>* awaiter;
         FiberRefs select;
         struct {
-            std::uintptr_t prev_state;
-            Mutex* mutex;
-            bool cancelable;
-        } mutex_lock;
-        struct {
-            Condition* condition;
-            Mutex* mutex;
-            bool cancelable;
-        } condition_wait;
+            ParkHandler handler;
+            const void* arg;
+        } park;
     } args{};
 
     static const SwitchMessage* from(const ContextPair* pair) {

@@ -6,10 +6,9 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "io/epoll/blocking_pool.hpp"
 #include "support/errors.hpp"
+#include "fiber/overflow_report.hpp"
 #include "fiber/stack_pool.hpp"
-#include "io/cancel.hpp"
 #include "loop.hpp"
 #include "support/sanitizer.hpp"
 #include "scheduler/scheduler.hpp"
@@ -47,120 +46,31 @@ std::uint64_t traceId(const Thread& thread, const Context* context) noexcept {
     return Fiber::fromContext(const_cast<Context*>(context))->id;
 }
 
-static unsigned completionsToReady(Thread& thread, Fiber*& next, FiberQueue& queue, bool& exit) {
-    unsigned total = 0;
-    constexpr unsigned kBatch = 64;
-    io_uring_cqe cqes[kBatch];
-    for (;;) {
-        const unsigned count = thread.ring.drain(cqes, kBatch);
-        total += count;
-        for (unsigned i = 0; i < count; ++i) {
-            const io_uring_cqe& cqe = cqes[i];
-            if (cqe.user_data == LIBURING_UDATA_TIMEOUT) continue; // submitAndWaitFor's own timer
-            switch (static_cast<RingTag>(cqe.user_data)) {
-            case RingTag::unused:
-                continue;
-            case RingTag::wakeup:
-                // The work is already in our ready queue: the loop finds it.
-                FIBERSCOPE_TRACE_EVENT(emit::wakeupReceived(now, static_cast<std::uint64_t>(cqe.res)));
-                continue;
-            case RingTag::cleanup:
-                // A MSG_RING we sent could not be delivered (the target is
-                // exiting or not yet enabled, and finds its queue by itself).
-                continue;
-            case RingTag::exit:
-                exit = true;
-                continue;
-            }
-            if (cqe.user_data & kCancelTag) {
-                // Another thread canceled a fiber whose operation is in our
-                // ring: cancel that operation (see cancel.hpp). The message
-                // can arrive late, after that operation completed on its own
-                // and the fiber entered a CancelProtection scope: its
-                // operation in flight now is uncancelable, and the cancel
-                // stays pending for the end of the scope. acquire: pairs
-                // with the scope's entry (acq_rel CAS); the fiber is not
-                // running here (our idle loop is), so it cannot enter one
-                // with an operation on this ring before the cancel SQE goes out.
-                auto* target = reinterpret_cast<Fiber*>(cqe.user_data & ~kCancelTag);
-                if (isProtected(target->cancel_thread.load(std::memory_order_acquire))) continue;
-                // Waiting for a blocking-pool task, not a ring operation.
-                unsigned woken = 0;
-                if (cancelPoolWait(target, next, queue, woken)) continue;
-                FIBERSCOPE_TRACE_EVENT(emit::cancelDelivered(now, target->id));
-                io_uring_sqe* sqe = thread.ring.sqe();
-                io_uring_prep_cancel64(sqe, cqe.user_data & ~kCancelTag, 0);
-                sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
-                sqe->user_data = static_cast<std::uint64_t>(RingTag::cleanup);
-                continue;
-            }
-            if (cqe.user_data & kPoolDoneTag) {
-                // A pool thread finished a task one of our fibers waits for
-                // (blocking_pool.cpp); it traced the completion itself.
-                poolTaskDone(reinterpret_cast<PoolTask*>(cqe.user_data & ~kPoolDoneTag), next, queue);
-                continue;
-            }
-            auto* fiber = reinterpret_cast<Fiber*>(cqe.user_data);
-            fiber->completion = {cqe.res, cqe.flags};
-            FIBERSCOPE_TRACE_EVENT(emit::complete(now, fiber->id, fiber->last_opcode, cqe.res));
-            queue.gather(next, fiber);
-        }
-        if (count < kBatch) return total;
-    }
-}
-
 // Fires the thread's passed sync-wait deadlines (sync/timers.hpp).
 static unsigned expireSyncTimers(Thread& thread, Fiber*& next, FiberQueue& queue) {
     if (thread.sync_timers.nearest() == SyncTimers::kNone) return 0;
     return thread.sync_timers.expire(monotonicNanoseconds(), next, queue);
 }
 
-// Reaps without waiting (completions, or on epoll ready events) and
-// schedules what became ready.
-static void scheduleCompletions(Thread& thread) {
+// Reaps what the driver holds (completions, ready events, messages) and
+// schedules what became ready. `enter`: enter the kernel first.
+static void scheduleCompletions(Thread& thread, bool enter) {
     Fiber* next = nullptr;
     FiberQueue queue{nullptr, nullptr};
     bool exit = false;
-    if (thread.loop->usesRing()) completionsToReady(thread, next, queue, exit);
-    else thread.poller.poll(false, next, queue, exit);
+    if (enter) thread.driver.reap(next, queue, exit);
+    else thread.driver.reapWaiting(next, queue, exit);
     expireSyncTimers(thread, next, queue);
     if (exit) thread.exit_seen = true;
     if (FiberQueue all = queue.withFirst(next); all.head) schedule(*thread.loop, thread, all);
 }
 
-void pollRing(Thread& thread) {
+void pollDriver(Thread& thread) {
     thread.yields_since_poll = 0;
-    // Entering the kernel also runs deferred completion work (COOP_TASKRUN).
-    if (thread.loop->usesRing()) thread.ring.submitAndGetEvents();
-    scheduleCompletions(thread);
+    scheduleCompletions(thread, true);
 }
 
-void wakeThread(Thread& self, Thread& target) {
-    if (!self.loop->usesRing()) {
-        target.poller.wake(self.index);
-        return;
-    }
-    // The wake-up carries our index as its result, for the trace.
-    self.ring.message(target.ring.fd(), static_cast<std::uint64_t>(RingTag::wakeup), static_cast<std::int32_t>(self.index));
-    // Wake it now rather than when this thread next goes idle.
-    self.ring.submit();
-}
-
-void sendExit(Thread& self, Thread& target) {
-    if (!self.loop->usesRing()) target.poller.postExit();
-    else self.ring.message(target.ring.fd(), static_cast<std::uint64_t>(RingTag::exit), 0);
-}
-
-void sendCancel(Thread& self, Thread& target, Fiber* fiber) {
-    if (!self.loop->usesRing()) {
-        target.poller.postCancel(fiber);
-        return;
-    }
-    self.ring.message(target.ring.fd(), reinterpret_cast<std::uint64_t>(fiber) | kCancelTag, -EINTR);
-    self.ring.submit();
-}
-
-void reapCompletions(void* thread) { scheduleCompletions(*static_cast<Thread*>(thread)); }
+void reapCompletions(void* thread) { scheduleCompletions(*static_cast<Thread*>(thread), false); }
 
 void idle(Thread& thread) {
     Loop& loop = *thread.loop;
@@ -176,19 +86,8 @@ void idle(Thread& thread) {
         FIBERSCOPE_TRACE_EVENT(trace::flushIfStale(now); emit::park(now));
         FiberQueue queue{nullptr, nullptr};
         bool exit = false;
-        unsigned readied;
         // A timed sync wait parked here bounds the wait (sync/timers.hpp).
-        const std::int64_t deadline = thread.sync_timers.nearest();
-        if (loop.usesRing()) {
-            int result;
-            if (deadline == SyncTimers::kNone) result = thread.ring.submitAndWait(1);
-            else result = thread.ring.submitAndWaitFor(1, std::max<std::int64_t>(deadline - monotonicNanoseconds(), 0));
-            if (result < 0 && result != -EINTR && result != -EBUSY && result != -EAGAIN && result != -ETIME)
-                fatal("io_uring_enter (waiting for completions) failed", -result);
-            readied = completionsToReady(thread, next, queue, exit);
-        } else {
-            readied = thread.poller.poll(true, next, queue, exit, deadline == SyncTimers::kNone ? -1 : deadline);
-        }
+        unsigned readied = thread.driver.park(thread.sync_timers.nearest(), next, queue, exit);
         readied += expireSyncTimers(thread, next, queue);
         FIBERSCOPE_TRACE_EVENT(emit::unpark(now, readied));
         // Awake: no longer a hand-off target (a no-op unless parked by the
@@ -204,10 +103,6 @@ void workerMain(Loop* loop, unsigned index) {
     setCurrentThread(&thread);
     thread.idle_context.tsan_fiber = tsanCurrentFiber();
     AltSignalStack alt_stack;
-    if (loop->usesRing()) {
-        if (auto enabled = thread.ring.enable(); !enabled) fatal("enabling a worker's io_uring failed", enabled.error().sys_errno);
-        thread.ring.registerWithOwner();
-    }
     pthread_attr_t attr;
     if (pthread_getattr_np(pthread_self(), &attr) == 0) {
         void* base = nullptr;
@@ -217,8 +112,8 @@ void workerMain(Loop* loop, unsigned index) {
         thread.idle_context.stack_size = size;
         pthread_attr_destroy(&attr);
     }
-    // release: the ring can take MSG_RING now (deinit waits for this).
-    thread.ring_ready.store(true, std::memory_order_release);
+    // The driver takes wake-ups from now on (deinit waits for this).
+    thread.driver.start();
     FIBERSCOPE_TRACE_EVENT(emit::threadStart(now, index, workerName(index)));
     idle(thread);
     FIBERSCOPE_TRACE_EVENT(emit::threadStop(now));

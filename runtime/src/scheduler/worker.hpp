@@ -1,4 +1,4 @@
-// A worker thread: its ring, its idle context, its ready queue slot and its
+// A worker thread: its driver (io_uring or epoll), its idle context, its ready queue slot and its
 // free list of recycled fibers.
 //
 // The ready queue is one atomic word holding a LIFO list of ready fibers
@@ -6,7 +6,7 @@
 // doing, and that is what makes hand-off and stealing work:
 //   nullptr    the thread found nothing to do and is open for business:
 //              another thread may hand it a whole queue with one CAS
-//              (schedule()) and must then wake it with MSG_RING; on the
+//              (schedule()) and must then wake it (Driver::wake); on the
 //              scaling policy it is offered work only while its bit in
 //              the loop's idle set says it is parked (scheduler.cpp);
 //   kFinished  the owner is popping from it right now (findReadyFiber());
@@ -19,8 +19,7 @@
 
 #include "fiber/context.hpp"
 #include "fiber/fiber.hpp"
-#include "io/epoll/poller.hpp"
-#include "io/uring/ring.hpp"
+#include "io/driver.hpp"
 #include "sync/timers.hpp"
 
 namespace fiberscope::detail {
@@ -50,13 +49,9 @@ struct Thread {
     // take the whole list (exchange with nullptr), which rules out ABA.
     alignas(64) std::atomic<Fiber*> free_queue{nullptr};
 
-    // The thread's way to the kernel: a Ring on the io_uring backend, a
-    // Poller on the epoll backend (the other stays closed).
-    alignas(64) Ring ring;
-    Poller poller;
-    // Set by the owner once its ring is enabled (or its poller open) and it
-    // can receive wake-ups.
-    std::atomic<bool> ring_ready{false};
+    // The thread's way to the kernel and to the other threads (io/driver.hpp):
+    // wake-ups, parking, completions, on whichever backend the loop chose.
+    alignas(64) Driver driver;
     // The scaling policy: set by a thread that woke this one to search
     // (wakeToSearch in scheduler.cpp) and counted it in Loop::searching;
     // the owner clears it, and uncounts it, when it wakes.
@@ -87,9 +82,9 @@ struct Thread {
     // fiber_id_limit), taken from Loop::next_fiber_id (fiber.cpp). Owner only.
     std::uint64_t next_fiber_id = 0;
     std::uint64_t fiber_id_limit = 0;
-    // Yields since the ring was last polled from a fiber (owner only).
+    // Yields since the driver was last polled from a fiber (owner only).
     unsigned yields_since_poll = 0;
-    // An exit message was reaped by pollRing: the idle loop returns next time.
+    // An exit message was reaped by pollDriver: the idle loop returns next time.
     bool exit_seen = false;
 
     bool runningFiber() const noexcept { return current_context != &idle_context; }
@@ -104,23 +99,17 @@ void setCurrentThread(Thread* thread) noexcept;
 // A stable name for worker `index` ("worker 3"), for the trace.
 const char* workerName(unsigned index) noexcept;
 
-// The idle loop: run ready fibers; when none, submit and wait on the ring,
+// The idle loop: run ready fibers; when none, park in the driver,
 // turn completions into ready fibers, schedule them. Returns on `exit`.
 void idle(Thread& thread);
-// Submits queued SQEs and reaps completions without waiting, from a fiber
+// Submits queued I/O and reaps completions without waiting, from a fiber
 // that keeps its thread busy (EventLoop::yield): without it a thread whose
 // ready queue never empties would never enter the kernel, and the I/O its
 // fibers queued would never start. Completed fibers are scheduled.
-void pollRing(Thread& thread);
-// The ring's reaper (ring.hpp): turns waiting completions into scheduled
-// fibers without submitting. `thread` is a Thread*.
+void pollDriver(Thread& thread);
+// The driver's reaper (Driver::setReaper): turns waiting completions into
+// scheduled fibers without submitting. `thread` is a Thread*.
 void reapCompletions(void* thread);
-// Wakes `target` (idle, just handed work) from `self`: MSG_RING or eventfd.
-void wakeThread(Thread& self, Thread& target);
-// Asks `target` to leave its idle loop (deinit).
-void sendExit(Thread& self, Thread& target);
-// Asks `target`, whose ring or poller holds `fiber`'s operation, to cancel it.
-void sendCancel(Thread& self, Thread& target, Fiber* fiber);
 // Entry of worker threads 1..N-1.
 void workerMain(Loop* loop, unsigned index);
 

@@ -63,10 +63,11 @@ Status Condition::waitImpl(Mutex& mutex, bool cancelable, Timeout timeout) {
     // unlinking us, that is while we are parked.
     self->completion = {};
     detail::SwitchMessage message;
-    message.task = detail::PendingTask::condition_wait;
+    const detail::ConditionPark park{this, &mutex, cancelable};
+    message.task = detail::PendingTask::park;
     message.reason = trace::SwitchReason::Condition;
     FIBERSCOPE_TRACE_EVENT(emit::conditionWait(now, self->id, this));
-    message.args.condition_wait = {this, &mutex, cancelable};
+    message.args.park = {detail::parkOnCondition, &park};
     // A limited wait links its deadline into this thread's list before it
     // switches away: the handler that parks it runs on this thread before
     // the thread's idle loop can next fire deadlines (sync/timers.hpp).
@@ -130,6 +131,12 @@ void Condition::broadcast() {
 }
 
 namespace detail {
+
+void parkOnCondition(Loop& loop, Thread& thread, Fiber* fiber, const void* arg) {
+    // A copy: `arg` is on the fiber's stack, which conditionEnqueue may hand on.
+    const ConditionPark park = *static_cast<const ConditionPark*>(arg);
+    conditionEnqueue(loop, thread, *park.condition, *park.mutex, fiber, park.cancelable);
+}
 
 void conditionEnqueue(Loop& loop, Thread& thread, Condition& condition, Mutex& mutex, Fiber* fiber, bool cancelable) {
     fiber->queue_next = nullptr;

@@ -3,7 +3,7 @@
 // The lock word is kUnlocked, kLockedOnce, or the most recent waiter, whose
 // queue_next links older waiters; kLockedOnce is 0, so the oldest waiter's
 // null link reads as "locked, nobody else waiting". Waiters push themselves
-// only after switching away (PendingTask::mutex_lock). unlock() pops the most
+// only after switching away (parkOnMutex, a PendingTask::park handler). unlock() pops the most
 // recent waiter and hands it the mutex directly: the mutex never becomes
 // free in between, so no third fiber can barge in, and the unlocking fiber
 // switches straight to the new owner, rescheduling itself.
@@ -44,10 +44,11 @@ Status Mutex::lockSlow(std::uintptr_t observed, bool cancelable) {
     // after unlinking us, that is while we are parked.
     self->completion = {};
     detail::SwitchMessage message;
-    message.task = detail::PendingTask::mutex_lock;
+    const detail::MutexPark park{observed, this, cancelable};
+    message.task = detail::PendingTask::park;
     message.reason = trace::SwitchReason::Mutex;
     FIBERSCOPE_TRACE_EVENT(emit::mutexContended(now, self->id, this));
-    message.args.mutex_lock = {observed, this, cancelable};
+    message.args.park = {detail::parkOnMutex, &park};
     detail::yield(nullptr, message);
     // Resumed: we own the mutex (mutexEnqueue or the previous owner made us
     // the owner), or a cancel unlinked us.
@@ -68,6 +69,12 @@ void Mutex::unlockSlow(std::uintptr_t observed) {
 }
 
 namespace detail {
+
+void parkOnMutex(Loop& loop, Thread& thread, Fiber* fiber, const void* arg) {
+    // A copy: `arg` is on the fiber's stack, which mutexEnqueue may hand on.
+    const MutexPark park = *static_cast<const MutexPark*>(arg);
+    mutexEnqueue(loop, thread, *park.mutex, park.observed, fiber, park.cancelable);
+}
 
 SpinGuard::SpinGuard(std::atomic<bool>& l) : lock(l) {
     // acquire: the list as the previous holder left it.

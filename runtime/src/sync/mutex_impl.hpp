@@ -15,6 +15,14 @@ struct Thread;
 // `cancelable`: park with a sync-wait tag (see cancel.hpp), or, if the fiber
 // was canceled already, schedule it with the Canceled outcome.
 void mutexEnqueue(Loop& loop, Thread& thread, Mutex& mutex, std::uintptr_t observed, Fiber* fiber, bool cancelable);
+// What Mutex::lockSlow parks with, and its PendingTask::park handler
+// (scheduler/switch_message.hpp), which calls mutexEnqueue.
+struct MutexPark {
+    std::uintptr_t observed; // the lock word lockSlow saw
+    Mutex* mutex;
+    bool cancelable;
+};
+void parkOnMutex(Loop& loop, Thread& thread, Fiber* fiber, const void* arg);
 // Unlocks `mutex`, or hands it to the most recent waiter, which
 // is returned (it now owns the mutex and must be made ready by the caller).
 Fiber* mutexRelease(Mutex& mutex, std::uintptr_t observed);

@@ -150,6 +150,7 @@ namespace {
 
 constexpr const char* kScheduler = "runtime/src/scheduler/scheduler.cpp";
 constexpr const char* kThread = "runtime/src/scheduler/worker.cpp";
+constexpr const char* kDriver = "runtime/src/io/driver.cpp"; // Driver: wake, park, reap, on either backend
 constexpr const char* kFiber = "runtime/src/fiber/fiber.cpp";
 constexpr const char* kSwitchMessage = "runtime/src/scheduler/switch_message.cpp";
 constexpr const char* kEventLoop = "runtime/src/event_loop.cpp";
@@ -470,7 +471,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
         const std::uint32_t s = c.neighbour(i, EventKind::Schedule, -1, 2);
         if (s != kNoEvent && c.event(s).time == e.time) text += " after schedule() handed it " + queueWho(c.event(s).arg[1], c.fiber(c.event(s).arg[0]));
         else text += " after schedule() handed it ready fibers";
-        return make(text + (c.epoll() ? " (schedule() -> wakeThread() -> Poller::wake())" : " (schedule() -> ring.message())"),
+        return make(text + (c.epoll() ? " (schedule() -> Driver::wake() -> Poller::wake())" : " (schedule() -> Driver::wake() -> ring.message())"),
                     "schedule()", kScheduler, i);
     }
     case EventKind::WakeupReceived:
@@ -480,7 +481,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
                         "Poller::poll()", kPoller, i);
         return make(thread + "'s ring delivered the MSG_RING from worker " + std::to_string(e.arg[0]) +
                         ": the fibers it was handed are already in its ready queue and its idle loop picks them up next (completionsToReady())",
-                    "completionsToReady()", kThread, i);
+                    "completionsToReady()", kDriver, i);
     case EventKind::Park: {
         std::string text = thread + " found nothing to run (findReadyFiber() came back empty) and parked in " +
                            c.words().park_call + " to wait for " + c.words().park_waits_for;
@@ -490,7 +491,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
             if (k != kNone && lane->lane.intervals[k].state == State::Parked)
                 text += ", for " + formatDuration(lane->lane.intervals[k].duration());
         }
-        return make(text + (c.epoll() ? " (idle() -> Poller::poll())" : " (idle() -> ring.submitAndWait())"), "idle()", kThread, i);
+        return make(text + (c.epoll() ? " (idle() -> Driver::park() -> Poller::poll())" : " (idle() -> Driver::park() -> ring.submitAndWait())"), "idle()", kThread, i);
     }
     case EventKind::Unpark: {
         if (c.epoll())
@@ -532,7 +533,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
                 text += " and " + c.workerName(static_cast<std::uint32_t>(it->thread)) + " resumed it " + formatDuration(it->start - e.time) + " later";
         }
         if (c.epoll()) return make(text, "Poller::poll()", kPoller, i);
-        return make(text, "completionsToReady()", kThread, i);
+        return make(text, "completionsToReady()", kDriver, i);
     }
     case EventKind::CancelRequest:
         if (e.arg[1])
@@ -570,7 +571,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
                         "Poller::poll()", kPoller, i);
         return make(worker + " received the request to cancel " + c.fiber(e.arg[0]) +
                         " and submitted IORING_OP_ASYNC_CANCEL for its in-flight operation (completionsToReady())",
-                    "completionsToReady()", kThread, i);
+                    "completionsToReady()", kDriver, i);
     }
     case EventKind::MutexContended:
         return make(c.fiber(e.arg[0]) + " found mutex " + objectLabel(e.arg[1]) +

@@ -178,7 +178,7 @@ Result<PoolTask*> runPoolTask(PoolTask* task) {
     task->owner = thread;
     task->fiber = fiber;
     task->fiber_id = fiber->id;
-    task->uses_ring = thread->loop->usesRing();
+    task->uses_ring = thread->driver.backend() == IoBackend::io_uring;
     PoolWait wait;
     wait.fiber = fiber;
     wait.task = task;
@@ -287,7 +287,7 @@ void BlockingPool::submit(const Operation& op, Fiber* fiber, Thread* owner) {
         shared_->jobs.pop_back();
         lock.unlock();
         job.fiber->completion = {performSyscall(job.op), 0};
-        job.owner->poller.postDone(job.fiber);
+        job.owner->driver.poller.postDone(job.fiber);
         return;
     }
     lock.unlock();
@@ -354,8 +354,8 @@ static void runTask(PoolTask* task, PoolRing& ring) {
     }
     FIBERSCOPE_TRACE_EVENT(emit::complete(now, fiber_id, opcode, result));
     // The hand-over: the task is the fiber's now (only its address is used).
-    if (uses_ring) ring.send(owner->ring.fd(), reinterpret_cast<std::uint64_t>(task) | kPoolDoneTag, result);
-    else owner->poller.postTaskDone(task);
+    if (uses_ring) ring.send(owner->driver.ring.fd(), reinterpret_cast<std::uint64_t>(task) | kPoolDoneTag, result);
+    else owner->driver.poller.postTaskDone(task);
 }
 
 void BlockingPool::run(std::shared_ptr<Shared> shared, unsigned index) {
@@ -372,7 +372,7 @@ void BlockingPool::run(std::shared_ptr<Shared> shared, unsigned index) {
             FIBERSCOPE_TRACE_EVENT(emit::complete(now, job.fiber->id, job.op.opcode, result));
             job.fiber->completion = {result, 0};
             // The mailbox's mutex orders our writes before the owner's reads.
-            job.owner->poller.postDone(job.fiber);
+            job.owner->driver.poller.postDone(job.fiber);
             lock.lock();
             continue;
         }

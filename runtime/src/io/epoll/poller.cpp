@@ -365,7 +365,7 @@ Result<Completion> pollerExecute(const Operation& original, Thread* thread) {
     case kOpBind: case kOpListen: case IORING_OP_SHUTDOWN: case IORING_OP_NOP:
         return performInline(op, fiber->id);
     case IORING_OP_CLOSE:
-        thread->poller.forget(op.fd);
+        thread->driver.poller.forget(op.fd);
         return performInline(op, fiber->id);
     default: break;
     }
@@ -380,7 +380,7 @@ Result<Completion> pollerExecute(const Operation& original, Thread* thread) {
         FIBERSCOPE_TRACE_EVENT(emit::submit(now, fiber->id, IORING_OP_TIMEOUT, -1));
         Waiter waiter;
         waiter.fiber = fiber;
-        result = thread->poller.park(waiter, timerDeadline(op));
+        result = thread->driver.poller.park(waiter, timerDeadline(op));
     } else if (needsPool(op)) {
         // Not interruptible: a regular-file operation finishes quickly, and
         // a pool thread cannot be stopped in the middle of one.
@@ -433,7 +433,7 @@ Result<Completion> pollerExecute(const Operation& original, Thread* thread) {
             waiter.fiber = fiber;
             waiter.fd = op.fd;
             waiter.events = direction;
-            const int woke = here->poller.park(waiter, deadline);
+            const int woke = here->driver.poller.park(waiter, deadline);
             if (woke == -ECANCELED) {
                 result = -ECANCELED;
                 break;

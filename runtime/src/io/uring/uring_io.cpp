@@ -3,7 +3,7 @@
 //
 // The fiber queues its SQE and switches away; the SQE reaches the kernel when
 // its thread next enters it (the idle loop, batched with others, or
-// pollRing), and the completion resumes the fiber (scheduler/worker.cpp). A timeout is
+// pollDriver), and the completion resumes the fiber (io/driver.cpp reaps it). A timeout is
 // a second SQE linked to the first (IOSQE_IO_LINK): whichever finishes first
 // cancels the other. The kernel reports the withdrawn operation as
 // -ECANCELED, which execute() turns into -ETIMEDOUT unless the fiber really
@@ -116,8 +116,8 @@ Result<Completion> uringExecute(const Operation& op, Thread* thread) {
     const bool limited = op.timeout_ns >= 0;
     __kernel_timespec limit{};
     // Both entries must reach the kernel in one submission, or the link breaks.
-    if (limited) thread->ring.reserve(2);
-    io_uring_sqe* sqe = thread->ring.sqe();
+    if (limited) thread->driver.ring.reserve(2);
+    io_uring_sqe* sqe = thread->driver.ring.sqe();
     prepare(sqe, op);
     sqe->user_data = reinterpret_cast<std::uint64_t>(fiber);
     fiber->last_opcode = op.opcode;
@@ -128,7 +128,7 @@ Result<Completion> uringExecute(const Operation& op, Thread* thread) {
         limit.tv_nsec = op.timeout_ns % 1'000'000'000;
         // `limit` lives on this fiber's stack, which stays put until we are
         // resumed; the kernel reads it when the entry is submitted.
-        io_uring_sqe* timer = thread->ring.sqe();
+        io_uring_sqe* timer = thread->driver.ring.sqe();
         io_uring_prep_link_timeout(timer, &limit, 0);
         // Its own completion (-ETIME or -ECANCELED) says nothing we need.
         timer->user_data = static_cast<std::uint64_t>(RingTag::cleanup);
