@@ -46,7 +46,7 @@ extern "C" [[noreturn]] void fiberscope_main_idle(const ContextPair* received) {
     sanitizerFinishSwitch(nullptr);
     handleSwitchMessage(received);
     Thread& thread = *currentThread();
-    thread.trace_time = 0;
+    thread.own().trace_time = 0;
     idle(thread);
     FIBERSCOPE_TRACE_EVENT(emit::threadStop(now));
     yield(&thread.loop->main_fiber, PendingTask::nothing, trace::SwitchReason::Exit);
@@ -205,7 +205,7 @@ void EventLoop::yield() {
     // A fiber that yields in a loop keeps its thread from ever going idle,
     // where the driver is normally serviced: service it here now and then.
     Thread& thread = *current;
-    if (thread.driver.hasPendingWork() || ++thread.yields_since_poll >= 1024) pollDriver(thread);
+    if (thread.driver.hasPendingWork() || ++thread.own().yields_since_poll >= 1024) pollDriver(thread);
     detail::yield(nullptr, PendingTask::reschedule, trace::SwitchReason::Yield);
 }
 

@@ -41,7 +41,7 @@ struct Loop {
     unsigned allocated = 0;
     std::atomic<unsigned> reserved{1};
     std::atomic<unsigned> active{1};
-    // After a worker failed to start (scheduler.cpp, growFailed): no worker
+    // After a worker failed to start (scheduler/grow.cpp, growFailed): no worker
     // is tried before `grow_retry_at` (CLOCK_MONOTONIC ns, 0: no back-off);
     // the back-off doubles while failures repeat, and the failure is said
     // once. Only the holder of the `reserved` slot writes the plain fields.
@@ -64,7 +64,7 @@ struct Loop {
     // EventLoop::backend() says and the trace records. Only the drivers
     // (io/driver.hpp) act on it.
     IoBackend backend = IoBackend::io_uring;
-    // The scheduling policy (scheduler.cpp), fixed at creation: schedule()
+    // The scheduling policy (scheduler/scheduler.hpp), fixed at creation: schedule()
     // and the idle loop branch on it, no virtual call.
     SchedulerPolicy scheduler = SchedulerPolicy::seed;
     bool scaling() const noexcept { return scheduler == SchedulerPolicy::scaling; }

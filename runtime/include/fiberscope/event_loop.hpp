@@ -54,7 +54,7 @@ enum class IoBackend { automatic, io_uring, epoll };
 // "io_uring", "epoll" or "automatic".
 const char* ioBackendName(IoBackend backend) noexcept;
 
-// How ready fibers find a thread (runtime/src/scheduler/scheduler.cpp explains both).
+// How ready fibers find a thread (runtime/src/scheduler/scheduler.hpp explains both).
 //   seed     the course's design: schedule() offers work to any thread whose
 //            ready queue is empty (a CAS on that thread's queue word, then
 //            a MSG_RING or eventfd wake-up), and a thread that finds nothing

@@ -84,11 +84,11 @@ Result<Fiber*> spawnFiber(Loop* loop, const TaskLayout& layout, bool detached) {
     // every thread was a cache line the threads fought over (13 % of a
     // 2-thread skynet's samples); the seed keeps the lessons' dense ids.
     if (loop->scaling()) {
-        if (thread.next_fiber_id == thread.fiber_id_limit) {
-            thread.next_fiber_id = loop->next_fiber_id.fetch_add(kFiberIdBlock, std::memory_order_relaxed);
-            thread.fiber_id_limit = thread.next_fiber_id + kFiberIdBlock;
+        if (thread.own().next_fiber_id == thread.own().fiber_id_limit) {
+            thread.own().next_fiber_id = loop->next_fiber_id.fetch_add(kFiberIdBlock, std::memory_order_relaxed);
+            thread.own().fiber_id_limit = thread.own().next_fiber_id + kFiberIdBlock;
         }
-        fiber->id = thread.next_fiber_id++;
+        fiber->id = thread.own().next_fiber_id++;
     } else {
         fiber->id = loop->next_fiber_id.fetch_add(1, std::memory_order_relaxed);
     }
@@ -111,9 +111,9 @@ Result<Fiber*> spawnFiber(Loop* loop, const TaskLayout& layout, bool detached) {
         loop->detached_head = fiber;
     }
     // One timestamp for the create and the schedule.
-    FIBERSCOPE_TRACE_EVENT(thread.trace_time = now; emit::fiberCreate(now, fiber->id, traceId(thread, thread.current_context)));
+    FIBERSCOPE_TRACE_EVENT(thread.own().trace_time = now; emit::fiberCreate(now, fiber->id, traceId(thread, thread.current_context)));
     scheduleSpawned(*loop, thread, fiber);
-    thread.trace_time = 0;
+    thread.own().trace_time = 0;
     return fiber;
 }
 
@@ -173,7 +173,7 @@ void reportDetachedException(const Fiber* fiber, const std::exception_ptr& excep
 extern "C" [[noreturn]] void fiberscope_fiber_main(const ContextPair* received) {
     sanitizerFinishSwitch(nullptr);
     handleSwitchMessage(received);
-    currentThread()->trace_time = 0; // the decision that started us is over
+    currentThread()->own().trace_time = 0; // the decision that started us is over
     Fiber* fiber = currentFiber();
     fiber->task->run(fiber->task);
     finishFiber(fiber);

@@ -26,7 +26,7 @@ Fiber* takeFiber(Loop& loop, Thread& thread) {
     // acquire: pairs with spawnWorker's release of `active`.
     const unsigned active = loop.active.load(std::memory_order_acquire);
     Fiber* stolen = nullptr;
-    if (visitVictims(loop, thread, thread.steal_free_search_index, kMaxStealFreeSearch, active, [&](Thread& victim) {
+    if (visitVictims(loop, thread, thread.own().steal_free_search_index, kMaxStealFreeSearch, active, [&](Thread& victim) {
             // relaxed: a test before the exchange, which decides.
             if (!victim.free_queue.load(std::memory_order_relaxed)) return false;
             // acquire: see the stolen fibers' links.

@@ -1,6 +1,95 @@
-// Every scheduling decision lives in scheduler.cpp: where ready fibers go
-// (schedule), where a thread finds work (findReadyFiber), and the switch
-// itself (yield).
+// The scheduler: which thread runs which fiber, and when a thread sleeps.
+//
+// Where it lives (this folder, one concept a file):
+//   worker.hpp/.cpp      a worker thread (Thread): its ready queue word,
+//                        run_next, idle context; the idle loop (idle())
+//   schedule.cpp         where ready fibers go: schedule(), scheduleSpawned()
+//   queue.cpp            where a thread finds work: findReadyFiber()
+//   search.cpp           the scaling policy's search before parking
+//   grow.cpp             starting workers lazily
+//   victims.hpp          the one round-robin walk over other threads
+//   switch.cpp           yield(): the switch itself
+//   switch_message.*     switch-then-act: the pending task after a switch
+// Below it, io/driver.hpp wakes and parks threads on either backend; the
+// scheduler never asks which one runs.
+//
+// THE SEED'S DESIGN (SchedulerPolicy::seed, the default; ported from Zig's
+// std.Io event loops, what the lessons teach)
+//
+// * No global run queue and no lock. Each worker owns one atomic word, its
+//   ready queue: a LIFO list of fibers, or nullptr ("my queue is empty: hand
+//   me work"), or kFinished (the owner is popping). worker.hpp has the states.
+//   Why: one word per thread is the smallest structure that lets any thread
+//   give work (one CAS) and take work (one CAS), and a LIFO runs the fiber
+//   whose data is hottest in cache first.
+// * schedule(), whenever fibers become ready (a spawn, a yield, a finish
+//   waking its awaiter, a mutex hand-off, completed I/O), offers the whole
+//   queue to an idle thread (CAS nullptr -> queue on a few threads' words,
+//   then Driver::wake: MSG_RING or an eventfd write); else starts a new
+//   worker with it (lazily, up to EventLoopOptions::threads); else pushes it
+//   on its own thread. Why: an idle CPU gets work at the moment it appears,
+//   with no thread polling for it. Lesson 3 shows the hand-offs and the
+//   MSG_RINGs; lesson 1 the lazy growth.
+// * findReadyFiber() pops the own queue; else steals another thread's whole
+//   queue; else publishes nullptr and the thread parks in its driver. Why:
+//   taking the whole list is one CAS and needs no bounded deque. Lesson 4
+//   shows the steals; lesson 10 the LIFO order and what a blocking call does
+//   to the fibers queued behind it.
+// * yield() switches first and acts after (switch_message.hpp): a fiber
+//   never publishes itself while it still runs on its stack. Lesson 2 shows
+//   it; lesson 8 the mutex's direct hand-off (yield to the waiter).
+//
+// WHAT THE SEED COSTS (issue 15, measured with bench/compare.sh on 2 vCPUs,
+// medians of 8-10): skynet with 1M fibers took 64.9 ms on one thread and
+// 186 ms on two (2.9x slower); a spawn+await of an empty fiber 68.6 ns and
+// 725 ns (10.6x). perf put 41 % of the 2-thread samples in schedule(), 84 %
+// of those on two instructions: the hand-off CAS on the *other* thread's
+// queue word, tried even when that thread is busy (its queue is merely
+// empty), which takes the line exclusive; and the load of the thread's own
+// word, a miss because the other thread's steals and CASes keep pulling
+// the line away. Each hand-off that lands also costs a MSG_RING and a
+// kernel wake-up of a thread that parks again almost at once.
+//
+// THE SCALING POLICY (SchedulerPolicy::scaling, EventLoopOptions::scheduler
+// or FIBERSCOPE_SCHEDULER=scaling) keeps the queue words, the hand-off, the
+// stealing and switch-then-act, and changes who is offered work and when a
+// thread sleeps, as Go's scheduler (pidle, nmspinning, runnext, wakep) and
+// Tokio's (idle.rs, notify_parked) do:
+// * An idle set (Loop::idle_set, idle_set.hpp) says who is parked, in lines
+//   of its own. schedule() reads it first and CASes only the word of a
+//   thread whose bit is set and whose word reads nullptr (test before CAS),
+//   so busy threads' lines stay theirs.
+// * A thread out of work searches before it parks (searchBeforePark,
+//   search.cpp): steal attempts with cpuRelax() between them, for kSearchNs.
+//   Loop::searching counts the searchers, at most half the threads; while
+//   one searches, schedule() wakes nobody (the searcher will steal the
+//   work), so a burst of spawns is not a burst of MSG_RINGs.
+// * A spawned fiber goes to its spawner's run_next (Go's runnext), taken
+//   before the queue: a fiber spawned and then awaited runs on the
+//   spawner's thread with no cross-thread traffic. With the slot filled and
+//   nobody searching, one parked thread is woken to search (wakeToSearch,
+//   Go's wakep), counted from the wake-up on, so a burst wakes one thread; a
+//   searcher takes a run_next fiber only after kRunNextGraceNs, so a spawner
+//   that never suspends still has its fiber run elsewhere.
+// * Fiber ids come from per-thread blocks (fiber.cpp), not one shared counter.
+// Measured (stop 20, a loaded machine): spawn+await 74.2 ns on one thread
+// and 117.8 ns on two (1.59x); skynet on two threads 0.60x its one-thread
+// time. The trace says which policy ran (a "scheduler: scaling" mark).
+//
+// WHY IT IS CORRECT. Every read of the idle set or of `searching` is a
+// hint. The only word that decides where fibers go is the target's queue
+// word, changed by CAS (or by its owner while it holds kFinished), so a
+// stale hint costs at most a missed hand-off (the fibers go on the
+// scheduler's own queue, which its running owner pops and a searcher may
+// steal) or a needless wake-up (a spurious wakeup completion), never a
+// fiber. A ready fiber is always in a queue word or a run_next whose owner
+// is running (an owner looks at both before it parks, and nobody but a
+// hand-off CAS, followed by a wake-up, adds to a parked thread's), so the
+// running owner runs it if nobody else does. The one exception needs a
+// Dekker pair: a spawner that writes run_next and then reads the idle set,
+// against a searcher that sets its idle bit and then reads run_next
+// (seq_cst on both sides, schedule.cpp and search.cpp): one of them sees
+// the other.
 #pragma once
 
 #include "fiber/fiber.hpp"

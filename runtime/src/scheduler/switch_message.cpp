@@ -44,7 +44,7 @@ void handleSwitchMessage(const ContextPair* received) {
         // Only now, off its stack, may the finished fiber be published: the
         // moment its awaiter sees kFinished it may recycle the stack.
         Fiber* prev = senderFiber(message);
-        FIBERSCOPE_TRACE_EVENT_AT(thread.trace_time, emit::fiberFinish(now, prev->id));
+        FIBERSCOPE_TRACE_EVENT_AT(thread.own().trace_time, emit::fiberFinish(now, prev->id));
         bool recycle_self = false;
         if (prev->detached) {
             std::lock_guard lock(loop.detached_mutex);
@@ -62,7 +62,7 @@ void handleSwitchMessage(const ContextPair* received) {
         // may be recycled.
         Fiber* awaiter = prev->awaiter.exchange(kFinished, std::memory_order_acq_rel);
         if (recycle_self) {
-            FIBERSCOPE_TRACE_EVENT_AT(thread.trace_time, emit::fiberRecycle(now, prev->id));
+            FIBERSCOPE_TRACE_EVENT_AT(thread.own().trace_time, emit::fiberRecycle(now, prev->id));
             returnFiber(thread, prev);
         }
         // kFinishing: nobody registered after finishFiber's exchange (it woke

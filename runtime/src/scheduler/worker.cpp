@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 
 #include "support/errors.hpp"
 #include "fiber/overflow_report.hpp"
@@ -31,6 +32,13 @@ __attribute__((noinline)) Thread* currentThread() noexcept {
 }
 
 void setCurrentThread(Thread* thread) noexcept { t_current = thread; }
+
+void Thread::checkOwner() const noexcept {
+    if (currentThread() == this) return;
+    std::fprintf(stderr, "fiberscope: internal error: %s's owner-only fields were reached from %s\n",
+                 workerName(index), currentThread() ? workerName(currentThread()->index) : "a thread outside the loop");
+    std::abort();
+}
 
 const char* workerName(unsigned index) noexcept {
     static const auto names = [] {
@@ -61,12 +69,12 @@ static void scheduleCompletions(Thread& thread, bool enter) {
     if (enter) thread.driver.reap(next, queue, exit);
     else thread.driver.reapWaiting(next, queue, exit);
     expireSyncTimers(thread, next, queue);
-    if (exit) thread.exit_seen = true;
+    if (exit) thread.own().exit_seen = true;
     if (FiberQueue all = queue.withFirst(next); all.head) schedule(*thread.loop, thread, all);
 }
 
 void pollDriver(Thread& thread) {
-    thread.yields_since_poll = 0;
+    thread.own().yields_since_poll = 0;
     scheduleCompletions(thread, true);
 }
 
@@ -81,7 +89,7 @@ void idle(Thread& thread) {
             next = nullptr;
             yield(fiber, PendingTask::nothing, trace::SwitchReason::Idle);
         }
-        // The scaling policy searches before it parks (scheduler.cpp).
+        // The scaling policy searches before it parks (scheduler/search.cpp).
         if (loop.scaling() && (next = searchBeforePark(loop, thread))) continue;
         FIBERSCOPE_TRACE_EVENT(trace::flushIfStale(now); emit::park(now));
         FiberQueue queue{nullptr, nullptr};
@@ -94,7 +102,7 @@ void idle(Thread& thread) {
         // scaling policy's searchBeforePark).
         leaveIdleSet(loop, thread);
         if (queue.head) schedule(loop, thread, queue);
-        if ((exit || thread.exit_seen) && !next) return;
+        if ((exit || thread.own().exit_seen) && !next) return;
     }
 }
 

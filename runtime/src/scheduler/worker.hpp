@@ -8,7 +8,7 @@
 //              another thread may hand it a whole queue with one CAS
 //              (schedule()) and must then wake it (Driver::wake); on the
 //              scaling policy it is offered work only while its bit in
-//              the loop's idle set says it is parked (scheduler.cpp);
+//              the loop's idle set says it is parked (scheduler/schedule.cpp);
 //   kFinished  the owner is popping from it right now (findReadyFiber());
 //   a fiber    ready work: the owner pops the head, a thief takes it all.
 #pragma once
@@ -42,7 +42,7 @@ struct Thread {
     // last, run before the queue when the spawner suspends, so a spawn that
     // is awaited at once stays on this thread. Only the owner puts a fiber
     // in (exchange); the owner takes it (exchange), or a searcher does (CAS)
-    // once it has sat there a while (scheduler.cpp). Never holds a fiber
+    // once it has sat there a while (scheduler/search.cpp). Never holds a fiber
     // while its owner is parked: the owner looks here before it parks.
     std::atomic<Fiber*> run_next{nullptr};
     // Recycled fibers. Only the owner pushes and pops; other threads may only
@@ -53,42 +53,64 @@ struct Thread {
     // wake-ups, parking, completions, on whichever backend the loop chose.
     alignas(64) Driver driver;
     // The scaling policy: set by a thread that woke this one to search
-    // (wakeToSearch in scheduler.cpp) and counted it in Loop::searching;
+    // (wakeToSearch in scheduler/schedule.cpp) and counted it in Loop::searching;
     // the owner clears it, and uncounts it, when it wakes.
     std::atomic<bool> search_token{false};
 
-    // Round-robin cursors of the idle search, the ready steal and the free
-    // steal (owner only).
-    unsigned idle_search_index = 0;
-    unsigned steal_ready_search_index = 0;
-    unsigned steal_free_search_index = 0;
-    // The scaling policy: whether this thread's bit is set in the loop's
-    // idle set (Loop::idle_set), so that clearing it costs no atomic
-    // read-modify-write when it was not set. Owner only.
-    bool in_idle_set = false;
-
-    // Deadlines of timed sync waits parked from this thread (sync/timers.hpp).
+    // Deadlines of timed sync waits parked from this thread (sync/timers.hpp;
+    // any thread may withdraw one, under the list's mutex).
     SyncTimers sync_timers;
-    // Fibers of this thread waiting for an abandonable blocking-pool task
-    // (blocking_pool.cpp), a list through nodes on their stacks. Owner only.
-    PoolWait* pool_waits = nullptr;
 
     std::thread os_thread;
-    // While tracing: the timestamp of the decision under way on this thread
-    // (a switch and the pending task its receiver performs, a spawn), shared
-    // by its records; 0 outside a decision. Owner only.
-    std::uint64_t trace_time = 0;
-    // The scaling policy's block of fiber ids, [next_fiber_id,
-    // fiber_id_limit), taken from Loop::next_fiber_id (fiber.cpp). Owner only.
-    std::uint64_t next_fiber_id = 0;
-    std::uint64_t fiber_id_limit = 0;
-    // Yields since the driver was last polled from a fiber (owner only).
-    unsigned yields_since_poll = 0;
-    // An exit message was reaped by pollDriver: the idle loop returns next time.
-    bool exit_seen = false;
+
+    // The fields only this worker's own OS thread touches, and so plain, not
+    // atomic: reached through own(), which checks the caller in checked
+    // builds (FIBERSCOPE_CHECK_OWNER, set by the sanitizer builds, so the
+    // whole suite under ASan and TSan tests the claim).
+    struct Owned {
+        // Round-robin cursors of the idle search, the ready steal and the
+        // free steal (scheduler/victims.hpp).
+        unsigned idle_search_index = 0;
+        unsigned steal_ready_search_index = 0;
+        unsigned steal_free_search_index = 0;
+        // The scaling policy: whether this thread's bit is set in the loop's
+        // idle set (Loop::idle_set), so that clearing it costs no atomic
+        // read-modify-write when it was not set.
+        bool in_idle_set = false;
+        // An exit message was reaped by pollDriver: the idle loop returns
+        // next time.
+        bool exit_seen = false;
+        // Yields since the driver was last polled from a fiber.
+        unsigned yields_since_poll = 0;
+        // Fibers of this thread waiting for an abandonable blocking-pool
+        // task (blocking_pool.cpp), a list through nodes on their stacks.
+        PoolWait* pool_waits = nullptr;
+        // While tracing: the timestamp of the decision under way on this
+        // thread (a switch and the pending task its receiver performs, a
+        // spawn), shared by its records; 0 outside a decision.
+        std::uint64_t trace_time = 0;
+        // The scaling policy's block of fiber ids, [next_fiber_id,
+        // fiber_id_limit), taken from Loop::next_fiber_id (fiber.cpp).
+        std::uint64_t next_fiber_id = 0;
+        std::uint64_t fiber_id_limit = 0;
+    };
+    // The owner's fields; the caller must run on this worker.
+    Owned& own() noexcept {
+#if FIBERSCOPE_CHECK_OWNER
+        checkOwner();
+#endif
+        return owned_;
+    }
+    // Before the worker runs: the thread that starts it sets them up.
+    void resetOwned() noexcept { owned_ = Owned{}; }
 
     bool runningFiber() const noexcept { return current_context != &idle_context; }
     Fiber* currentFiber() const noexcept { return Fiber::fromContext(current_context); }
+
+private:
+    // Aborts, naming the worker, when the calling thread is not its owner.
+    void checkOwner() const noexcept;
+    Owned owned_;
 };
 
 // The worker the caller runs on (nullptr outside any loop). Not inlined, so

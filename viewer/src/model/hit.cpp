@@ -148,7 +148,9 @@ Hit hitFiberLane(const Timeline& timeline, std::size_t lane, std::int64_t time, 
 
 namespace {
 
-constexpr const char* kScheduler = "runtime/src/scheduler/scheduler.cpp";
+constexpr const char* kSwitch = "runtime/src/scheduler/switch.cpp";     // yield()
+constexpr const char* kSchedule = "runtime/src/scheduler/schedule.cpp"; // schedule()
+constexpr const char* kReadyQueue = "runtime/src/scheduler/queue.cpp";  // findReadyFiber()
 constexpr const char* kThread = "runtime/src/scheduler/worker.cpp";
 constexpr const char* kDriver = "runtime/src/io/driver.cpp"; // Driver: wake, park, reap, on either backend
 constexpr const char* kFiber = "runtime/src/fiber/fiber.cpp";
@@ -295,7 +297,7 @@ Phrase leavePhrase(const Ctx& c, std::uint32_t i) {
     case SwitchReason::Start:
         break;
     }
-    return {"was switched out by yield()", "yield()", kScheduler};
+    return {"was switched out by yield()", "yield()", kSwitch};
 }
 
 // Why `fiber` is ready at `time` (after the event at that time): "its read
@@ -365,7 +367,7 @@ Explanation explainSwitch(const Ctx& c, std::uint32_t i) {
     const std::uint64_t from = e.arg[0], to = e.arg[1];
     const std::string thread = c.thread(e.thread);
     if (from == 0) {
-        if (to == 0) return make(thread + " switched to its idle loop (yield())", "yield()", kScheduler, i);
+        if (to == 0) return make(thread + " switched to its idle loop (yield())", "yield()", kSwitch, i);
         std::string how = " in its own ready queue";
         const std::uint32_t steal = c.neighbour(i, EventKind::Steal, -1, 2);
         if (steal != kNoEvent && c.event(steal).arg[0] == to) {
@@ -417,7 +419,7 @@ Explanation explainSchedule(const Ctx& c, std::uint32_t i) {
     }
     const std::string why = readyWhy(c, head, e.time, i);
     if (!why.empty()) text += "; " + c.fiber(head) + " was ready because " + why;
-    return make(text, "schedule()", kScheduler, i);
+    return make(text, "schedule()", kSchedule, i);
 }
 
 Explanation explainEvent(const Ctx& c, std::uint32_t i) {
@@ -464,7 +466,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
     case EventKind::Steal:
         return make(thread + " found its ready queue empty and stole " + c.fiber(e.arg[0]) + " from worker " + std::to_string(e.arg[1]) +
                         " in findReadyFiber(): it took that worker's whole ready queue and runs its head first",
-                    "findReadyFiber()", kScheduler, i);
+                    "findReadyFiber()", kReadyQueue, i);
     case EventKind::WakeupSent: {
         std::string text = thread + (c.epoll() ? " wrote to the eventfd of idle worker " : " sent a MSG_RING to wake idle worker ") +
                            std::to_string(e.arg[0]);
@@ -472,7 +474,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
         if (s != kNoEvent && c.event(s).time == e.time) text += " after schedule() handed it " + queueWho(c.event(s).arg[1], c.fiber(c.event(s).arg[0]));
         else text += " after schedule() handed it ready fibers";
         return make(text + (c.epoll() ? " (schedule() -> Driver::wake() -> Poller::wake())" : " (schedule() -> Driver::wake() -> ring.message())"),
-                    "schedule()", kScheduler, i);
+                    "schedule()", kSchedule, i);
     }
     case EventKind::WakeupReceived:
         if (c.epoll())
@@ -699,7 +701,7 @@ Explanation explainThreadInterval(const Timeline& timeline, const trace::Trace& 
         std::string ended = "it was still running when the thread's recording ended";
         if (next && c.valid(next->cause) && c.event(next->cause).kind == EventKind::Switch)
             ended = "then it " + leavePhrase(c, next->cause).text;
-        return make(thread + " ran " + c.fiber(in.fiber) + " for " + dur + ": " + began + "; " + ended, "yield()", kScheduler, in.cause);
+        return make(thread + " ran " + c.fiber(in.fiber) + " for " + dur + ": " + began + "; " + ended, "yield()", kSwitch, in.cause);
     }
     case State::Idle: {
         std::string text = thread + " spent " + dur +
@@ -746,11 +748,11 @@ Explanation explainFiberInterval(const Timeline& timeline, const trace::Trace& t
         const std::string why = readyWhy(c, fl.fiber, in.start);
         if (!why.empty()) text += " because " + why;
         if (next && next->state == State::Running) text += "; then " + on(next->thread) + " switched to it";
-        return make(text, "schedule()", kScheduler, in.cause);
+        return make(text, "schedule()", kSchedule, in.cause);
     }
     case State::Running: {
         std::string text = fiber + " ran on " + on(in.thread) + " for " + dur;
-        Phrase leave{"", "yield()", kScheduler};
+        Phrase leave{"", "yield()", kSwitch};
         if (next && c.valid(next->cause) && c.event(next->cause).kind == EventKind::Switch) {
             leave = leavePhrase(c, next->cause);
             text += "; then it " + leave.text;
@@ -762,7 +764,7 @@ Explanation explainFiberInterval(const Timeline& timeline, const trace::Trace& t
     case State::Waiting: {
         std::string what;
         const char* function = "yield()";
-        const char* file = kScheduler;
+        const char* file = kSwitch; // yield()
         if (c.valid(in.cause) && c.event(in.cause).kind == EventKind::Switch) {
             const Phrase leave = leavePhrase(c, in.cause);
             function = leave.function;

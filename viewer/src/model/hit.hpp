@@ -52,7 +52,7 @@ Hit hitFiberLane(const Timeline& timeline, std::size_t lane, std::int64_t time, 
 struct Explanation {
     std::string text;               // one plain sentence (or two)
     std::string function;           // the runtime function that did it, e.g. "findReadyFiber()"
-    std::string file;               // where it lives, e.g. "runtime/src/scheduler/scheduler.cpp"
+    std::string file;               // where it lives, e.g. "runtime/src/scheduler/schedule.cpp"
     std::uint32_t event = kNoEvent; // the record explained (intervals: the one that began it)
 };
 

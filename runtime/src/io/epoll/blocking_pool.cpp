@@ -152,14 +152,14 @@ private:
 
 static void linkWait(Thread& thread, PoolWait& wait) {
     wait.prev = nullptr;
-    wait.next = thread.pool_waits;
+    wait.next = thread.own().pool_waits;
     if (wait.next) wait.next->prev = &wait;
-    thread.pool_waits = &wait;
+    thread.own().pool_waits = &wait;
 }
 
 static void unlinkWait(Thread& thread, PoolWait& wait) {
     if (wait.prev) wait.prev->next = wait.next;
-    else thread.pool_waits = wait.next;
+    else thread.own().pool_waits = wait.next;
     if (wait.next) wait.next->prev = wait.prev;
     wait.prev = wait.next = nullptr;
 }
@@ -219,7 +219,7 @@ void poolTaskDone(PoolTask* task, Fiber*& next, FiberQueue& queue) {
 
 bool cancelPoolWait(Fiber* fiber, Fiber*& next, FiberQueue& queue, unsigned& readied) {
     Thread& thread = *currentThread();
-    PoolWait* wait = thread.pool_waits;
+    PoolWait* wait = thread.own().pool_waits;
     while (wait && wait->fiber != fiber) wait = wait->next;
     if (!wait) return false;
     std::uint8_t expected = PoolTask::pending;

@@ -1,0 +1,21 @@
+// Starting workers lazily (grow.cpp): schedule() starts the next worker
+// when no thread takes the fibers it holds and EventLoopOptions::threads
+// allows one more.
+#pragma once
+
+#include "fiber/fiber.hpp"
+
+namespace fiberscope::detail {
+
+struct Loop;
+
+// Whether a worker may be started now (not during the back-off that
+// follows a failed start).
+bool mayGrow(const Loop& loop);
+// Starts worker `index` (its slot reserved by the caller, through
+// Loop::reserved) with `queue` as its first work. `spawned`: it runs; else
+// the failure was handled (said once, backed off) and the slot released,
+// and the fibers are still the caller's.
+void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spawned);
+
+} // namespace fiberscope::detail

@@ -1,0 +1,184 @@
+// Where ready fibers go: schedule() (both policies) and scheduleSpawned()
+// (the scaling policy's run_next and wake-to-search). scheduler.hpp has the
+// design.
+#include "scheduler/scheduler.hpp"
+
+#include "fiberscope/trace.hpp"
+#include "loop.hpp"
+#include "scheduler/grow.hpp"
+#include "scheduler/idle_set.hpp"
+#include "scheduler/victims.hpp"
+#include "support/tracing.hpp"
+
+namespace fiberscope::detail {
+
+Fiber* currentFiber() {
+    Thread* thread = currentThread();
+    return thread->currentFiber();
+}
+
+static std::uint64_t queueLength(FiberQueue queue) {
+    std::uint64_t count = 1;
+    for (Fiber* f = queue.head; f != queue.tail; f = f->queue_next) ++count;
+    return count;
+}
+
+// The seed's hand-off: the queue goes to the next of a few threads whose
+// queue word reads nullptr (parked, or busy with an empty queue), by CAS.
+static Thread* offerToEmpty(Thread& thread, FiberQueue queue, unsigned active) {
+    return visitVictims(*thread.loop, thread, thread.own().idle_search_index, kMaxIdleSearch, active, [&](Thread& candidate) {
+        Fiber* expected = nullptr;
+        // release: the fibers' state (queue_next links, completions) is
+        // visible to the idle thread, which pops with acquire. relaxed on
+        // failure: we learn nothing we rely on.
+        return candidate.ready_queue.compare_exchange_weak(expected, queue.head, std::memory_order_release,
+                                                           std::memory_order_relaxed);
+    });
+}
+
+
+// The scaling policy's hand-off: only to a thread the idle set says is
+// parked, and only while nobody searches (a searcher will steal the work).
+static Thread* offerToParked(Loop& loop, Thread& thread, FiberQueue queue, unsigned active) {
+    // relaxed: a hint. Stale nonzero: we skip a hand-off and queue on
+    // ourselves (the searcher, or our own running thread, takes it); stale
+    // zero: we wake a parked thread a searcher would have spared.
+    if (loop.searching.load(std::memory_order_relaxed) != 0) return nullptr;
+    unsigned attempts = 0;
+    const unsigned words = (active + 63) / 64;
+    for (unsigned w = 0; w < words; ++w) {
+        // relaxed: a hint. A bit read set may already be cleared (the CAS
+        // below then fails on the thread's non-null word, or lands on a
+        // running thread that pops it; the wake-up is spurious); a bit read
+        // clear may already be set (a missed hand-off). Nothing is published
+        // through the set: the CAS's release publishes the fibers.
+        std::uint64_t set = loop.idle_set[w].load(std::memory_order_relaxed);
+        while (set != 0) {
+            const unsigned index = w * 64 + static_cast<unsigned>(__builtin_ctzll(set));
+            set &= set - 1;
+            // A worker may set its bit before `active` covers it: its slot's
+            // shared fields are not yet ours to read.
+            if (index >= active) break;
+            if (index == thread.index) continue;
+            Thread& candidate = loop.threads[index];
+            // Test before CAS: a load leaves the line shared when the thread
+            // already has work. relaxed: only the CAS's outcome counts.
+            Fiber* expected = candidate.ready_queue.load(std::memory_order_relaxed);
+            if (expected == nullptr &&
+                // release: the fibers' state (queue_next links, completions)
+                // is visible to the parked thread, which pops with acquire.
+                // relaxed on failure: we learn nothing we rely on.
+                candidate.ready_queue.compare_exchange_strong(expected, queue.head, std::memory_order_release,
+                                                              std::memory_order_relaxed))
+                return &candidate;
+            if (++attempts == kMaxIdleSearch) return nullptr;
+        }
+    }
+    return nullptr;
+}
+
+void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
+    // The decision's timestamp is taken before it is published: another
+    // thread may run the fibers before our records are written.
+    const std::uint64_t decided = !trace::enabled() ? 0 : thread.own().trace_time ? thread.own().trace_time : trace::now();
+    // What the record says about the fibers is read now, while they are
+    // still ours: once a hand-off's CAS succeeds the idle thread may relink
+    // queue_next or run (and recycle) the head before we write the record.
+    const bool traced = trace::enabled();
+    [[maybe_unused]] const std::uint64_t traced_head = traced ? queue.head->id : 0;
+    [[maybe_unused]] const std::uint64_t traced_count = traced ? queueLength(queue) : 0;
+    // acquire: pairs with the release in spawnWorker, so every slot below
+    // `active` is fully initialised.
+    const unsigned active = loop.active.load(std::memory_order_acquire);
+    if (Thread* taker = loop.scaling() ? offerToParked(loop, thread, queue, active) : offerToEmpty(thread, queue, active)) {
+        FIBERSCOPE_TRACE_EVENT(emit::schedule(decided, traced_head, traced_count, taker->index, ScheduleHow::IdleHandoff);
+                               emit::wakeupSent(now, taker->index));
+        thread.driver.wake(taker->driver);
+        return;
+    }
+    // scaling: no new worker while a thread searches, which will steal the
+    // work (relaxed: a hint, see the design comment).
+    if (active < loop.allocated && mayGrow(loop) &&
+        (!loop.scaling() || loop.searching.load(std::memory_order_relaxed) == 0)) {
+        unsigned expected = active;
+        // acquire: a failed reservation's cleanup (release) happened before
+        // we reuse the slot. relaxed on failure: someone else is spawning.
+        if (loop.reserved.compare_exchange_weak(expected, active + 1, std::memory_order_acquire,
+                                                std::memory_order_relaxed)) {
+            bool spawned = false;
+            spawnWorker(loop, active, queue, spawned);
+            if (spawned) {
+                FIBERSCOPE_TRACE_EVENT(emit::schedule(decided, traced_head, traced_count, active, ScheduleHow::NewWorker));
+                return;
+            }
+        }
+    }
+    FIBERSCOPE_TRACE_EVENT(emit::schedule(decided, traced_head, traced_count, thread.index, ScheduleHow::OwnQueue));
+    // Nobody wanted it, so queue it on ourselves. acq_rel: release publishes
+    // the fibers to thieves; acquire reads the current head to link behind.
+    Fiber* head = thread.ready_queue.load(std::memory_order_acquire);
+    do {
+        queue.tail->queue_next = head == kFinished ? nullptr : head;
+    } while (!thread.ready_queue.compare_exchange_weak(head, queue.head, std::memory_order_acq_rel,
+                                                       std::memory_order_acquire));
+}
+
+// Go's wakep: work sits in our run_next, so wake one parked thread to
+// search (it may take the fiber if we do not suspend soon), unless a thread
+// searches already or one was woken to and is not up yet (its search is
+// counted from the wake: one MSG_RING, not one per spawn).
+static void wakeToSearch(Loop& loop, Thread& thread) {
+    // seq_cst: our side of the Dekker pair (scheduleSpawned). Nonzero: a
+    // searcher that is still counted will look at our run_next when it
+    // gives up.
+    if (loop.searching.load(std::memory_order_seq_cst) != 0) return;
+    // acquire: pairs with spawnWorker's release of `active`.
+    const unsigned active = loop.active.load(std::memory_order_acquire);
+    Thread* target = nullptr;
+    for (unsigned w = 0; w < (active + 63) / 64 && !target; ++w) {
+        // seq_cst: the Dekker pair (scheduleSpawned); a bit read set but
+        // already cleared costs a spurious wake-up at most.
+        std::uint64_t set = loop.idle_set[w].load(std::memory_order_seq_cst);
+        if (w == thread.index / 64) set &= ~idleBit(thread.index);
+        if (set == 0) continue;
+        const unsigned index = w * 64 + static_cast<unsigned>(__builtin_ctzll(set));
+        if (index < active) target = &loop.threads[index];
+    }
+    if (!target) return;
+    unsigned expected = 0;
+    // relaxed: the count is a hint; the CAS only makes one waker win.
+    if (!loop.searching.compare_exchange_strong(expected, 1, std::memory_order_relaxed)) return;
+    // relaxed: the token is the target's share of the count, no data.
+    target->search_token.store(true, std::memory_order_relaxed);
+    FIBERSCOPE_TRACE_EVENT(emit::wakeupSent(now, target->index));
+    thread.driver.wake(target->driver);
+}
+
+void scheduleSpawned(Loop& loop, Thread& thread, Fiber* fiber) {
+    // Until every worker has started, a spawn starts the next one (the
+    // seed's lazy growth) with the fiber as its first work. relaxed: a hint;
+    // schedule() reads `active` again with acquire.
+    if (!loop.scaling() || loop.active.load(std::memory_order_relaxed) < loop.allocated) {
+        schedule(loop, thread, FiberQueue::one(fiber));
+        return;
+    }
+    // Recorded before it is published: a searcher may run it at once.
+    FIBERSCOPE_TRACE_EVENT_AT(thread.own().trace_time,
+                              emit::schedule(now, fiber->id, 1, thread.index, ScheduleHow::OwnQueue));
+    // release: a searcher that takes the fiber (acquire CAS) sees it
+    // initialised; the one we displace was put there by us. seq_cst: a
+    // Dekker pair with a searcher that gives up (searchBeforePark): we
+    // write run_next, then read `searching` and the idle set
+    // (wakeToSearch); it drops `searching`, writes its idle bit, then reads
+    // run_next. In their single total order one of us sees the other, so
+    // a fiber here is never left with every other thread parked unwoken.
+    if (Fiber* displaced = thread.run_next.exchange(fiber, std::memory_order_seq_cst)) {
+        // The older spawn goes the ordinary way: to a parked thread, or our
+        // queue. Its wake-up, if any, also brings a searcher for the new one.
+        schedule(loop, thread, FiberQueue::one(displaced));
+        return;
+    }
+    wakeToSearch(loop, thread);
+}
+
+} // namespace fiberscope::detail

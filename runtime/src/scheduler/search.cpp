@@ -1,0 +1,200 @@
+// The scaling policy's idle side: a thread out of work searches (steals)
+// for a bounded while before it parks, publishes itself parked in the idle
+// set, and leaves the set when it wakes. scheduler.hpp has the design.
+#include "scheduler/scheduler.hpp"
+
+#include "loop.hpp"
+#include "scheduler/idle_set.hpp"
+#include "scheduler/queue.hpp"
+#include "support/cpu_relax.hpp"
+#include "support/tracing.hpp"
+
+namespace fiberscope::detail {
+
+// How long a thread out of work searches before it parks (scaling policy).
+// Long enough to cover another thread's turn-around (a spawn or a finish,
+// about a microsecond), short enough that an idle loop parks at once for a
+// person watching top. Its own ring's completions cut it short; they are
+// not delivered while it spins (COOP_TASKRUN runs them when it enters the
+// kernel), so this also bounds their extra latency.
+static constexpr std::int64_t kSearchNs = 10'000;
+// cpuRelax() calls between two steal attempts: they keep a searcher from
+// pulling the busy threads' queue lines on every cycle.
+static constexpr unsigned kRelaxPerRound = 8;
+
+void leaveIdleSet(Loop& loop, Thread& thread) {
+    if (thread.own().in_idle_set) {
+        thread.own().in_idle_set = false;
+        // relaxed: the set is a hint (offerToParked); only we write our bit.
+        loop.idle_set[thread.index / 64].fetch_and(~idleBit(thread.index), std::memory_order_relaxed);
+    }
+    // A search we were woken for (wakeToSearch) is ours to uncount: the
+    // idle loop searches anew, counted, if it finds nothing. relaxed: the
+    // token only pairs one increment of the hint with one decrement; the
+    // load first keeps the common case free of a read-modify-write.
+    if (thread.search_token.load(std::memory_order_relaxed) &&
+        thread.search_token.exchange(false, std::memory_order_relaxed))
+        loop.searching.fetch_sub(1, std::memory_order_relaxed);
+}
+
+// How long a spawned fiber sits in its spawner's run_next before a searcher
+// may take it (Go waits 3 us): longer than a spawn-then-await takes, so that
+// pair stays on one thread; short enough that a spawner that never
+// suspends does not hold its fiber from an idle thread for long.
+static constexpr std::int64_t kRunNextGraceNs = 3'000;
+
+// A fiber seen in another thread's run_next, and since when.
+struct RunNextSighting {
+    unsigned victim = 0;
+    Fiber* fiber = nullptr;
+    std::int64_t since = 0;
+};
+
+// Takes the fiber of `seen` once it has sat in its run_next for the grace
+// period, else starts watching one.
+static Fiber* stealRunNext(Loop& loop, Thread& thread, unsigned active, RunNextSighting& seen, std::int64_t now_ns) {
+    if (seen.fiber) {
+        Thread& victim = loop.threads[seen.victim];
+        // relaxed: a test before the CAS, which decides.
+        Fiber* fiber = victim.run_next.load(std::memory_order_relaxed);
+        if (fiber == seen.fiber) {
+            if (now_ns - seen.since < kRunNextGraceNs) return nullptr;
+            // acquire: pairs with the owner's release exchange that put the
+            // fiber there, so we see it initialised. relaxed on failure.
+            if (victim.run_next.compare_exchange_strong(fiber, nullptr, std::memory_order_acquire,
+                                                        std::memory_order_relaxed)) {
+                FIBERSCOPE_TRACE_EVENT(emit::steal(now, fiber->id, victim.index));
+                seen.fiber = nullptr;
+                return fiber;
+            }
+        }
+        // Taken (the same pointer again later is a new spawn; taking it
+        // early would only be early, never wrong).
+        seen.fiber = nullptr;
+    }
+    for (unsigned i = 0; i < active; ++i) {
+        if (i == thread.index) continue;
+        // relaxed: only a sighting; the CAS above decides.
+        if (Fiber* fiber = loop.threads[i].run_next.load(std::memory_order_relaxed)) {
+            seen = {i, fiber, now_ns};
+            break;
+        }
+    }
+    return nullptr;
+}
+
+// What another thread holds that we could run: fibers in its queue word,
+// or a fiber in its run_next.
+// (`sighting` names the run_next fiber seen.)
+enum class OthersHold { nothing, queued, run_next };
+static OthersHold othersHaveWork(Loop& loop, Thread& thread, unsigned active, RunNextSighting& sighting) {
+    OthersHold held = OthersHold::nothing;
+    for (unsigned i = 0; i < active; ++i) {
+        if (i == thread.index) continue;
+        // relaxed: a hint; stealReady's acquire load and CAS decide.
+        Fiber* head = loop.threads[i].ready_queue.load(std::memory_order_relaxed);
+        if (head != nullptr && head != kFinished) return OthersHold::queued;
+        // seq_cst: the Dekker pair with scheduleSpawned (see there): we
+        // wrote our idle bit, then read run_next; the spawner wrote run_next,
+        // then reads the idle set. One of us sees the other.
+        if (Fiber* next = loop.threads[i].run_next.load(std::memory_order_seq_cst);
+            next && held == OthersHold::nothing) {
+            held = OthersHold::run_next;
+            sighting = {i, next, monotonicNanoseconds()};
+        }
+    }
+    return held;
+}
+
+// Watches a run_next fiber seen after we published ourselves parked, for
+// the grace period: gone (its spawner ran it, or a searcher took it), or
+// taken by us once the grace is over (nullptr: gone). Any later spawn sees
+// our idle bit and wakes a thread (the Dekker pair, scheduleSpawned).
+static Fiber* watchRunNext(Loop& loop, Thread& thread, unsigned active, RunNextSighting seen) {
+    for (;;) {
+        const std::int64_t now_ns = monotonicNanoseconds();
+        const RunNextSighting before = seen;
+        if (Fiber* fiber = stealRunNext(loop, thread, active, seen, now_ns)) return fiber;
+        // stealRunNext dropped it (gone) or moved on to another fiber.
+        if (seen.fiber != before.fiber || seen.victim != before.victim) return nullptr;
+        for (unsigned i = 0; i < kRelaxPerRound; ++i) cpuRelax();
+    }
+}
+
+Fiber* searchBeforePark(Loop& loop, Thread& thread) {
+    // acquire: pairs with spawnWorker's release of `active`.
+    const unsigned active = loop.active.load(std::memory_order_acquire);
+    // A token left by a waker that read our idle bit stale (we were
+    // already awake): uncount it, we count our own search below.
+    leaveIdleSet(loop, thread);
+    // A hand-off that landed on a stale hint, before we lock our slot.
+    if (Fiber* fiber = popOwn(thread)) return fiber;
+    // Our slot holds kFinished from here until we publish ourselves
+    // parked. Searchers are at most half the threads (Go's bound): more
+    // would only pull the busy threads' lines. relaxed: a hint; a few
+    // extra searchers for a moment cost CPU, not correctness.
+    const bool search = active > 1 && 2 * loop.searching.load(std::memory_order_relaxed) < active;
+    if (search) {
+        // Queued submissions go out now, not after the search.
+        thread.driver.flush();
+        // relaxed: the increment only steers schedule()'s hints.
+        loop.searching.fetch_add(1, std::memory_order_relaxed);
+        Fiber* found = nullptr;
+        RunNextSighting seen;
+        const std::int64_t until = monotonicNanoseconds() + kSearchNs;
+        for (;;) {
+            if ((found = stealReady(loop, thread))) break;
+            const std::int64_t now_ns = monotonicNanoseconds();
+            if ((found = stealRunNext(loop, thread, active, seen, now_ns))) {
+                // Our slot is ours again: open, empty, not parked (no
+                // idle bit). relaxed: as in findReadyFiber.
+                thread.ready_queue.store(nullptr, std::memory_order_relaxed);
+                break;
+            }
+            if (thread.driver.hasPendingCompletions()) break;
+            if (now_ns >= until) break;
+            for (unsigned i = 0; i < kRelaxPerRound; ++i) cpuRelax();
+        }
+        // seq_cst: before our idle bit in the Dekker pair with
+        // scheduleSpawned (a spawner that reads the bit set then reads
+        // `searching` without us).
+        loop.searching.fetch_sub(1, std::memory_order_seq_cst);
+        if (found) return found;
+    }
+    // Publish ourselves parked: the bit first, then the open slot, so
+    // that a hander who reads the bit and then our word either finds
+    // nullptr (its CAS lands and its wake-up follows) or kFinished (a
+    // missed hand-off). seq_cst: the Dekker pair with scheduleSpawned
+    // (othersHaveWork); for offerToParked the bit is only a hint.
+    thread.own().in_idle_set = true;
+    loop.idle_set[thread.index / 64].fetch_or(idleBit(thread.index), std::memory_order_seq_cst);
+    // relaxed: as in findReadyFiber; a hand-off CAS needs no ordering from us.
+    thread.ready_queue.store(nullptr, std::memory_order_relaxed);
+    // Work queued while we stopped searching, by a thread that saw us
+    // searching and so woke nobody: take it rather than park beside it.
+    RunNextSighting sighting;
+    const OthersHold held = othersHaveWork(loop, thread, active, sighting);
+    if (held == OthersHold::nothing) return nullptr;
+    if (held == OthersHold::run_next) {
+        // A fiber in a spawner's run_next that its spawner may never get
+        // to (it need not suspend), and the spawner may have missed our
+        // bit: watch it (our slot stays open, our bit set: a hand-off
+        // may land, and its wake-up follows).
+        Fiber* fiber = watchRunNext(loop, thread, active, sighting);
+        if (!fiber) return nullptr;
+        leaveIdleSet(loop, thread);
+        return fiber;
+    }
+    Fiber* fiber = popOwn(thread);
+    if (!fiber) fiber = stealReady(loop, thread);
+    if (fiber) {
+        leaveIdleSet(loop, thread);
+        return fiber;
+    }
+    // relaxed: as above.
+    thread.ready_queue.store(nullptr, std::memory_order_relaxed);
+    // Someone's queue emptied under us (stolen or popped): park.
+    return nullptr;
+}
+
+} // namespace fiberscope::detail
