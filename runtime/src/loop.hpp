@@ -77,6 +77,13 @@ struct Loop {
     // The scaling policy's count of threads searching for work (stealing)
     // before they park: while it is nonzero, schedule() wakes nobody.
     alignas(64) std::atomic<unsigned> searching{0};
+    // The scaling policy's overflow list (Go's global run queue): where a
+    // worker whose RunQueue is full moves half of it. Everyone may take from
+    // it (findReadyFiber); `overflow_count` is read without the lock as a
+    // hint (written under it).
+    alignas(64) std::mutex overflow_mutex;
+    FiberQueue overflow{nullptr, nullptr};
+    std::atomic<std::uint32_t> overflow_count{0};
     // The epoll backend's threads for regular-file I/O. Aligned so that it
     // (and the spawn-hot next_fiber_id below) stays off `searching`'s line.
     alignas(64) BlockingPool blocking_pool;

@@ -278,3 +278,81 @@ TEST_CASE("a trace names the scaling policy, and its threads park", "[policy][tr
     // At least the sleep's park on worker 0 and worker 1's park.
     CHECK(parks >= 2);
 }
+
+TEST_CASE("the scaling policy's yield is FIFO: three fibers on one thread take turns in order", "[policy]") {
+    test::Watchdog watchdog("three fibers yielding in turn", 30s);
+    auto loop = scalingLoop(1);
+    EventLoop& l = *loop;
+    // Each fiber appends its name, then yields; the RunQueue is a FIFO, so
+    // the turns go a b c a b c ... (the seed's LIFO word runs the fiber that
+    // just yielded next whenever a third is queued).
+    std::string order;
+    const int rounds = 20;
+    std::vector<Future<void>> players;
+    for (char name : {'a', 'b', 'c'})
+        players.push_back(l.async([&l, &order, name] {
+            for (int r = 0; r < rounds; ++r) {
+                order += name;
+                l.yield();
+            }
+        }));
+    for (auto& p : players) p.await();
+    REQUIRE(order.size() == 3u * rounds);
+    // The first turns are the spawns' order (a waits in run_next, b and c in
+    // the queue behind it); from then on every window of three is a, b, c
+    // in the same rotation.
+    INFO("turns: " << order);
+    for (std::size_t i = 3; i < order.size(); ++i) CHECK(order[i] == order[i - 3]);
+    CHECK(std::string(order.substr(0, 3)).find('a') != std::string::npos);
+    CHECK(std::string(order.substr(0, 3)).find('b') != std::string::npos);
+    CHECK(std::string(order.substr(0, 3)).find('c') != std::string::npos);
+}
+
+TEST_CASE("the scaling policy: a burst larger than a RunQueue overflows and every fiber runs; a thief takes half", "[policy][trace]") {
+    test::Watchdog watchdog("a burst of 5000 spawns on 2 threads", 60s);
+    char dir[] = "/tmp/fiberscope-policy-burst-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    const std::string path = std::string(dir) + "/burst.fstrace";
+    const long fibers = 5000; // far more than the 256 a RunQueue holds
+    {
+        trace::Recorder recorder(path);
+        REQUIRE(recorder.ok());
+        auto loop = scalingLoop(2);
+        EventLoop& l = *loop;
+        startBothWorkers(l);
+        std::atomic<long> ran{0};
+        std::vector<Future<void>> burst;
+        burst.reserve(fibers);
+        // The main fiber spawns without suspending: its queue fills and
+        // overflows, and worker 1, woken to search, steals halves.
+        for (long i = 0; i < fibers; ++i)
+            burst.push_back(l.async([&ran] {
+                // relaxed: read after every fiber was awaited.
+                ran.fetch_add(1, std::memory_order_relaxed);
+            }));
+        for (auto& f : burst) f.await();
+        CHECK(ran.load() == fibers);
+        loop.reset();
+        REQUIRE(recorder.stop());
+    }
+    trace::Trace trace = test::readRecordedTrace(path);
+    rmdir(dir);
+    // A steal-half batch: records of one thread at one time, each naming a
+    // fiber and the victim; more than one fiber at once shows the half.
+    std::size_t records = 0, biggest = 0, batch = 0;
+    std::int64_t batch_time = -1;
+    std::uint32_t batch_thread = ~0u;
+    for (std::size_t i = 0; i < trace.events.size(); ++i) {
+        const trace::Event e = trace.events[i];
+        if (e.kind != trace::EventKind::StealHalf) continue;
+        ++records;
+        if (e.time == batch_time && e.thread == batch_thread) ++batch;
+        else batch = 1;
+        batch_time = e.time;
+        batch_thread = e.thread;
+        if (batch > biggest) biggest = batch;
+    }
+    INFO(records << " steal-half records, the biggest batch " << biggest);
+    CHECK(records > 0);
+    CHECK(biggest > 1);
+}

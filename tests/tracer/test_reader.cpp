@@ -209,7 +209,7 @@ TEST_CASE("version 3 files (before source locations) still read: the shipped gol
         }
     }
     CHECK(old_files > 0);
-    // And a version-3 file built here (the current writer writes version 4).
+    // And a version-3 file built here (the current writer writes version 5).
     TraceBuilder b;
     b.version = 3;
     b.chunk(0).string(1, "m").record(EventKind::Mark, 5, {1}).record(EventKind::CpuSample, 6, {0, 1, 2});
@@ -220,7 +220,7 @@ TEST_CASE("version 3 files (before source locations) still read: the shipped gol
 
 TEST_CASE("a version 4 file: a source-location follows its mark", "[reader][versions]") {
     TraceBuilder b;
-    REQUIRE(b.version == 4);
+    b.version = 4;
     b.chunk(0).string(1, "m").string(2, "lessons/01-hello-fibers/main.cpp");
     b.record(EventKind::Mark, 5, {1}).record(EventKind::SourceLocation, 0, {2, 62});
     const Trace trace = parseOk(b.bytes(), {.strict = true});
@@ -230,6 +230,20 @@ TEST_CASE("a version 4 file: a source-location follows its mark", "[reader][vers
     CHECK(e.time == 5);
     CHECK(trace.string(e.arg[0]) == "lessons/01-hello-fibers/main.cpp");
     CHECK(e.arg[1] == 62);
+}
+
+TEST_CASE("a version 5 file: steal-half records, one per fiber of a steal", "[reader][versions]") {
+    TraceBuilder b;
+    REQUIRE(b.version == 5);
+    // Fibers are deltas from the previous fiber field (zigzag), from the chunk's base 0.
+    b.chunk(0).record(EventKind::StealHalf, 5, {TraceBuilder::zigzag(7), 1}).record(EventKind::StealHalf, 0, {TraceBuilder::zigzag(1), 1});
+    const Trace trace = parseOk(b.bytes(), {.strict = true});
+    REQUIRE(trace.events.size() == 2);
+    CHECK(trace.events[0].kind == EventKind::StealHalf);
+    CHECK(trace.events[0].arg[0] == 7);
+    CHECK(trace.events[0].arg[1] == 1);
+    CHECK(trace.events[1].arg[0] == 8);
+    CHECK(trace.events[1].time == 5);
 }
 
 TEST_CASE("a tail of zero bytes loads up to the last good chunk", "[reader][hostile]") {

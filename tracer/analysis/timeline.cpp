@@ -527,12 +527,12 @@ private:
         // Every flow starts at one create, complete, await, steal, mutex hand-off, condition
         // wake (a broadcast's: one per waiter, estimated as one), cancel delivery (two), or
         // matched wake-up pair.
-        reserveMore(tl_.flows, all(EventKind::FiberCreate) + all(EventKind::Complete) + all(EventKind::Await) + all(EventKind::Steal) +
+        reserveMore(tl_.flows, all(EventKind::FiberCreate) + all(EventKind::Complete) + all(EventKind::Await) + all(EventKind::Steal) + all(EventKind::StealHalf) +
                                    all(EventKind::MutexHandoff) + all(EventKind::ConditionWake) + 2 * all(EventKind::CancelDelivered) +
                                    std::min(all(EventKind::WakeupSent), all(EventKind::WakeupReceived)));
         reserveMore(tl_.latencies, switch_ins); // at most one per switch to a fiber
         // Usually one item per schedule and per submit, plus the queues steals move.
-        reserveMore(tl_.replay.items, all(EventKind::Schedule) + all(EventKind::Submit) + all(EventKind::Steal));
+        reserveMore(tl_.replay.items, all(EventKind::Schedule) + all(EventKind::Submit) + all(EventKind::Steal) + all(EventKind::StealHalf));
         // Fibers: those created, plus a few that were running before the recording began.
         const std::size_t fibers = all(EventKind::FiberCreate) + (tl_.fibers.empty() ? kinds.size() + 16 : 0);
         reserveMore(tl_.fibers, fibers);
@@ -923,6 +923,24 @@ private:
             if (victim >= 0) ++tl_.threads[static_cast<std::size_t>(victim)].steals_given;
             if (victim >= 0 && static_cast<std::uint32_t>(victim) != lane) stealQueue(lane, static_cast<std::uint32_t>(victim), t);
             tl_.flows.push_back(Flow{FlowKind::Steal, from, FlowEnd{t, head, T, i}});
+            return;
+        }
+        case EventKind::StealHalf: {
+            // One fiber of a steal-half batch: it moves from the victim's
+            // queue to this thread's (the batch's last is switched to at once,
+            // which closes its stay here). The victim's other fibers stay.
+            const std::uint64_t fiber = e.arg[0];
+            const std::int64_t victim = laneOfWorker(e.arg[1]);
+            FlowEnd from{t, fiber, victim >= 0 ? threadOfLane(static_cast<std::uint32_t>(victim)) : T, kNoEvent};
+            const std::uint32_t f = fiberIndex(fiber);
+            if (fb_[f].ready_item != kNoItem) {
+                const StateItem& item = tl_.replay.items[fb_[f].ready_item];
+                from.time = item.start;
+                from.event = item.event;
+                openQueued(f, tb_[lane].slot, t, i);
+            }
+            if (victim >= 0) ++tl_.threads[static_cast<std::size_t>(victim)].steals_given;
+            tl_.flows.push_back(Flow{FlowKind::Steal, from, FlowEnd{t, fiber, T, i}});
             return;
         }
         case EventKind::WakeupSent: {

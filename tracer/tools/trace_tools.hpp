@@ -67,7 +67,7 @@ struct ThreadStats {
     std::int64_t idle_ns = 0;   // in the idle loop, not parked
     std::int64_t parked_ns = 0; // waiting in the kernel
     std::uint64_t switches = 0;
-    std::uint64_t steals_taken = 0; // this thread stole from others
+    std::uint64_t steals_taken = 0; // this thread stole from others (steal records: whole queues; steal-half: one fiber each)
     std::uint64_t steals_given = 0; // others stole from this thread
     std::uint64_t wakeups_sent = 0;
     std::uint64_t wakeups_received = 0;

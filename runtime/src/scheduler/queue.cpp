@@ -3,6 +3,8 @@
 // in worker.hpp; scheduler.hpp has the design.
 #include "scheduler/queue.hpp"
 
+#include <mutex>
+
 #include "loop.hpp"
 #include "scheduler/scheduler.hpp"
 #include "scheduler/victims.hpp"
@@ -55,13 +57,115 @@ Fiber* takeRunNext(Thread& thread) {
     return thread.run_next.exchange(nullptr, std::memory_order_relaxed);
 }
 
+// --- the scaling policy's RunQueue -----------------------------------------
+
+void enqueueLocal(Loop& loop, Thread& thread, FiberQueue queue) {
+    for (Fiber* fiber = queue.head; fiber;) {
+        // Read the link first: once pushed, a thief may run the fiber and
+        // relink it.
+        Fiber* next = fiber == queue.tail ? nullptr : fiber->queue_next;
+        while (!thread.run_queue.push(fiber)) {
+            // Full: the older half and this fiber go to the loop's overflow
+            // list (Go's runqputslow), so one thread's burst is not capped.
+            FiberQueue half{nullptr, nullptr};
+            const std::uint32_t moved = thread.run_queue.takeOlderHalf(half);
+            if (moved == 0) continue; // thieves made room meanwhile
+            half.tail->queue_next = fiber;
+            fiber->queue_next = nullptr;
+            half.tail = fiber;
+            std::lock_guard lock(loop.overflow_mutex);
+            if (loop.overflow.head) loop.overflow.tail->queue_next = half.head;
+            else loop.overflow.head = half.head;
+            loop.overflow.tail = half.tail;
+            // relaxed: a hint for readers without the lock; they take the lock.
+            loop.overflow_count.store(loop.overflow_count.load(std::memory_order_relaxed) + moved + 1,
+                                      std::memory_order_relaxed);
+            break;
+        }
+        fiber = next;
+    }
+}
+
+void adoptInitialQueue(Loop& loop, Thread& thread) {
+    // acquire: pairs with the starter's store, published by its release of
+    // `active` and the thread start.
+    Fiber* head = thread.ready_queue.exchange(nullptr, std::memory_order_acquire);
+    if (!head) return;
+    Fiber* tail = head;
+    while (tail->queue_next) tail = tail->queue_next;
+    enqueueLocal(loop, thread, {head, tail});
+}
+
+Fiber* takeOverflow(Loop& loop, Thread& thread, std::uint32_t most) {
+    // relaxed: a hint; the lock decides.
+    if (loop.overflow_count.load(std::memory_order_relaxed) == 0) return nullptr;
+    std::lock_guard lock(loop.overflow_mutex);
+    Fiber* first = loop.overflow.head;
+    if (!first) return nullptr;
+    std::uint32_t taken = 1;
+    Fiber* fiber = first->queue_next;
+    while (fiber && taken < most) {
+        // Read the link first: once pushed, a thief may take the fiber.
+        Fiber* next = fiber->queue_next;
+        if (!thread.run_queue.push(fiber)) break;
+        ++taken;
+        fiber = next;
+    }
+    loop.overflow.head = fiber;
+    if (!fiber) loop.overflow.tail = nullptr;
+    loop.overflow_count.store(loop.overflow_count.load(std::memory_order_relaxed) - taken, std::memory_order_relaxed);
+    first->queue_next = nullptr;
+    return first;
+}
+
+Fiber* stealHalfFrom(Thread& thread, Thread& victim) {
+    // Test before the grab: a look leaves the victim's line shared.
+    if (victim.run_queue.looksEmpty()) return nullptr;
+    // The fibers' ids are read before the rest is published from our queue
+    // (another thief may take them from there and run them at once), and
+    // the decision's time before anything moves.
+    const bool traced = trace::enabled();
+    const std::uint64_t decided = traced ? trace::now() : 0;
+    std::uint64_t ids[RunQueue::kCapacity / 2];
+    std::uint32_t taken = 0;
+    Fiber* run = thread.run_queue.stealHalf(victim.run_queue, taken, traced ? ids : nullptr);
+    if (!run) return nullptr;
+    // One record per fiber moved, oldest first; the last is the one we run
+    // (trace_records.hpp).
+    FIBERSCOPE_TRACE_EVENT_AT(decided, for (std::uint32_t i = 0; i < taken; ++i)
+                                           emit::stealHalf(now, ids[i], victim.index));
+    return run;
+}
+
+Fiber* stealHalf(Loop& loop, Thread& thread) {
+    // acquire: pairs with spawnWorker's release of `active`.
+    const unsigned active = loop.active.load(std::memory_order_acquire);
+    Fiber* run = nullptr;
+    visitVictims(loop, thread, thread.own().steal_ready_search_index, kMaxStealReadySearch, active,
+                 [&](Thread& victim) { return (run = stealHalfFrom(thread, victim)) != nullptr; });
+    return run;
+}
+
+// How often (in findReadyFiber calls) a thread looks at the overflow list
+// before its own queue, so a thread that keeps its queue full cannot starve
+// what overflowed (Go checks its global queue every 61 schedules).
+static constexpr std::uint32_t kOverflowFairness = 61;
+
+static Fiber* findReadyScaling(Loop& loop, Thread& thread) {
+    if (++thread.own().schedule_tick % kOverflowFairness == 0)
+        if (Fiber* fiber = takeOverflow(loop, thread, 1)) return fiber;
+    if (Fiber* fiber = takeRunNext(thread)) return fiber;
+    if (Fiber* fiber = thread.run_queue.pop()) return fiber;
+    // Our queue is empty: room for half a queue from the overflow list.
+    if (Fiber* fiber = takeOverflow(loop, thread, RunQueue::kCapacity / 2)) return fiber;
+    return stealHalf(loop, thread);
+}
+
 Fiber* findReadyFiber(Loop& loop, Thread& thread) {
-    if (loop.scaling())
-        if (Fiber* fiber = takeRunNext(thread)) return fiber;
+    if (loop.scaling()) return findReadyScaling(loop, thread);
     if (Fiber* fiber = popOwn(thread)) return fiber;
     if (Fiber* fiber = stealReady(loop, thread)) return fiber;
-    // Couldn't find anything to do, so we are now open for business (on the
-    // scaling policy, only to a stale hint: our idle bit is clear).
+    // Couldn't find anything to do, so we are now open for business.
     // relaxed: a hand-off CAS needs no ordering from us; the MSG_RING that
     // follows it is what wakes us.
     thread.ready_queue.store(nullptr, std::memory_order_relaxed);

@@ -2,6 +2,8 @@
 // run_next (queue.cpp), for findReadyFiber and the scaling policy's search.
 #pragma once
 
+#include <cstdint>
+
 #include "fiber/fiber.hpp"
 
 namespace fiberscope::detail {
@@ -18,5 +20,22 @@ Fiber* stealReady(Loop& loop, Thread& thread);
 Fiber* popOwn(Thread& thread);
 // Takes our own run_next (scaling policy).
 Fiber* takeRunNext(Thread& thread);
+
+// The scaling policy's RunQueue (run_queue.hpp).
+// Queues `queue` on our RunQueue, moving half of it to the loop's overflow
+// list whenever it is full. Owner only.
+void enqueueLocal(Loop& loop, Thread& thread, FiberQueue queue);
+// A new worker's first act: the fibers its starter left in its ready_queue
+// word (spawnWorker) go on its RunQueue. Owner only.
+void adoptInitialQueue(Loop& loop, Thread& thread);
+// Takes the older half of one of a few other threads' RunQueues (its
+// newest is returned to run now, the rest go on ours, which must be
+// empty). nullptr: nothing found.
+Fiber* stealHalf(Loop& loop, Thread& thread);
+// The same from `victim` only.
+Fiber* stealHalfFrom(Thread& thread, Thread& victim);
+// Takes up to `most` fibers from the loop's overflow list: the first is
+// returned, the others go on our RunQueue (which must have room for them).
+Fiber* takeOverflow(Loop& loop, Thread& thread, std::uint32_t most);
 
 } // namespace fiberscope::detail

@@ -7,6 +7,7 @@
 #include "loop.hpp"
 #include "scheduler/grow.hpp"
 #include "scheduler/idle_set.hpp"
+#include "scheduler/queue.hpp"
 #include "scheduler/victims.hpp"
 #include "support/tracing.hpp"
 
@@ -37,45 +38,7 @@ static Thread* offerToEmpty(Thread& thread, FiberQueue queue, unsigned active) {
 }
 
 
-// The scaling policy's hand-off: only to a thread the idle set says is
-// parked, and only while nobody searches (a searcher will steal the work).
-static Thread* offerToParked(Loop& loop, Thread& thread, FiberQueue queue, unsigned active) {
-    // relaxed: a hint. Stale nonzero: we skip a hand-off and queue on
-    // ourselves (the searcher, or our own running thread, takes it); stale
-    // zero: we wake a parked thread a searcher would have spared.
-    if (loop.searching.load(std::memory_order_relaxed) != 0) return nullptr;
-    unsigned attempts = 0;
-    const unsigned words = (active + 63) / 64;
-    for (unsigned w = 0; w < words; ++w) {
-        // relaxed: a hint. A bit read set may already be cleared (the CAS
-        // below then fails on the thread's non-null word, or lands on a
-        // running thread that pops it; the wake-up is spurious); a bit read
-        // clear may already be set (a missed hand-off). Nothing is published
-        // through the set: the CAS's release publishes the fibers.
-        std::uint64_t set = loop.idle_set[w].load(std::memory_order_relaxed);
-        while (set != 0) {
-            const unsigned index = w * 64 + static_cast<unsigned>(__builtin_ctzll(set));
-            set &= set - 1;
-            // A worker may set its bit before `active` covers it: its slot's
-            // shared fields are not yet ours to read.
-            if (index >= active) break;
-            if (index == thread.index) continue;
-            Thread& candidate = loop.threads[index];
-            // Test before CAS: a load leaves the line shared when the thread
-            // already has work. relaxed: only the CAS's outcome counts.
-            Fiber* expected = candidate.ready_queue.load(std::memory_order_relaxed);
-            if (expected == nullptr &&
-                // release: the fibers' state (queue_next links, completions)
-                // is visible to the parked thread, which pops with acquire.
-                // relaxed on failure: we learn nothing we rely on.
-                candidate.ready_queue.compare_exchange_strong(expected, queue.head, std::memory_order_release,
-                                                              std::memory_order_relaxed))
-                return &candidate;
-            if (++attempts == kMaxIdleSearch) return nullptr;
-        }
-    }
-    return nullptr;
-}
+static void wakeToSearch(Loop& loop, Thread& thread);
 
 void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
     // The decision's timestamp is taken before it is published: another
@@ -90,7 +53,7 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
     // acquire: pairs with the release in spawnWorker, so every slot below
     // `active` is fully initialised.
     const unsigned active = loop.active.load(std::memory_order_acquire);
-    if (Thread* taker = loop.scaling() ? offerToParked(loop, thread, queue, active) : offerToEmpty(thread, queue, active)) {
+    if (Thread* taker = loop.scaling() ? nullptr : offerToEmpty(thread, queue, active)) {
         FIBERSCOPE_TRACE_EVENT(emit::schedule(decided, traced_head, traced_count, taker->index, ScheduleHow::IdleHandoff);
                                emit::wakeupSent(now, taker->index));
         thread.driver.wake(taker->driver);
@@ -114,6 +77,20 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
         }
     }
     FIBERSCOPE_TRACE_EVENT(emit::schedule(decided, traced_head, traced_count, thread.index, ScheduleHow::OwnQueue));
+    if (loop.scaling()) {
+        // Our own RunQueue; a parked thread, if any, is woken to search and
+        // steals half of it (nobody hands a parked thread work).
+        enqueueLocal(loop, thread, queue);
+        if (active > 1) {
+            // seq_cst: our side of the Dekker pair with a searcher that gives
+            // up (scheduler.hpp): our push above, then our reads of
+            // `searching` and the idle set in wakeToSearch; it drops
+            // `searching`, sets its idle bit, then reads our queue.
+            std::atomic_thread_fence(std::memory_order_seq_cst);
+            wakeToSearch(loop, thread);
+        }
+        return;
+    }
     // Nobody wanted it, so queue it on ourselves. acq_rel: release publishes
     // the fibers to thieves; acquire reads the current head to link behind.
     Fiber* head = thread.ready_queue.load(std::memory_order_acquire);
@@ -123,14 +100,14 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
                                                        std::memory_order_acquire));
 }
 
-// Go's wakep: work sits in our run_next, so wake one parked thread to
-// search (it may take the fiber if we do not suspend soon), unless a thread
-// searches already or one was woken to and is not up yet (its search is
-// counted from the wake: one MSG_RING, not one per spawn).
+// Go's wakep: work sits in our run_next or our RunQueue, so wake one parked
+// thread to search (it may take it if we do not get to it soon), unless a
+// thread searches already or one was woken to and is not up yet (its search
+// is counted from the wake: one wake-up, not one per spawn).
 static void wakeToSearch(Loop& loop, Thread& thread) {
     // seq_cst: our side of the Dekker pair (scheduleSpawned). Nonzero: a
-    // searcher that is still counted will look at our run_next when it
-    // gives up.
+    // searcher that is still counted will look at our run_next and our
+    // RunQueue when it gives up.
     if (loop.searching.load(std::memory_order_seq_cst) != 0) return;
     // acquire: pairs with spawnWorker's release of `active`.
     const unsigned active = loop.active.load(std::memory_order_acquire);

@@ -83,20 +83,30 @@ static Fiber* stealRunNext(Loop& loop, Thread& thread, unsigned active, RunNextS
     return nullptr;
 }
 
-// What another thread holds that we could run: fibers in its queue word,
-// or a fiber in its run_next.
-// (`sighting` names the run_next fiber seen.)
+// What another thread holds that we could run: fibers in its RunQueue or
+// in the loop's overflow list (`queued`, `victim` names whose queue, or
+// kNoVictim for the overflow list), or a fiber in its run_next (`sighting`
+// names it).
 enum class OthersHold { nothing, queued, run_next };
-static OthersHold othersHaveWork(Loop& loop, Thread& thread, unsigned active, RunNextSighting& sighting) {
+static constexpr unsigned kNoVictim = ~0u;
+static OthersHold othersHaveWork(Loop& loop, Thread& thread, unsigned active, unsigned& victim,
+                                 RunNextSighting& sighting) {
+    // seq_cst (every load below): the Dekker pair with schedule() and
+    // scheduleSpawned (scheduler.hpp): we dropped `searching` and wrote our
+    // idle bit, then read their queues and run_next; they pushed or wrote
+    // run_next, then read `searching` and the idle set. One of us sees the
+    // other.
+    if (loop.overflow_count.load(std::memory_order_seq_cst) != 0) {
+        victim = kNoVictim;
+        return OthersHold::queued;
+    }
     OthersHold held = OthersHold::nothing;
     for (unsigned i = 0; i < active; ++i) {
         if (i == thread.index) continue;
-        // relaxed: a hint; stealReady's acquire load and CAS decide.
-        Fiber* head = loop.threads[i].ready_queue.load(std::memory_order_relaxed);
-        if (head != nullptr && head != kFinished) return OthersHold::queued;
-        // seq_cst: the Dekker pair with scheduleSpawned (see there): we
-        // wrote our idle bit, then read run_next; the spawner wrote run_next,
-        // then reads the idle set. One of us sees the other.
+        if (!loop.threads[i].run_queue.looksEmptySeqCst()) {
+            victim = i;
+            return OthersHold::queued;
+        }
         if (Fiber* next = loop.threads[i].run_next.load(std::memory_order_seq_cst);
             next && held == OthersHold::nothing) {
             held = OthersHold::run_next;
@@ -127,12 +137,10 @@ Fiber* searchBeforePark(Loop& loop, Thread& thread) {
     // A token left by a waker that read our idle bit stale (we were
     // already awake): uncount it, we count our own search below.
     leaveIdleSet(loop, thread);
-    // A hand-off that landed on a stale hint, before we lock our slot.
-    if (Fiber* fiber = popOwn(thread)) return fiber;
-    // Our slot holds kFinished from here until we publish ourselves
-    // parked. Searchers are at most half the threads (Go's bound): more
-    // would only pull the busy threads' lines. relaxed: a hint; a few
-    // extra searchers for a moment cost CPU, not correctness.
+    // Our RunQueue is empty (findReadyFiber found nothing and only we fill
+    // it). Searchers are at most half the threads (Go's bound): more would
+    // only pull the busy threads' lines. relaxed: a hint; a few extra
+    // searchers for a moment cost CPU, not correctness.
     const bool search = active > 1 && 2 * loop.searching.load(std::memory_order_relaxed) < active;
     if (search) {
         // Queued submissions go out now, not after the search.
@@ -143,58 +151,44 @@ Fiber* searchBeforePark(Loop& loop, Thread& thread) {
         RunNextSighting seen;
         const std::int64_t until = monotonicNanoseconds() + kSearchNs;
         for (;;) {
-            if ((found = stealReady(loop, thread))) break;
+            if ((found = stealHalf(loop, thread))) break;
+            if ((found = takeOverflow(loop, thread, RunQueue::kCapacity / 2))) break;
             const std::int64_t now_ns = monotonicNanoseconds();
-            if ((found = stealRunNext(loop, thread, active, seen, now_ns))) {
-                // Our slot is ours again: open, empty, not parked (no
-                // idle bit). relaxed: as in findReadyFiber.
-                thread.ready_queue.store(nullptr, std::memory_order_relaxed);
-                break;
-            }
+            if ((found = stealRunNext(loop, thread, active, seen, now_ns))) break;
             if (thread.driver.hasPendingCompletions()) break;
             if (now_ns >= until) break;
             for (unsigned i = 0; i < kRelaxPerRound; ++i) cpuRelax();
         }
-        // seq_cst: before our idle bit in the Dekker pair with
-        // scheduleSpawned (a spawner that reads the bit set then reads
+        // seq_cst: before our idle bit in the Dekker pair with schedule()
+        // and scheduleSpawned (a producer that reads the bit set then reads
         // `searching` without us).
         loop.searching.fetch_sub(1, std::memory_order_seq_cst);
         if (found) return found;
     }
-    // Publish ourselves parked: the bit first, then the open slot, so
-    // that a hander who reads the bit and then our word either finds
-    // nullptr (its CAS lands and its wake-up follows) or kFinished (a
-    // missed hand-off). seq_cst: the Dekker pair with scheduleSpawned
-    // (othersHaveWork); for offerToParked the bit is only a hint.
+    // Publish ourselves parked. seq_cst: the Dekker pair (othersHaveWork).
     thread.own().in_idle_set = true;
     loop.idle_set[thread.index / 64].fetch_or(idleBit(thread.index), std::memory_order_seq_cst);
-    // relaxed: as in findReadyFiber; a hand-off CAS needs no ordering from us.
-    thread.ready_queue.store(nullptr, std::memory_order_relaxed);
     // Work queued while we stopped searching, by a thread that saw us
     // searching and so woke nobody: take it rather than park beside it.
+    unsigned victim = kNoVictim;
     RunNextSighting sighting;
-    const OthersHold held = othersHaveWork(loop, thread, active, sighting);
+    const OthersHold held = othersHaveWork(loop, thread, active, victim, sighting);
     if (held == OthersHold::nothing) return nullptr;
+    Fiber* fiber = nullptr;
     if (held == OthersHold::run_next) {
         // A fiber in a spawner's run_next that its spawner may never get
         // to (it need not suspend), and the spawner may have missed our
-        // bit: watch it (our slot stays open, our bit set: a hand-off
-        // may land, and its wake-up follows).
-        Fiber* fiber = watchRunNext(loop, thread, active, sighting);
-        if (!fiber) return nullptr;
-        leaveIdleSet(loop, thread);
-        return fiber;
+        // bit: watch it (our bit stays set: a wake-up may come meanwhile).
+        fiber = watchRunNext(loop, thread, active, sighting);
+    } else if (victim == kNoVictim) {
+        fiber = takeOverflow(loop, thread, RunQueue::kCapacity / 2);
+    } else {
+        fiber = stealHalfFrom(thread, loop.threads[victim]);
     }
-    Fiber* fiber = popOwn(thread);
-    if (!fiber) fiber = stealReady(loop, thread);
-    if (fiber) {
-        leaveIdleSet(loop, thread);
-        return fiber;
-    }
-    // relaxed: as above.
-    thread.ready_queue.store(nullptr, std::memory_order_relaxed);
-    // Someone's queue emptied under us (stolen or popped): park.
-    return nullptr;
+    // nullptr: taken by someone else meanwhile. Park: a later producer
+    // sees our bit and wakes us.
+    if (fiber) leaveIdleSet(loop, thread);
+    return fiber;
 }
 
 } // namespace fiberscope::detail

@@ -1,16 +1,16 @@
-// A worker thread: its driver (io_uring or epoll), its idle context, its ready queue slot and its
-// free list of recycled fibers.
+// A worker thread: its driver (io_uring or epoll), its idle context, its
+// ready queue and its free list of recycled fibers.
 //
-// The ready queue is one atomic word holding a LIFO list of ready fibers
-// linked through Fiber::queue_next. Its value also says what the thread is
-// doing, and that is what makes hand-off and stealing work:
+// The seed policy's ready queue is one atomic word holding a LIFO list of
+// ready fibers linked through Fiber::queue_next. Its value also says what
+// the thread is doing, and that is what makes hand-off and stealing work:
 //   nullptr    the thread found nothing to do and is open for business:
 //              another thread may hand it a whole queue with one CAS
-//              (schedule()) and must then wake it (Driver::wake); on the
-//              scaling policy it is offered work only while its bit in
-//              the loop's idle set says it is parked (scheduler/schedule.cpp);
+//              (schedule()) and must then wake it (Driver::wake);
 //   kFinished  the owner is popping from it right now (findReadyFiber());
 //   a fiber    ready work: the owner pops the head, a thief takes it all.
+// The scaling policy uses a ring instead (run_queue.hpp) that only its owner
+// fills; other threads take half of it, and nobody hands it work.
 #pragma once
 
 #include <atomic>
@@ -20,6 +20,7 @@
 #include "fiber/context.hpp"
 #include "fiber/fiber.hpp"
 #include "io/driver.hpp"
+#include "scheduler/run_queue.hpp"
 #include "sync/timers.hpp"
 
 namespace fiberscope::detail {
@@ -45,6 +46,10 @@ struct Thread {
     // once it has sat there a while (scheduler/search.cpp). Never holds a fiber
     // while its owner is parked: the owner looks here before it parks.
     std::atomic<Fiber*> run_next{nullptr};
+    // The scaling policy's ready queue (run_queue.hpp): a ring the owner
+    // pushes to and pops from, and thieves take half of. The seed policy
+    // uses ready_queue above instead.
+    alignas(64) RunQueue run_queue;
     // Recycled fibers. Only the owner pushes and pops; other threads may only
     // take the whole list (exchange with nullptr), which rules out ABA.
     alignas(64) std::atomic<Fiber*> free_queue{nullptr};
@@ -89,6 +94,9 @@ struct Thread {
         // thread (a switch and the pending task its receiver performs, a
         // spawn), shared by its records; 0 outside a decision.
         std::uint64_t trace_time = 0;
+        // The scaling policy: schedule decisions since the loop's overflow
+        // list was last looked at first (findReadyFiber), for fairness.
+        std::uint32_t schedule_tick = 0;
         // The scaling policy's block of fiber ids, [next_fiber_id,
         // fiber_id_limit), taken from Loop::next_fiber_id (fiber.cpp).
         std::uint64_t next_fiber_id = 0;

@@ -229,6 +229,9 @@ inline void schedule(std::uint64_t t, std::uint64_t head, std::uint64_t count, s
 inline void steal(std::uint64_t t, std::uint64_t head, std::uint64_t victim) noexcept {
     if (Record r{EventKind::Steal, t}) r.fiber(head), r.u(victim);
 }
+inline void stealHalf(std::uint64_t t, std::uint64_t fiber, std::uint64_t victim) noexcept {
+    if (Record r{EventKind::StealHalf, t}) r.fiber(fiber), r.u(victim);
+}
 inline void wakeupSent(std::uint64_t t, std::uint64_t target) noexcept {
     if (Record r{EventKind::WakeupSent, t}) r.u(target);
 }

@@ -56,8 +56,10 @@ enum class EventKind : std::uint8_t {
     CpuSample = 30,    // thread:trace thread number, on_cpu_ns, runqueue_wait_ns (deltas since its last sample)
     // Where in the source the previous record (a mark or zone-begin of the same thread) was made
     SourceLocation = 31, // file:string-id, line:count
+    // The scaling policy's steal (one record per fiber taken)
+    StealHalf = 32,    // fiber, victim:worker index
 };
-inline constexpr std::uint8_t kMaxEventKind = 31;
+inline constexpr std::uint8_t kMaxEventKind = 32;
 
 // Why a fiber switched away.
 enum class SwitchReason : std::uint8_t {

@@ -370,9 +370,13 @@ Explanation explainSwitch(const Ctx& c, std::uint32_t i) {
         if (to == 0) return make(thread + " switched to its idle loop (yield())", "yield()", kSwitch, i);
         std::string how = " in its own ready queue";
         const std::uint32_t steal = c.neighbour(i, EventKind::Steal, -1, 2);
+        const std::uint32_t half = c.neighbour(i, EventKind::StealHalf, -1, 2);
         if (steal != kNoEvent && c.event(steal).arg[0] == to) {
             const std::int64_t victim = c.event(steal).signedArg(1);
             how = " after stealing worker " + std::to_string(victim) + "'s ready queue";
+        } else if (half != kNoEvent && c.event(half).arg[0] == to) {
+            const std::int64_t victim = c.event(half).signedArg(1);
+            how = " after taking the older half of worker " + std::to_string(victim) + "'s ready queue";
         } else {
             const std::uint32_t done = c.neighbour(i, EventKind::Complete, -1, 64, bit(EventKind::Switch) | bit(EventKind::Park));
             // The idle loop runs the first completion of a batch at once (the others go to schedule()).
@@ -467,6 +471,15 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
         return make(thread + " found its ready queue empty and stole " + c.fiber(e.arg[0]) + " from worker " + std::to_string(e.arg[1]) +
                         " in findReadyFiber(): it took that worker's whole ready queue and runs its head first",
                     "findReadyFiber()", kReadyQueue, i);
+    case EventKind::StealHalf: {
+        // The batch: this thread's steal-half records at this time.
+        const std::uint32_t next = c.neighbour(i, EventKind::StealHalf, 1, 1);
+        const bool runs = next == kNoEvent || c.event(next).time != e.time;
+        return make(thread + " found nothing to run and took " + c.fiber(e.arg[0]) + " from worker " + std::to_string(e.arg[1]) +
+                        "'s ready queue in stealHalf(): the scaling policy takes the older half of a queue at once" +
+                        (runs ? ", and runs the newest of them now" : "; it waits in this thread's queue"),
+                    "stealHalf()", kReadyQueue, i);
+    }
     case EventKind::WakeupSent: {
         std::string text = thread + (c.epoll() ? " wrote to the eventfd of idle worker " : " sent a MSG_RING to wake idle worker ") +
                            std::to_string(e.arg[0]);

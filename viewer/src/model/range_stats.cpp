@@ -63,7 +63,9 @@ RangeStats rangeStats(const Timeline& timeline, const trace::Trace& trace, std::
         stats.events += stats.events_by_kind[kind];
     }
     stats.switches = stats.events_by_kind[static_cast<std::size_t>(trace::EventKind::Switch)];
-    stats.steals = stats.events_by_kind[static_cast<std::size_t>(trace::EventKind::Steal)];
+    // A seed steal moves a queue in one record, a steal-half one fiber a record.
+    stats.steals = stats.events_by_kind[static_cast<std::size_t>(trace::EventKind::Steal)] +
+                   stats.events_by_kind[static_cast<std::size_t>(trace::EventKind::StealHalf)];
     stats.wakeups = stats.events_by_kind[static_cast<std::size_t>(trace::EventKind::WakeupSent)];
     stats.completions = stats.events_by_kind[static_cast<std::size_t>(trace::EventKind::Complete)];
 

@@ -63,7 +63,8 @@ constexpr Color recordColor(trace::EventKind kind) noexcept {
     using K = trace::EventKind;
     switch (kind) {
     case K::Schedule: return palette::schedule;
-    case K::Steal: return palette::steal;
+    case K::Steal:
+    case K::StealHalf: return palette::steal;
     case K::WakeupSent:
     case K::WakeupReceived: return palette::wakeup;
     case K::Submit: return palette::submit;

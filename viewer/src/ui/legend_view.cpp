@@ -65,6 +65,7 @@ void drawLegend(App& app) {
     ImGui::TextUnformatted("Glyphs (under each thread lane)");
     glyph(trace::EventKind::Schedule, "schedule(): fibers made ready (hand-off, new worker, own queue)");
     glyph(trace::EventKind::Steal, "steal: an idle thread took another's ready queue");
+    glyph(trace::EventKind::StealHalf, "steal-half: an idle thread took the older half of another's ready queue (scaling policy)");
     glyph(trace::EventKind::WakeupSent, wakeup.c_str());
     glyph(trace::EventKind::Submit, epoll ? "submit: an operation a fiber started (a readiness wait, a syscall, a timer, a pool job)"
                                           : "submit: an io_uring operation queued by a fiber");

@@ -109,7 +109,7 @@ struct ThreadLane {
     std::int64_t alive_ns = 0;
     std::int64_t alive_end = 0;  // its last moment alive
     std::array<std::uint32_t, trace::kMaxEventKind + 1> records{}; // its records, counted by kind
-    std::uint32_t steals_given = 0; // steal records (on any thread) naming its worker as the victim
+    std::uint32_t steals_given = 0; // steal and steal-half records (on any thread) naming its worker as the victim
     Lane lane;                   // Running / Idle / Parked
     std::vector<Instant> instants; // every record but switch, park, unpark, zone-begin/end, by time
     // (index in `instants`, the fiber running on the thread) for the instants
