@@ -96,6 +96,10 @@ for policy in seed scaling; do
   FIBERSCOPE_SCHEDULER=$policy gbench fiberscope_micro_$policy "$build/bench/fiberscope_runtime_bench" '^BM_SpawnAwait' "$reps"
   FIBERSCOPE_SCHEDULER=$policy gbench fiberscope_skynet_$policy "$build/bench/fiberscope_runtime_bench" '^BM_Skynet(OneThread)?/' "$skynet_reps"
 done
+say "fiberscope: the scaling table, under each policy: skynet, yield-heavy and hand-off-heavy at 1, 2 and 4 threads"
+for policy in seed scaling; do
+  FIBERSCOPE_SCHEDULER=$policy gbench fiberscope_table_$policy "$build/bench/fiberscope_runtime_bench" '^BM_Scaling' "$skynet_reps"
+done
 say "fiberscope: skynet 1M traced ($skynet_reps repetitions)"
 gbench fiberscope_skynet_traced "$build/bench/fiberscope_runtime_bench" '^BM_SkynetTraced/' "$skynet_reps"
 say "Boost.Context: continuation ping-pong ($reps repetitions)"
@@ -252,6 +256,29 @@ row(f"skynet 1M, threads={nproc}", FS_SKYNET, "Boost.Fiber (1 thread)", BF_SKYNE
 row("skynet 1M, threads=1 (extra)", FS_SKYNET1, "Boost.Fiber (1 thread)", BF_SKYNET, "ms")
 row("one trace event (clock + encode)", FS_EVENT, "one trace clock read (rdtsc)", FS_CLOCK, "ns", target=1.5)
 row(f"skynet 1M traced, threads={nproc}", FS_SKYNET_TRACED, "skynet 1M untraced", FS_SKYNET, "ms", target=1.5)
+# The scaling table: each workload at 1, 2 and 4 threads under each policy,
+# with the time against the same policy's 1-thread time. Threads beyond the
+# machine's CPUs oversubscribe it: those rows are marked.
+table_rows = []
+for label, bench, unit in (("skynet 1M", "BM_ScalingSkynet", "ms"), ("yield-heavy, per yield", "BM_ScalingYield", "ns"),
+                           ("hand-off-heavy, per round trip", "BM_ScalingHandoff", "ns")):
+    for threads in (1, 2, 4):
+        cells = [label, f"{threads}" + (" (oversubscribed)" if threads > nproc else "")]
+        for policy in ("seed", "scaling"):
+            one = get(f"{policy}:{bench}/threads:1/real_time")
+            here = get(f"{policy}:{bench}/threads:{threads}/real_time")
+            cells.append(f"{fmt(here, unit)} ({here / one:.2f}x)" if one and here else "n/a")
+        table_rows.append(cells)
+if any(c != "n/a" for r in table_rows for c in r[2:]):
+    theader = ["scaling table (time, and x its 1-thread time)", "threads", "seed", "scaling"]
+    tw = [max(len(str(r[i])) for r in table_rows + [theader]) for i in range(len(theader))]
+    tline = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, tw)) + " |"
+    print(tline(theader))
+    print("|" + "|".join("-" * (w + 2) for w in tw) + "|")
+    for r in table_rows:
+        print(tline(r))
+    print()
+
 if "GO" in medians and "GO_TRACED" in medians:
     rows.append(["Go skynet traced (reference)", fmt(medians["GO_TRACED"], "ms"), "—", "Go skynet untraced",
                  fmt(medians["GO"], "ms"), f"{medians['GO_TRACED'] / medians['GO']:.2f}x", "— (Go's tracer)"])

@@ -7,6 +7,9 @@
 //   BM_Skynet              skynet: 1M leaf fibers, branching 10, on the
 //                          default number of threads (the CPU count).
 //   BM_SkynetOneThread     the same skynet on one thread (threads = 1).
+//   BM_Scaling{Skynet,Yield,Handoff}/threads:1|2|4
+//                          the scaling table: skynet, 64 fibers yielding,
+//                          16 pairs handing a token through Queues.
 //   BM_ReadClock           one read of the trace clock (rdtsc on x86_64).
 //   BM_TraceEvent          one recorded event (clock read + encode) while a
 //                          Recorder is active.
@@ -26,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -125,6 +129,76 @@ BENCHMARK(BM_Skynet)->Unit(benchmark::kMillisecond)->UseRealTime();
 // round_robin scheduler, which runs all fibers on one thread.
 void BM_SkynetOneThread(benchmark::State& state) { runSkynet(state, 1); }
 BENCHMARK(BM_SkynetOneThread)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// --- the scaling table: three workloads at 1, 2 and 4 threads --------------
+// Each runs under the policy FIBERSCOPE_SCHEDULER names (compare.sh runs
+// the table under seed and under scaling). 4 threads oversubscribe a
+// 2-CPU machine: compare.sh says so beside the numbers.
+
+// skynet: spawn-and-await trees, the spawn-heavy case.
+void BM_ScalingSkynet(benchmark::State& state) { runSkynet(state, static_cast<unsigned>(state.range(0))); }
+BENCHMARK(BM_ScalingSkynet)->ArgName("threads")->Arg(1)->Arg(2)->Arg(4)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Yield-heavy: 64 fibers yield 2000 times each; every thread's queue stays
+// full, so the threads balance by stealing. One iteration = one yield.
+void BM_ScalingYield(benchmark::State& state) {
+    auto loop = makeLoop(state, static_cast<unsigned>(state.range(0)));
+    if (!loop) return;
+    EventLoop* l = loop.get();
+    constexpr int kFibers = 64;
+    constexpr std::int64_t kYields = 2000;
+    while (state.KeepRunningBatch(kFibers * kYields)) {
+        std::vector<Future<void>> fibers;
+        fibers.reserve(kFibers);
+        for (int f = 0; f < kFibers; ++f)
+            fibers.push_back(l->async([l] {
+                for (std::int64_t y = 0; y < kYields; ++y) l->yield();
+            }));
+        for (auto& f : fibers) f.await();
+    }
+    state.counters["loop_threads_started"] = static_cast<double>(l->activeThreads());
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ScalingYield)->ArgName("threads")->Arg(1)->Arg(2)->Arg(4)->UseRealTime();
+
+// Hand-off-heavy: 16 pairs pass a token back and forth through two
+// one-slot Queues, 2000 round trips a pair; every get and put wakes the
+// partner, so every step makes a fiber ready (schedule(), and on the seed
+// policy a hand-off to an idle thread with its wake-up). One iteration =
+// one round trip.
+void BM_ScalingHandoff(benchmark::State& state) {
+    auto loop = makeLoop(state, static_cast<unsigned>(state.range(0)));
+    if (!loop) return;
+    EventLoop* l = loop.get();
+    constexpr int kPairs = 16;
+    constexpr int kTrips = 2000;
+    while (state.KeepRunningBatch(kPairs * kTrips)) {
+        std::vector<std::unique_ptr<fiberscope::Queue<int>>> there, back;
+        std::vector<Future<void>> fibers;
+        for (int p = 0; p < kPairs; ++p) {
+            there.push_back(std::make_unique<fiberscope::Queue<int>>(1));
+            back.push_back(std::make_unique<fiberscope::Queue<int>>(1));
+            fiberscope::Queue<int>* to = there.back().get();
+            fiberscope::Queue<int>* from = back.back().get();
+            fibers.push_back(l->async([to, from] {
+                for (int i = 0; i < kTrips; ++i) {
+                    (void)to->put(i);
+                    (void)from->get();
+                }
+            }));
+            fibers.push_back(l->async([to, from] {
+                for (int i = 0; i < kTrips; ++i) {
+                    auto v = to->get();
+                    (void)from->put(v ? *v : 0);
+                }
+            }));
+        }
+        for (auto& f : fibers) f.await();
+    }
+    state.counters["loop_threads_started"] = static_cast<double>(l->activeThreads());
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ScalingHandoff)->ArgName("threads")->Arg(1)->Arg(2)->Arg(4)->UseRealTime();
 
 std::string benchTracePath(const char* name) {
     return "/tmp/fiberscope-bench-" + std::to_string(getpid()) + "-" + name + ".fstrace";

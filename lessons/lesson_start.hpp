@@ -1,6 +1,6 @@
-// What every lesson program does first: read `--threads N` and
-// `--backend uring|epoll` (the only arguments a lesson takes) and start an
-// EventLoop. Public API only.
+// What every lesson program does first: read `--threads N`,
+// `--backend uring|epoll` and `--scheduler seed|scaling` (the only arguments
+// a lesson takes) and start an EventLoop. Public API only.
 #pragma once
 
 #include <cstdio>
@@ -15,10 +15,15 @@ namespace lesson {
 // The loop for lesson `name`, on up to `default_threads` worker threads
 // unless `--threads N` says otherwise, on the backend `--backend uring|epoll`
 // names (else automatic: io_uring, or FIBERSCOPE_BACKEND from the
-// environment). On a bad argument it prints a one-line usage error and exits
-// with 2; if the loop cannot start, the reason and exits with 1.
-inline std::unique_ptr<fiberscope::EventLoop> start(const char* name, int argc, char** argv, unsigned default_threads) {
-    fiberscope::EventLoopOptions options{.threads = default_threads};
+// environment), under the scheduler policy `--scheduler seed|scaling` names,
+// else `policy`: the seed's for the lessons that teach it, whatever
+// FIBERSCOPE_SCHEDULER says (the runtime's default is scaling; the course
+// shows the seed's mechanism, and its traces and tests depend on it). On a
+// bad argument it prints a one-line usage error and exits with 2; if the
+// loop cannot start, the reason and exits with 1.
+inline std::unique_ptr<fiberscope::EventLoop> start(const char* name, int argc, char** argv, unsigned default_threads,
+                                                    fiberscope::SchedulerPolicy policy = fiberscope::SchedulerPolicy::seed) {
+    fiberscope::EventLoopOptions options{.threads = default_threads, .scheduler = policy};
     for (int i = 1; i < argc; ++i) {
         const std::string_view arg = argv[i];
         if (arg == "--threads" && i + 1 < argc) {
@@ -40,8 +45,16 @@ inline std::unique_ptr<fiberscope::EventLoop> start(const char* name, int argc, 
                 continue;
             }
         }
-        std::fprintf(stderr, "%s: bad argument '%s'; usage: %s [--threads N] [--backend uring|epoll]\n", name, argv[i],
-                     name);
+        if (arg == "--scheduler" && i + 1 < argc) {
+            const std::string_view scheduler = argv[++i];
+            if (scheduler == "seed" || scheduler == "scaling") {
+                options.scheduler =
+                    scheduler == "seed" ? fiberscope::SchedulerPolicy::seed : fiberscope::SchedulerPolicy::scaling;
+                continue;
+            }
+        }
+        std::fprintf(stderr, "%s: bad argument '%s'; usage: %s [--threads N] [--backend uring|epoll] [--scheduler seed|scaling]\n",
+                     name, argv[i], name);
         std::exit(2);
     }
     auto created = fiberscope::EventLoop::create(options);

@@ -52,8 +52,9 @@ cmake -S . -B build-aarch64 -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-aarc
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFIBERSCOPE_WERROR=ON >/dev/null
 timeout 1200 cmake --build build-aarch64 -j "$jobs" --target test_runtime
 built=$(date +%s)
-# Four entries (runtime: backend unset, so the fallback; runtime_epoll; and
-# both again under FIBERSCOPE_SCHEDULER=scaling), under qemu-user.
+# Four entries (runtime: backend unset, so the fallback; runtime_epoll; both
+# under the default scaling policy, and again under the seed's:
+# runtime_seed, runtime_seed_epoll), under qemu-user.
 status=0
 timeout 1200 ctest --test-dir build-aarch64 --output-on-failure -j 1 -R '^runtime' || status=$?
 echo "aarch64: built in $((built - start)) s, ran in $(($(date +%s) - built)) s"

@@ -81,12 +81,12 @@ static Result<IoBackend> chooseBackend(IoBackend requested) {
     return Error{Errc::UnsupportedBackend, 0};
 }
 
-// The policy asked for: the options', else FIBERSCOPE_SCHEDULER's, else seed
+// The policy asked for: the options', else FIBERSCOPE_SCHEDULER's, else scaling
 // (the same precedence as the backend's).
 static Result<SchedulerPolicy> choosePolicy(std::optional<SchedulerPolicy> requested) {
     if (requested) return *requested;
     const char* env = std::getenv("FIBERSCOPE_SCHEDULER");
-    if (!env || !*env) return SchedulerPolicy::seed;
+    if (!env || !*env) return SchedulerPolicy::scaling;
     const std::string_view name = env;
     if (name == "seed") return SchedulerPolicy::seed;
     if (name == "scaling") return SchedulerPolicy::scaling;

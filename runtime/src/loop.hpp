@@ -66,7 +66,7 @@ struct Loop {
     IoBackend backend = IoBackend::io_uring;
     // The scheduling policy (scheduler/scheduler.hpp), fixed at creation: schedule()
     // and the idle loop branch on it, no virtual call.
-    SchedulerPolicy scheduler = SchedulerPolicy::seed;
+    SchedulerPolicy scheduler = SchedulerPolicy::scaling;
     bool scaling() const noexcept { return scheduler == SchedulerPolicy::scaling; }
     // The scaling policy's idle set: bit n set while worker n has published
     // itself parked (ready_queue == nullptr, about to wait in the kernel).

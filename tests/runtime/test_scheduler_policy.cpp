@@ -3,8 +3,9 @@
 // backend), a wrong value is refused with one line, the scaling policy loses
 // no fiber under spawn/await/yield/steal stress on two threads, and its
 // bounded search still lets an idle loop park (no CPU spent while nothing
-// runs). The whole suite runs under each policy too (ctest runtime_scaling,
-// runtime_scaling_epoll); these tests pin their policy in the options.
+// runs). The whole suite runs under each policy too (ctest runtime and
+// runtime_epoll under scaling, runtime_seed and runtime_seed_epoll under
+// seed); these tests pin their policy in the options.
 #include "test_support.hpp"
 
 #include <fcntl.h>
@@ -117,11 +118,11 @@ std::int64_t tree(EventLoop& loop, std::int64_t num, std::int64_t size, std::ato
 
 } // namespace
 
-TEST_CASE("the scheduler policy comes from the options, else FIBERSCOPE_SCHEDULER, else seed", "[policy]") {
+TEST_CASE("the scheduler policy comes from the options, else FIBERSCOPE_SCHEDULER, else scaling", "[policy]") {
     {
         SchedulerEnv env(nullptr);
         auto loop = test::makeLoop(1);
-        CHECK(loop->scheduler() == SchedulerPolicy::seed);
+        CHECK(loop->scheduler() == SchedulerPolicy::scaling);
     }
     {
         SchedulerEnv env("scaling");

@@ -59,13 +59,14 @@ const char* ioBackendName(IoBackend backend) noexcept;
 //            ready queue is empty (a CAS on that thread's queue word, then
 //            a MSG_RING or eventfd wake-up), and a thread that finds nothing
 //            parks at once. What the lessons teach.
-//   scaling  a loop-level idle set is read before any CAS, so only parked
-//            threads are offered work; a thread that runs out of work
-//            searches (steals) a bounded while before it parks, and
-//            schedule() wakes a parked thread only when no thread is
-//            searching (Go's wakep), so a burst of spawns is not a burst of
-//            kernel wake-ups; a spawned fiber waits in its spawner's
-//            runnext slot, so a spawn that is awaited at once stays local.
+//   scaling  the default: each thread queues its ready fibers in a FIFO
+//            ring that only it fills and other threads take half of; no
+//            thread is handed work: after a push one parked thread is woken
+//            to search, and only when no thread is searching (Go's wakep),
+//            so a burst of spawns is not a burst of kernel wake-ups; a
+//            thread that runs out of work searches (steals) a bounded while
+//            before it parks; a spawned fiber waits in its spawner's runnext
+//            slot, so a spawn that is awaited at once stays local.
 // Fixed per loop at create time: the hot path branches on a loop field.
 enum class SchedulerPolicy { seed, scaling };
 
@@ -93,7 +94,7 @@ struct EventLoopOptions {
     IoBackend backend = IoBackend::automatic;
     // Which scheduling policy to use (see SchedulerPolicy). Unset: the
     // environment variable FIBERSCOPE_SCHEDULER=seed|scaling picks one, else
-    // seed.
+    // scaling.
     std::optional<SchedulerPolicy> scheduler = std::nullopt;
     // true: every fiber stack has a guard page below it, which turns an
     // overflow into a clear message naming the fiber; never silently

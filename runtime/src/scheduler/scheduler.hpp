@@ -4,7 +4,9 @@
 //   worker.hpp/.cpp      a worker thread (Thread): its ready queue word,
 //                        run_next, idle context; the idle loop (idle())
 //   schedule.cpp         where ready fibers go: schedule(), scheduleSpawned()
-//   queue.cpp            where a thread finds work: findReadyFiber()
+//   queue.cpp            where a thread finds work: findReadyFiber(),
+//                        stealHalf(), the overflow list
+//   run_queue.hpp        the scaling policy's ring (Go's runq)
 //   search.cpp           the scaling policy's search before parking
 //   grow.cpp             starting workers lazily
 //   victims.hpp          the one round-robin walk over other threads
@@ -13,7 +15,7 @@
 // Below it, io/driver.hpp wakes and parks threads on either backend; the
 // scheduler never asks which one runs.
 //
-// THE SEED'S DESIGN (SchedulerPolicy::seed, the default; ported from Zig's
+// THE SEED'S DESIGN (SchedulerPolicy::seed; ported from Zig's
 // std.Io event loops, what the lessons teach)
 //
 // * No global run queue and no lock. Each worker owns one atomic word, its
@@ -50,46 +52,56 @@
 // the line away. Each hand-off that lands also costs a MSG_RING and a
 // kernel wake-up of a thread that parks again almost at once.
 //
-// THE SCALING POLICY (SchedulerPolicy::scaling, EventLoopOptions::scheduler
-// or FIBERSCOPE_SCHEDULER=scaling) keeps the queue words, the hand-off, the
-// stealing and switch-then-act, and changes who is offered work and when a
-// thread sleeps, as Go's scheduler (pidle, nmspinning, runnext, wakep) and
+// THE SCALING POLICY (SchedulerPolicy::scaling, the default) keeps per-thread queues, stealing and
+// switch-then-act, and changes the queue, who finds work and when a thread
+// sleeps, as Go's scheduler (runq, runnext, pidle, nmspinning, wakep) and
 // Tokio's (idle.rs, notify_parked) do:
+// * Each worker's ready fibers sit in a RunQueue (run_queue.hpp): a ring of
+//   256, FIFO, that only its owner fills. The owner pushes with two plain
+//   stores and pops with one CAS on a line that stays its own; nobody
+//   hands a thread work. A full ring moves half to the loop's overflow list
+//   (Go's global queue). FIFO makes yield fair among three or more fibers.
+// * A thread out of work takes the older half of another's ring with one
+//   CAS (stealHalf, queue.cpp), so one steal balances two threads.
 // * An idle set (Loop::idle_set, idle_set.hpp) says who is parked, in lines
-//   of its own. schedule() reads it first and CASes only the word of a
-//   thread whose bit is set and whose word reads nullptr (test before CAS),
-//   so busy threads' lines stay theirs.
+//   of its own. After a push, one parked thread is woken to search
+//   (wakeToSearch, Go's wakep) unless a thread searches already or one was
+//   woken to and is not up yet (counted from the wake-up on, through
+//   Thread::search_token): a burst of spawns wakes one thread, not one per
+//   spawn, and busy threads are never offered anything.
 // * A thread out of work searches before it parks (searchBeforePark,
-//   search.cpp): steal attempts with cpuRelax() between them, for kSearchNs.
-//   Loop::searching counts the searchers, at most half the threads; while
-//   one searches, schedule() wakes nobody (the searcher will steal the
-//   work), so a burst of spawns is not a burst of MSG_RINGs.
+//   search.cpp): steal attempts with cpuRelax() between them, for kSearchNs;
+//   Loop::searching counts the searchers, at most half the threads.
 // * A spawned fiber goes to its spawner's run_next (Go's runnext), taken
-//   before the queue: a fiber spawned and then awaited runs on the
-//   spawner's thread with no cross-thread traffic. With the slot filled and
-//   nobody searching, one parked thread is woken to search (wakeToSearch,
-//   Go's wakep), counted from the wake-up on, so a burst wakes one thread; a
-//   searcher takes a run_next fiber only after kRunNextGraceNs, so a spawner
-//   that never suspends still has its fiber run elsewhere.
+//   before the ring: a fiber spawned and then awaited runs on the spawner's
+//   thread with no cross-thread traffic; a searcher takes a run_next fiber
+//   only after kRunNextGraceNs, so a spawner that never suspends still has
+//   its fiber run elsewhere.
 // * Fiber ids come from per-thread blocks (fiber.cpp), not one shared counter.
-// Measured (stop 20, a loaded machine): spawn+await 74.2 ns on one thread
-// and 117.8 ns on two (1.59x); skynet on two threads 0.60x its one-thread
-// time. The trace says which policy ran (a "scheduler: scaling" mark).
+// The trace says which policy ran (a "scheduler: scaling" mark) and writes
+// a steal-half record per fiber a steal moved (FORMAT.md).
+// Measured (bench/compare.sh; the numbers and the machine's load are in
+// the commit messages and the closing notes): spawn+await at 2 threads
+// about 1.6x its 1-thread time (seed: 10.6x), skynet at 2 threads about
+// 0.6x its 1-thread time (seed: 2.9x).
 //
-// WHY IT IS CORRECT. Every read of the idle set or of `searching` is a
-// hint. The only word that decides where fibers go is the target's queue
-// word, changed by CAS (or by its owner while it holds kFinished), so a
-// stale hint costs at most a missed hand-off (the fibers go on the
-// scheduler's own queue, which its running owner pops and a searcher may
-// steal) or a needless wake-up (a spurious wakeup completion), never a
-// fiber. A ready fiber is always in a queue word or a run_next whose owner
-// is running (an owner looks at both before it parks, and nobody but a
-// hand-off CAS, followed by a wake-up, adds to a parked thread's), so the
-// running owner runs it if nobody else does. The one exception needs a
-// Dekker pair: a spawner that writes run_next and then reads the idle set,
-// against a searcher that sets its idle bit and then reads run_next
-// (seq_cst on both sides, schedule.cpp and search.cpp): one of them sees
-// the other.
+// WHY IT IS CORRECT. Seed: the only word that decides where fibers go is a
+// thread's queue word, changed by CAS (or by its owner while it holds
+// kFinished); a thread parks only after publishing nullptr, and whoever
+// hands it work with a CAS then wakes it. Scaling: every read of the idle
+// set or of `searching` is a hint; what decides is a RunQueue's head, moved
+// by CAS. A ready fiber is in a ring, a run_next or the overflow list; a
+// ring and a run_next are filled only by their owner while it runs, and
+// an owner looks at both before it parks, so a running owner runs its
+// fibers if nobody else does: a stale hint costs a missed chance of
+// parallelism or a needless wake-up, never a fiber. What stays is the
+// parallelism: a producer that adds work and then reads `searching` and
+// the idle set, against a searcher that gives up (drops `searching`, sets
+// its idle bit) and then reads every ring, run_next and the overflow list,
+// is a Dekker pair (seq_cst on both sides: the fence after a push and the
+// exchange of run_next in schedule.cpp, the read-modify-writes and loads in
+// search.cpp): one of them sees the other, so work added while the last
+// searcher gives up still gets a thread.
 #pragma once
 
 #include "fiber/fiber.hpp"
