@@ -340,11 +340,14 @@ TEST_CASE("the scaling policy: a burst larger than a RunQueue overflows and ever
     rmdir(dir);
     // A steal-half batch: records of one thread at one time, each naming a
     // fiber and the victim; more than one fiber at once shows the half.
-    std::size_t records = 0, biggest = 0, batch = 0;
+    std::size_t records = 0, biggest = 0, batch = 0, run_next = 0;
     std::int64_t batch_time = -1;
     std::uint32_t batch_thread = ~0u;
     for (std::size_t i = 0; i < trace.events.size(); ++i) {
         const trace::Event e = trace.events[i];
+        // Each spawn goes to its spawner's run_next first (how = run-next).
+        if (e.kind == trace::EventKind::Schedule && e.small == static_cast<std::uint8_t>(trace::ScheduleHow::RunNext))
+            ++run_next;
         if (e.kind != trace::EventKind::StealHalf) continue;
         ++records;
         if (e.time == batch_time && e.thread == batch_thread) ++batch;
@@ -353,7 +356,8 @@ TEST_CASE("the scaling policy: a burst larger than a RunQueue overflows and ever
         batch_thread = e.thread;
         if (batch > biggest) biggest = batch;
     }
-    INFO(records << " steal-half records, the biggest batch " << biggest);
+    INFO(records << " steal-half records, the biggest batch " << biggest << "; " << run_next << " run-next schedules");
+    CHECK(run_next >= static_cast<std::size_t>(fibers) / 2);
     CHECK(records > 0);
     CHECK(biggest > 1);
 }

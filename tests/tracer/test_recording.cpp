@@ -63,7 +63,9 @@ TEST_CASE("a recorded program's trace reads back with every kind of decision", "
     {
         Recorder recorder(path);
         REQUIRE(recorder.ok());
-        auto loop = EventLoop::create({.threads = 4}).value();
+        // The seed policy, whatever FIBERSCOPE_SCHEDULER says: its marks are
+        // counted below (a scaling loop adds "scheduler: scaling").
+        auto loop = EventLoop::create({.threads = 4, .scheduler = SchedulerPolicy::seed}).value();
         auto total = loop->async([&] {
             setFiberName("root");
             mark("tree start");

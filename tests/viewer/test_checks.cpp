@@ -171,7 +171,7 @@ TEST_CASE("checks: parse errors name the line and the token", "[checks]") {
     CHECK(parseError("count") == "checks.md:7: expected a record kind, found the end of the line");
     CHECK(parseError("tally steal") == "checks.md:7: expected 'count', 'worker-of' or 'fiber-of', found 'tally'");
     CHECK(parseError("count schedule where how=idle") ==
-          "checks.md:7: 'idle' is not a value of schedule's how (one of: idle-handoff, new-worker, own-queue)");
+          "checks.md:7: 'idle' is not a value of schedule's how (one of: idle-handoff, new-worker, own-queue, run-next)");
     CHECK(parseError("count steal where thief=1") ==
           "checks.md:7: a steal record has no field 'thief' (its fields: fiber, victim)");
     CHECK(parseError("count steal to fiber 3") == "checks.md:7: a steal record has no 'to' field; use 'of fiber'");

@@ -788,6 +788,58 @@ TEST_CASE("explanations follow the backend the trace was recorded on", "[viewer]
     CHECK(explain(tl2, uring, 4).text.find("MSG_RING") != std::string::npos);
 }
 
+TEST_CASE("explanations follow the scheduler policy the trace was recorded under", "[viewer]") {
+    // A scaling trace (its mark after the backend's): a spawn into run_next,
+    // two queued fibers and the wake-up to search the first causes, and a
+    // steal-half of both by worker 1, the second of which it runs.
+    const Trace trace = makeTrace(2,
+                                  {
+                                      ev(0, 0, EventKind::ThreadStart, 0, 0),
+                                      ev(1, 0, EventKind::Mark, 1),
+                                      ev(1, 0, EventKind::Mark, 2),
+                                      ev(5, 1, EventKind::ThreadStart, 1, 0),
+                                      ev(6, 1, EventKind::Park),
+                                      ev(10, 0, EventKind::FiberCreate, 2, 1, 0),
+                                      ev(10, 0, EventKind::Schedule, 2, 1, 0, how(ScheduleHow::RunNext)),
+                                      ev(11, 0, EventKind::FiberCreate, 3, 1, 0),
+                                      ev(11, 0, EventKind::Schedule, 3, 1, 0, how(ScheduleHow::OwnQueue)),
+                                      ev(11, 0, EventKind::WakeupSent, 1),
+                                      ev(12, 0, EventKind::FiberCreate, 4, 1, 0),
+                                      ev(12, 0, EventKind::Schedule, 4, 1, 0, how(ScheduleHow::OwnQueue)),
+                                      ev(20, 1, EventKind::WakeupReceived, 0),
+                                      ev(20, 1, EventKind::Unpark, 0),
+                                      ev(21, 1, EventKind::StealHalf, 3, 0),
+                                      ev(21, 1, EventKind::StealHalf, 4, 0),
+                                      ev(21, 1, EventKind::Switch, 0, 4, 0, sw(SwitchReason::Idle)),
+                                  },
+                                  {"backend: io_uring", "scheduler: scaling"});
+    const Timeline tl = buildTimeline(trace);
+    auto text = [&](std::uint32_t i) { return explain(tl, trace, i).text; };
+    INFO(text(6));
+    CHECK(text(6).find("run_next slot (the scaling policy, Go's runnext)") != std::string::npos);
+    CHECK(explain(tl, trace, 6).function == "scheduleSpawned()");
+    INFO(text(8));
+    CHECK(text(8).find("the scaling policy hands no thread work") != std::string::npos);
+    INFO(text(9));
+    CHECK(text(9).find("to search for work") != std::string::npos);
+    CHECK(explain(tl, trace, 9).function == "wakeToSearch()");
+    INFO(text(14) << " / " << text(15));
+    CHECK(text(14).find("took fiber #3 from worker 0's ready queue in stealHalf()") != std::string::npos);
+    CHECK(text(14).find("it waits in this thread's queue") != std::string::npos);
+    CHECK(text(15).find("runs the newest of them now") != std::string::npos);
+    INFO(text(16));
+    CHECK(text(16).find("after taking the older half of worker 0's ready queue") != std::string::npos);
+    // Two steal flows, one per fiber moved.
+    std::size_t steals = 0;
+    for (const auto& f : tl.flows) steals += f.kind == FlowKind::Steal;
+    CHECK(steals == 2);
+    // The same records without the policy's mark read as the seed's.
+    Trace seed = trace;
+    seed.strings[2] = "tree start";
+    const Timeline tl2 = buildTimeline(seed);
+    CHECK(explain(tl2, seed, 8).text.find("found no idle worker") != std::string::npos);
+}
+
 namespace {
 // The words a sentence about an epoll trace must never use: io_uring, its
 // MSG_RING, or "ring" as a word (IORING_OP_POLL_ADD is the opcode's name on

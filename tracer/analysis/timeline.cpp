@@ -892,7 +892,10 @@ private:
         }
         case EventKind::Schedule: {
             const auto how = static_cast<ScheduleHow>(e.small);
-            const std::int64_t target = how == ScheduleHow::OwnQueue ? static_cast<std::int64_t>(lane) : laneOfWorker(e.arg[2]);
+            // Own queue and run_next: this thread's (the model keeps one queue a thread).
+            const std::int64_t target = how == ScheduleHow::OwnQueue || how == ScheduleHow::RunNext
+                                            ? static_cast<std::int64_t>(lane)
+                                            : laneOfWorker(e.arg[2]);
             const std::int32_t target_thread = target >= 0 ? static_cast<std::int32_t>(threadOfLane(static_cast<std::uint32_t>(target))) : -1;
             for (std::uint64_t m : members(lane, e.arg[0], e.arg[1])) {
                 if (m == 0) continue;

@@ -141,7 +141,7 @@ void scheduleSpawned(Loop& loop, Thread& thread, Fiber* fiber) {
     }
     // Recorded before it is published: a searcher may run it at once.
     FIBERSCOPE_TRACE_EVENT_AT(thread.own().trace_time,
-                              emit::schedule(now, fiber->id, 1, thread.index, ScheduleHow::OwnQueue));
+                              emit::schedule(now, fiber->id, 1, thread.index, ScheduleHow::RunNext));
     // release: a searcher that takes the fiber (acquire CAS) sees it
     // initialised; the one we displace was put there by us. seq_cst: a
     // Dekker pair with a searcher that gives up (searchBeforePark): we

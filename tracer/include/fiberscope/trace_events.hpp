@@ -82,6 +82,7 @@ enum class ScheduleHow : std::uint8_t {
     IdleHandoff = 0, // handed to an idle thread, woken with MSG_RING
     NewWorker = 1,   // a new worker thread was started for them
     OwnQueue = 2,    // nobody wanted them: queued on the scheduling thread
+    RunNext = 3,     // the scaling policy: a spawned fiber in its spawner's run_next slot (version 5)
 };
 
 enum class GroupOp : std::uint8_t { Spawn = 0, Wait = 1, Cancel = 2 };

@@ -72,8 +72,8 @@ struct RecordKindInfo {
 // Names of enumerated values, indexed by value.
 inline constexpr const char* kSwitchReasonNames[kMaxSwitchReason + 1] = {
     "start", "yield", "await", "select", "io-wait", "mutex", "condition", "finish", "handoff", "idle", "exit"};
-inline constexpr std::uint8_t kMaxScheduleHow = 2;
-inline constexpr const char* kScheduleHowNames[kMaxScheduleHow + 1] = {"idle-handoff", "new-worker", "own-queue"};
+inline constexpr std::uint8_t kMaxScheduleHow = 3;
+inline constexpr const char* kScheduleHowNames[kMaxScheduleHow + 1] = {"idle-handoff", "new-worker", "own-queue", "run-next"};
 inline constexpr std::uint8_t kMaxConditionWakeHow = 2;
 inline constexpr const char* kConditionWakeHowNames[kMaxConditionWakeHow + 1] = {"signal", "broadcast", "timed-out"};
 inline constexpr std::uint8_t kMaxGroupOp = 2;
@@ -137,7 +137,7 @@ inline constexpr RecordKindInfo kTable[kMaxEventKind + 1] = {
         {fiber("from"), fiber("to"), enumerated("reason", kSwitchReasonNames)}),
     row({K::Schedule, "schedule", "sched",
          "`count` fibers, the first being `fiber`, became ready: handed to idle worker `target`, given to a new worker "
-         "`target`, or queued on this thread (`how`).", true, true},
+         "`target`, queued on this thread, or (a spawn, the scaling policy) put in this thread's run_next slot (`how`).", true, true},
         {fiber(), count(), worker("target"), enumerated("how", kScheduleHowNames)}),
     row({K::Steal, "steal", "sched",
          "This thread found its ready queue empty and took worker `victim`'s whole ready queue, whose head is `fiber`.", true, true},
@@ -264,7 +264,7 @@ constexpr bool recordTableConsistent() {
 static_assert(recordTableConsistent(), "the record table disagrees with EventKind or with Event's layout");
 // The enumerations' last values (trace_events.hpp) are the names' last.
 static_assert(static_cast<std::uint8_t>(SwitchReason::Exit) == kMaxSwitchReason);
-static_assert(static_cast<std::uint8_t>(ScheduleHow::OwnQueue) == kMaxScheduleHow);
+static_assert(static_cast<std::uint8_t>(ScheduleHow::RunNext) == kMaxScheduleHow);
 static_assert(static_cast<std::uint8_t>(ConditionWakeHow::TimedOut) == kMaxConditionWakeHow);
 static_assert(static_cast<std::uint8_t>(GroupOp::Cancel) == kMaxGroupOp);
 static_assert(static_cast<std::uint8_t>(QueueOp::Close) == kMaxQueueOp);

@@ -179,6 +179,14 @@ struct Ctx {
     // The words of the backend the trace was recorded on (its header's).
     const trace::BackendWords& words() const { return backendWords(tr); }
     bool epoll() const { return words().backend == trace::Backend::Epoll; }
+    // The scaling scheduler policy ran: worker 0 says so in a mark right
+    // after its backend mark (FORMAT.md), among the trace's first records.
+    bool scaling() const {
+        const std::size_t n = std::min<std::size_t>(tr.events.size(), 64);
+        for (std::size_t k = 0; k < n; ++k)
+            if (tr.events.kind(k) == EventKind::Mark && tr.string(tr.events[k].arg[0]) == "scheduler: scaling") return true;
+        return false;
+    }
     bool valid(std::uint32_t i) const { return i != kNoEvent && i < tr.events.size(); }
 
     // The event of `kind` nearest before (step -1) or after (+1) event `i` on
@@ -416,9 +424,19 @@ Explanation explainSchedule(const Ctx& c, std::uint32_t i) {
                " (spawnWorker()) with " + them + " as its first work";
         break;
     case ScheduleHow::OwnQueue:
-        text = "schedule() found no idle worker to take " + who + " and no new worker to start, so it queued " + them + " on " +
-               c.thread(e.thread) + "'s own ready queue, where idle workers can steal " + them;
+        if (c.scaling())
+            text = "schedule() queued " + who + " on " + c.thread(e.thread) +
+                   "'s own ready queue: the scaling policy hands no thread work, it wakes a parked one to search, "
+                   "which steals the older half of a queue";
+        else
+            text = "schedule() found no idle worker to take " + who + " and no new worker to start, so it queued " + them +
+                   " on " + c.thread(e.thread) + "'s own ready queue, where idle workers can steal " + them;
         break;
+    case ScheduleHow::RunNext:
+        text = "scheduleSpawned() put " + who + " in " + c.thread(e.thread) +
+               "'s run_next slot (the scaling policy, Go's runnext): it runs as soon as its spawner suspends, before the "
+               "ready queue, unless a searching thread takes it after 3 us";
+        return make(text, "scheduleSpawned()", kSchedule, i);
     default: text = "schedule() made " + who + " ready"; break;
     }
     const std::string why = readyWhy(c, head, e.time, i);
@@ -483,6 +501,10 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
     case EventKind::WakeupSent: {
         std::string text = thread + (c.epoll() ? " wrote to the eventfd of idle worker " : " sent a MSG_RING to wake idle worker ") +
                            std::to_string(e.arg[0]);
+        if (c.scaling())
+            return make(text + " to search for work: it had just queued a fiber and no thread was searching (wakeToSearch(), "
+                               "Go's wakep); one wake-up per burst, not one per fiber",
+                        "wakeToSearch()", kSchedule, i);
         const std::uint32_t s = c.neighbour(i, EventKind::Schedule, -1, 2);
         if (s != kNoEvent && c.event(s).time == e.time) text += " after schedule() handed it " + queueWho(c.event(s).arg[1], c.fiber(c.event(s).arg[0]));
         else text += " after schedule() handed it ready fibers";

@@ -39,7 +39,8 @@ std::pair<std::string, std::string> fromTo(const Timeline& tl, const trace::Even
     case K::WakeupSent: return {here, workerLabel(static_cast<std::int64_t>(e.arg[0]))};
     case K::WakeupReceived: return {workerLabel(static_cast<std::int64_t>(e.arg[0])), here};
     case K::Schedule:
-        if (e.small != static_cast<std::uint8_t>(trace::ScheduleHow::OwnQueue)) // a hand-off to another worker
+        if (e.small != static_cast<std::uint8_t>(trace::ScheduleHow::OwnQueue) &&
+            e.small != static_cast<std::uint8_t>(trace::ScheduleHow::RunNext)) // a hand-off to another worker
             return {here, workerLabel(static_cast<std::int64_t>(e.arg[2]))};
         return {};
     default: return {};
