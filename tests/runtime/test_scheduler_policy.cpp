@@ -23,6 +23,7 @@
 #include <fiberscope/trace_reader.hpp>
 
 #include "../support/recorded_trace.hpp"
+#include "scheduler/run_queue.hpp"
 
 using namespace fiberscope;
 using namespace std::chrono_literals;
@@ -309,12 +310,13 @@ TEST_CASE("the scaling policy's yield is FIFO: three fibers on one thread take t
     CHECK(std::string(order.substr(0, 3)).find('c') != std::string::npos);
 }
 
-TEST_CASE("the scaling policy: a burst larger than a RunQueue overflows and every fiber runs; a thief takes half", "[policy][trace]") {
-    test::Watchdog watchdog("a burst of 5000 spawns on 2 threads", 60s);
+TEST_CASE("the scaling policy: a spawn burst and a crowd of yielders on two threads lose nothing", "[policy][trace]") {
+    test::Watchdog watchdog("a burst of 5000 spawns and 400 yielders on 2 threads", 60s);
     char dir[] = "/tmp/fiberscope-policy-burst-XXXXXX";
     REQUIRE(mkdtemp(dir));
     const std::string path = std::string(dir) + "/burst.fstrace";
-    const long fibers = 5000; // far more than the 256 a RunQueue holds
+    const long fibers = 5000;
+    const long yielders = 400; // more than the 256 a RunQueue holds
     {
         trace::Recorder recorder(path);
         REQUIRE(recorder.ok());
@@ -324,8 +326,9 @@ TEST_CASE("the scaling policy: a burst larger than a RunQueue overflows and ever
         std::atomic<long> ran{0};
         std::vector<Future<void>> burst;
         burst.reserve(fibers);
-        // The main fiber spawns without suspending: its queue fills and
-        // overflows, and worker 1, woken to search, steals halves.
+        // The main fiber spawns without suspending: each spawn goes to its
+        // run_next, the one before to its queue word, which worker 1, woken
+        // to search, may steal.
         for (long i = 0; i < fibers; ++i)
             burst.push_back(l.async([&ran] {
                 // relaxed: read after every fiber was awaited.
@@ -333,31 +336,74 @@ TEST_CASE("the scaling policy: a burst larger than a RunQueue overflows and ever
             }));
         for (auto& f : burst) f.await();
         CHECK(ran.load() == fibers);
+        // Yielders go to the back of their thread's FIFO RunQueue, which
+        // may overflow, and which the other thread may take halves of.
+        std::atomic<long> yields{0};
+        std::vector<Future<void>> crowd;
+        for (long i = 0; i < yielders; ++i)
+            crowd.push_back(l.async([&l, &yields] {
+                for (int y = 0; y < 20; ++y) {
+                    l.yield();
+                    // relaxed: read after every fiber was awaited.
+                    yields.fetch_add(1, std::memory_order_relaxed);
+                }
+            }));
+        for (auto& f : crowd) f.await();
+        CHECK(yields.load() == yielders * 20);
         loop.reset();
         REQUIRE(recorder.stop());
     }
     trace::Trace trace = test::readRecordedTrace(path);
     rmdir(dir);
-    // A steal-half batch: records of one thread at one time, each naming a
-    // fiber and the victim; more than one fiber at once shows the half.
-    std::size_t records = 0, biggest = 0, batch = 0, run_next = 0;
-    std::int64_t batch_time = -1;
-    std::uint32_t batch_thread = ~0u;
+    // Every spawn, both workers running, went to its spawner's run_next
+    // (how = run-next); every steal-half record names a fiber and a victim.
+    std::size_t run_next = 0;
     for (std::size_t i = 0; i < trace.events.size(); ++i) {
         const trace::Event e = trace.events[i];
-        // Each spawn goes to its spawner's run_next first (how = run-next).
         if (e.kind == trace::EventKind::Schedule && e.small == static_cast<std::uint8_t>(trace::ScheduleHow::RunNext))
             ++run_next;
-        if (e.kind != trace::EventKind::StealHalf) continue;
-        ++records;
-        if (e.time == batch_time && e.thread == batch_thread) ++batch;
-        else batch = 1;
-        batch_time = e.time;
-        batch_thread = e.thread;
-        if (batch > biggest) biggest = batch;
+        if (e.kind == trace::EventKind::StealHalf) {
+            CHECK(e.arg[0] >= 2);
+            CHECK(e.arg[1] <= 1);
+        }
     }
-    INFO(records << " steal-half records, the biggest batch " << biggest << "; " << run_next << " run-next schedules");
-    CHECK(run_next >= static_cast<std::size_t>(fibers) / 2);
-    CHECK(records > 0);
-    CHECK(biggest > 1);
+    INFO(run_next << " run-next schedules");
+    CHECK(run_next >= static_cast<std::size_t>(fibers + yielders));
+}
+
+TEST_CASE("RunQueue: FIFO pops, a thief takes the older half, a full ring gives up its older half", "[policy]") {
+    // The scaling policy's ring (runtime/src/scheduler/run_queue.hpp), on
+    // one thread: what each operation moves, deterministically.
+    std::vector<std::unique_ptr<detail::Fiber>> fibers;
+    for (std::uint64_t id = 0; id < 2 * detail::RunQueue::kCapacity; ++id) {
+        fibers.push_back(std::make_unique<detail::Fiber>());
+        fibers.back()->id = 100 + id;
+    }
+    detail::RunQueue owner, thief;
+    for (int i = 0; i < 10; ++i) REQUIRE(owner.push(fibers[i].get()));
+    CHECK(owner.pop() == fibers[0].get()); // the oldest first
+    // 9 queued: the thief takes 5 (9 - 9 / 2), oldest first, and runs the last.
+    std::uint32_t taken = 0;
+    std::uint64_t ids[detail::RunQueue::kCapacity / 2];
+    detail::Fiber* run = thief.stealHalf(owner, taken, ids);
+    REQUIRE(taken == 5);
+    CHECK(run == fibers[5].get());
+    for (std::uint32_t i = 0; i < taken; ++i) CHECK(ids[i] == 101 + i);
+    // The thief queued the other four, in order; the owner keeps the newer half.
+    for (int i = 1; i <= 4; ++i) CHECK(thief.pop() == fibers[i].get());
+    CHECK(thief.pop() == nullptr);
+    for (int i = 6; i < 10; ++i) CHECK(owner.pop() == fibers[i].get());
+    CHECK(owner.pop() == nullptr);
+    CHECK(owner.looksEmpty());
+    // Full: push refuses; the older half leaves as a list, in order.
+    for (std::uint32_t i = 0; i < detail::RunQueue::kCapacity; ++i) REQUIRE(owner.push(fibers[i].get()));
+    CHECK_FALSE(owner.push(fibers[detail::RunQueue::kCapacity].get()));
+    detail::FiberQueue half{nullptr, nullptr};
+    REQUIRE(owner.takeOlderHalf(half) == detail::RunQueue::kCapacity / 2);
+    std::uint32_t listed = 0;
+    for (detail::Fiber* f = half.head; f; f = f->queue_next) CHECK(f == fibers[listed++].get());
+    CHECK(listed == detail::RunQueue::kCapacity / 2);
+    CHECK(half.tail == fibers[detail::RunQueue::kCapacity / 2 - 1].get());
+    CHECK(owner.push(fibers[detail::RunQueue::kCapacity].get()));
+    CHECK(owner.pop() == fibers[detail::RunQueue::kCapacity / 2].get());
 }

@@ -59,9 +59,9 @@ const char* ioBackendName(IoBackend backend) noexcept;
 //            ready queue is empty (a CAS on that thread's queue word, then
 //            a MSG_RING or eventfd wake-up), and a thread that finds nothing
 //            parks at once. What the lessons teach.
-//   scaling  the default: each thread queues its ready fibers in a FIFO
-//            ring that only it fills and other threads take half of; no
-//            thread is handed work: after a push one parked thread is woken
+//   scaling  the default: each thread queues its ready fibers on itself
+//            only (new work LIFO; fibers that yield in a FIFO ring, which
+//            other threads take half of); no thread is handed work: after a push one parked thread is woken
 //            to search, and only when no thread is searching (Go's wakep),
 //            so a burst of spawns is not a burst of kernel wake-ups; a
 //            thread that runs out of work searches (steals) a bounded while

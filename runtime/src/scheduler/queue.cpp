@@ -17,25 +17,37 @@ namespace fiberscope::detail {
 // we do: no hand-off can land in it and no thief takes from it, so the
 // plain store of the remainder overwrites nothing. nullptr: nothing found
 // (the slot still holds kFinished).
-Fiber* stealReady(Loop& loop, Thread& thread) {
-    // acquire: pairs with spawnWorker's release of `active`.
-    const unsigned active = loop.active.load(std::memory_order_acquire);
-    Fiber* fiber = nullptr;
-    const Thread* victim = visitVictims(loop, thread, thread.own().steal_ready_search_index, kMaxStealReadySearch, active,
-                                        [&](Thread& candidate) {
-        // acquire: see the fibers the victim's queuers published.
-        fiber = candidate.ready_queue.load(std::memory_order_acquire);
-        if (fiber == nullptr || fiber == kFinished) return false;
-        // Take the whole list. acquire as above; relaxed on failure.
-        return candidate.ready_queue.compare_exchange_weak(fiber, nullptr, std::memory_order_acquire,
-                                                           std::memory_order_relaxed);
-    });
-    if (!victim) return nullptr;
-    FIBERSCOPE_TRACE_EVENT(emit::steal(now, fiber->id, victim->index));
+Fiber* stealReadyFrom(Thread& thread, Thread& victim) {
+    // acquire: see the fibers the victim's queuers published.
+    Fiber* fiber = victim.ready_queue.load(std::memory_order_acquire);
+    if (fiber == nullptr || fiber == kFinished) return nullptr;
+    // Take the whole list. acquire as above; relaxed on failure.
+    if (!victim.ready_queue.compare_exchange_strong(fiber, nullptr, std::memory_order_acquire, std::memory_order_relaxed))
+        return nullptr;
+    FIBERSCOPE_TRACE_EVENT(emit::steal(now, fiber->id, victim.index));
     // release: the stolen remainder is published from our slot now.
     thread.ready_queue.store(fiber->queue_next, std::memory_order_release);
     fiber->queue_next = nullptr;
     return fiber;
+}
+
+Fiber* stealReady(Loop& loop, Thread& thread) {
+    // acquire: pairs with spawnWorker's release of `active`.
+    const unsigned active = loop.active.load(std::memory_order_acquire);
+    Fiber* fiber = nullptr;
+    visitVictims(loop, thread, thread.own().steal_ready_search_index, kMaxStealReadySearch, active,
+                 [&](Thread& victim) { return (fiber = stealReadyFrom(thread, victim)) != nullptr; });
+    return fiber;
+}
+
+void pushOwn(Thread& thread, FiberQueue queue) {
+    // acq_rel: release publishes the fibers to thieves; acquire reads the
+    // current head to link behind.
+    Fiber* head = thread.ready_queue.load(std::memory_order_acquire);
+    do {
+        queue.tail->queue_next = head == kFinished ? nullptr : head;
+    } while (!thread.ready_queue.compare_exchange_weak(head, queue.head, std::memory_order_acq_rel,
+                                                       std::memory_order_acquire));
 }
 
 // Pops our own slot's head, leaving kFinished in it when it was empty.
@@ -43,7 +55,9 @@ Fiber* popOwn(Thread& thread) {
     // acquire: see the fibers published by whoever queued them. Exchanging in
     // kFinished keeps thieves and hand-offs away while we unlink the head.
     Fiber* fiber = thread.ready_queue.exchange(kFinished, std::memory_order_acquire);
-    if (!fiber) return nullptr;
+    // kFinished: the scaling policy found its word empty before and went on
+    // to its other queues, leaving the word so (empty to everyone).
+    if (!fiber || fiber == kFinished) return nullptr;
     // release: the rest of the list stays published to thieves.
     thread.ready_queue.store(fiber->queue_next, std::memory_order_release);
     fiber->queue_next = nullptr;
@@ -84,16 +98,6 @@ void enqueueLocal(Loop& loop, Thread& thread, FiberQueue queue) {
         }
         fiber = next;
     }
-}
-
-void adoptInitialQueue(Loop& loop, Thread& thread) {
-    // acquire: pairs with the starter's store, published by its release of
-    // `active` and the thread start.
-    Fiber* head = thread.ready_queue.exchange(nullptr, std::memory_order_acquire);
-    if (!head) return;
-    Fiber* tail = head;
-    while (tail->queue_next) tail = tail->queue_next;
-    enqueueLocal(loop, thread, {head, tail});
 }
 
 Fiber* takeOverflow(Loop& loop, Thread& thread, std::uint32_t most) {
@@ -151,14 +155,27 @@ Fiber* stealHalf(Loop& loop, Thread& thread) {
 // what overflowed (Go checks its global queue every 61 schedules).
 static constexpr std::uint32_t kOverflowFairness = 61;
 
+// New work first (run_next, then the LIFO word: depth-first, warm caches),
+// then the fibers that yielded (the FIFO RunQueue, in turn), then the
+// overflow list, then other threads' work; every kOverflowFairness-th time
+// the yielders and the overflow list come first, so new work cannot starve
+// them.
 static Fiber* findReadyScaling(Loop& loop, Thread& thread) {
-    if (++thread.own().schedule_tick % kOverflowFairness == 0)
+    if (++thread.own().schedule_tick % kOverflowFairness == 0) {
+        if (Fiber* fiber = thread.run_queue.pop()) return fiber;
         if (Fiber* fiber = takeOverflow(loop, thread, 1)) return fiber;
+    }
     if (Fiber* fiber = takeRunNext(thread)) return fiber;
+    if (Fiber* fiber = popOwn(thread)) return fiber;
     if (Fiber* fiber = thread.run_queue.pop()) return fiber;
-    // Our queue is empty: room for half a queue from the overflow list.
+    // Our RunQueue is empty: room for half a queue from the overflow list.
     if (Fiber* fiber = takeOverflow(loop, thread, RunQueue::kCapacity / 2)) return fiber;
-    return stealHalf(loop, thread);
+    // Our word holds kFinished (popOwn): a stolen remainder may go there.
+    if (Fiber* fiber = stealReady(loop, thread)) return fiber;
+    if (Fiber* fiber = stealHalf(loop, thread)) return fiber;
+    // relaxed: nobody hands a scaling thread work; only we push here.
+    thread.ready_queue.store(nullptr, std::memory_order_relaxed);
+    return nullptr;
 }
 
 Fiber* findReadyFiber(Loop& loop, Thread& thread) {

@@ -12,12 +12,17 @@ struct Loop;
 struct Thread;
 
 // Takes the whole ready list of one of a few other threads, runs its head
-// and publishes the rest from our slot, which must hold kFinished while we
-// do (no hand-off can land in it and no thief takes from it). nullptr:
-// nothing found (the slot still holds kFinished).
+// and publishes the rest from our slot, which nobody else may change while
+// we do: on the seed policy it must hold kFinished (no hand-off lands on it,
+// no thief takes from it); on the scaling policy nobody hands work over, so
+// an empty slot (kFinished or nullptr) will do. nullptr: nothing found.
 Fiber* stealReady(Loop& loop, Thread& thread);
+// The same from `victim` only.
+Fiber* stealReadyFrom(Thread& thread, Thread& victim);
 // Pops our own slot's head, leaving kFinished in it when it was empty.
 Fiber* popOwn(Thread& thread);
+// Pushes `queue` on our own slot (the LIFO word), which thieves may take.
+void pushOwn(Thread& thread, FiberQueue queue);
 // Takes our own run_next (scaling policy).
 Fiber* takeRunNext(Thread& thread);
 
@@ -25,9 +30,6 @@ Fiber* takeRunNext(Thread& thread);
 // Queues `queue` on our RunQueue, moving half of it to the loop's overflow
 // list whenever it is full. Owner only.
 void enqueueLocal(Loop& loop, Thread& thread, FiberQueue queue);
-// A new worker's first act: the fibers its starter left in its ready_queue
-// word (spawnWorker) go on its RunQueue. Owner only.
-void adoptInitialQueue(Loop& loop, Thread& thread);
 // Takes the older half of one of a few other threads' RunQueues (its
 // newest is returned to run now, the rest go on ours, which must be
 // empty). nullptr: nothing found.

@@ -1,6 +1,7 @@
-// RunQueue: the scaling policy's local ready queue (Go's runq): a ring of
-// kCapacity fibers, FIFO, owned by one worker, stolen from by the others
-// half at a time.
+// RunQueue: the scaling policy's queue of fibers that yielded (Go's runq): a
+// ring of kCapacity fibers, FIFO, owned by one worker, stolen from by the
+// others half at a time. (New work goes on the worker's LIFO queue word:
+// scheduler.hpp says why.)
 //
 // Why not the seed's one-word LIFO list: pushing on it is a CAS loop and
 // popping an exchange plus a store, two locked read-modify-writes on a

@@ -40,7 +40,7 @@ static Thread* offerToEmpty(Thread& thread, FiberQueue queue, unsigned active) {
 
 static void wakeToSearch(Loop& loop, Thread& thread);
 
-void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
+void schedule(Loop& loop, Thread& thread, FiberQueue queue, bool yielded) {
     // The decision's timestamp is taken before it is published: another
     // thread may run the fibers before our records are written.
     const std::uint64_t decided = !trace::enabled() ? 0 : thread.own().trace_time ? thread.own().trace_time : trace::now();
@@ -78,9 +78,11 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
     }
     FIBERSCOPE_TRACE_EVENT(emit::schedule(decided, traced_head, traced_count, thread.index, ScheduleHow::OwnQueue));
     if (loop.scaling()) {
-        // Our own RunQueue; a parked thread, if any, is woken to search and
-        // steals half of it (nobody hands a parked thread work).
-        enqueueLocal(loop, thread, queue);
+        // Our own queues (nobody hands a parked thread work): a yield to the
+        // back of the FIFO RunQueue, anything else on the LIFO word; a
+        // parked thread, if any, is woken to search and steals.
+        if (yielded) enqueueLocal(loop, thread, queue);
+        else pushOwn(thread, queue);
         if (active > 1) {
             // seq_cst: our side of the Dekker pair with a searcher that gives
             // up (scheduler.hpp): our push above, then our reads of
@@ -91,13 +93,8 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue) {
         }
         return;
     }
-    // Nobody wanted it, so queue it on ourselves. acq_rel: release publishes
-    // the fibers to thieves; acquire reads the current head to link behind.
-    Fiber* head = thread.ready_queue.load(std::memory_order_acquire);
-    do {
-        queue.tail->queue_next = head == kFinished ? nullptr : head;
-    } while (!thread.ready_queue.compare_exchange_weak(head, queue.head, std::memory_order_acq_rel,
-                                                       std::memory_order_acquire));
+    // Nobody wanted it, so queue it on ourselves.
+    pushOwn(thread, queue);
 }
 
 // Go's wakep: work sits in our run_next or our RunQueue, so wake one parked

@@ -56,13 +56,23 @@
 // switch-then-act, and changes the queue, who finds work and when a thread
 // sleeps, as Go's scheduler (runq, runnext, pidle, nmspinning, wakep) and
 // Tokio's (idle.rs, notify_parked) do:
-// * Each worker's ready fibers sit in a RunQueue (run_queue.hpp): a ring of
-//   256, FIFO, that only its owner fills. The owner pushes with two plain
-//   stores and pops with one CAS on a line that stays its own; nobody
-//   hands a thread work. A full ring moves half to the loop's overflow list
-//   (Go's global queue). FIFO makes yield fair among three or more fibers.
-// * A thread out of work takes the older half of another's ring with one
-//   CAS (stealHalf, queue.cpp), so one steal balances two threads.
+// * Nobody hands a thread work: a thread queues what became ready on its
+//   own queues only. New work (a spawn displaced from run_next, a wake-up,
+//   a completion) goes on its LIFO queue word, as in the seed, so it runs
+//   soon, on a warm cache, and a tree of spawns stays depth-first. A fiber
+//   that yields goes to the back of its RunQueue (run_queue.hpp), a FIFO
+//   ring of 256 that only the owner fills: two plain stores to push, one
+//   CAS on a line that stays its own to pop. The owner runs new work
+//   first, then its yielders in turn (every 61st time the other way round),
+//   so yield is fair among three or more fibers. A full ring moves half to
+//   the loop's overflow list (Go's global queue).
+//   Why not new work in the ring too, as Go does: FIFO makes a tree of
+//   spawns breadth-first, and with a stack per fiber that is a disaster
+//   (skynet 1M on one thread went from 80 ms to 2.6 s, every inner node's
+//   fiber and stack alive at once).
+// * A thread out of work takes another's whole queue word (as the seed
+//   does), or the older half of its ring with one CAS (stealHalf,
+//   queue.cpp).
 // * An idle set (Loop::idle_set, idle_set.hpp) says who is parked, in lines
 //   of its own. After a push, one parked thread is woken to search
 //   (wakeToSearch, Go's wakep) unless a thread searches already or one was
@@ -114,7 +124,12 @@ struct Loop;
 
 // Makes `queue` runnable: hands it to an idle thread (and wakes it with
 // MSG_RING), else starts a new worker for it, else queues it on `thread`.
-void schedule(Loop& loop, Thread& thread, FiberQueue queue);
+// `yielded`: the fibers gave up their thread by choice (EventLoop::yield,
+// a mutex unlock's hand-off): on the scaling policy they go to the back of
+// the thread's FIFO RunQueue, behind its newly ready work; other ready
+// fibers go on its LIFO queue word, so a spawn or a wake-up runs soon, on a
+// warm cache, and a tree of spawns stays depth-first.
+void schedule(Loop& loop, Thread& thread, FiberQueue queue, bool yielded = false);
 
 // A fiber just spawned on `thread`: schedule() on the seed policy; on the
 // scaling policy it goes to the thread's run_next (the one there before

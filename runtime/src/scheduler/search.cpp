@@ -103,7 +103,8 @@ static OthersHold othersHaveWork(Loop& loop, Thread& thread, unsigned active, un
     OthersHold held = OthersHold::nothing;
     for (unsigned i = 0; i < active; ++i) {
         if (i == thread.index) continue;
-        if (!loop.threads[i].run_queue.looksEmptySeqCst()) {
+        Fiber* head = loop.threads[i].ready_queue.load(std::memory_order_seq_cst);
+        if ((head != nullptr && head != kFinished) || !loop.threads[i].run_queue.looksEmptySeqCst()) {
             victim = i;
             return OthersHold::queued;
         }
@@ -137,8 +138,9 @@ Fiber* searchBeforePark(Loop& loop, Thread& thread) {
     // A token left by a waker that read our idle bit stale (we were
     // already awake): uncount it, we count our own search below.
     leaveIdleSet(loop, thread);
-    // Our RunQueue is empty (findReadyFiber found nothing and only we fill
-    // it). Searchers are at most half the threads (Go's bound): more would
+    // Our queue word and RunQueue are empty (findReadyFiber found nothing,
+    // and only we fill them: the scaling policy hands no thread work, so a
+    // thief's remainder may be stored in our word as it is). Searchers are at most half the threads (Go's bound): more would
     // only pull the busy threads' lines. relaxed: a hint; a few extra
     // searchers for a moment cost CPU, not correctness.
     const bool search = active > 1 && 2 * loop.searching.load(std::memory_order_relaxed) < active;
@@ -151,6 +153,7 @@ Fiber* searchBeforePark(Loop& loop, Thread& thread) {
         RunNextSighting seen;
         const std::int64_t until = monotonicNanoseconds() + kSearchNs;
         for (;;) {
+            if ((found = stealReady(loop, thread))) break;
             if ((found = stealHalf(loop, thread))) break;
             if ((found = takeOverflow(loop, thread, RunQueue::kCapacity / 2))) break;
             const std::int64_t now_ns = monotonicNanoseconds();
@@ -183,7 +186,8 @@ Fiber* searchBeforePark(Loop& loop, Thread& thread) {
     } else if (victim == kNoVictim) {
         fiber = takeOverflow(loop, thread, RunQueue::kCapacity / 2);
     } else {
-        fiber = stealHalfFrom(thread, loop.threads[victim]);
+        fiber = stealReadyFrom(thread, loop.threads[victim]);
+        if (!fiber) fiber = stealHalfFrom(thread, loop.threads[victim]);
     }
     // nullptr: taken by someone else meanwhile. Park: a later producer
     // sees our bit and wakes us.

@@ -37,7 +37,7 @@ void handleSwitchMessage(const ContextPair* received) {
         // The idle context is never queued: it is where a thread goes anyway.
         if (message.contexts.prev != &thread.idle_context) {
             Fiber* prev = senderFiber(message);
-            schedule(loop, thread, FiberQueue::one(prev));
+            schedule(loop, thread, FiberQueue::one(prev), true);
         }
         return;
     case PendingTask::finish: {

@@ -123,9 +123,6 @@ void workerMain(Loop* loop, unsigned index) {
     }
     // The driver takes wake-ups from now on (deinit waits for this).
     thread.driver.start();
-    // The scaling policy keeps ready fibers in the RunQueue: the first work
-    // our starter left in our queue word moves there.
-    if (loop->scaling()) adoptInitialQueue(*loop, thread);
     FIBERSCOPE_TRACE_EVENT(emit::threadStart(now, index, workerName(index)));
     idle(thread);
     FIBERSCOPE_TRACE_EVENT(emit::threadStop(now));
