@@ -69,10 +69,10 @@ struct Loop {
     SchedulerPolicy scheduler = SchedulerPolicy::scaling;
     bool scaling() const noexcept { return scheduler == SchedulerPolicy::scaling; }
     // The scaling policy's idle set: bit n set while worker n has published
-    // itself parked (ready_queue == nullptr, about to wait in the kernel).
-    // Only worker n sets or clears its bit; schedule() reads the set before
-    // it touches any thread's queue word. In lines of their own, away from
-    // every thread's queue. Unused by the seed policy.
+    // itself parked (it searched, found nothing, and is about to wait in the
+    // kernel). Only worker n sets or clears its bit; wakeToSearch reads the
+    // set to pick a thread to wake. In lines of their own, away from every
+    // thread's queue. Unused by the seed policy.
     alignas(64) std::atomic<std::uint64_t> idle_set[kIdleSetWords] = {};
     // The scaling policy's count of threads searching for work (stealing)
     // before they park: while it is nonzero, schedule() wakes nobody.

@@ -3,6 +3,8 @@
 // in worker.hpp; scheduler.hpp has the design.
 #include "scheduler/queue.hpp"
 
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 
 #include "loop.hpp"
@@ -25,6 +27,13 @@ Fiber* stealReadyFrom(Thread& thread, Thread& victim) {
     if (!victim.ready_queue.compare_exchange_strong(fiber, nullptr, std::memory_order_acquire, std::memory_order_relaxed))
         return nullptr;
     FIBERSCOPE_TRACE_EVENT(emit::steal(now, fiber->id, victim.index));
+#if FIBERSCOPE_CHECK_OWNER
+    // The remainder's plain store below overwrites our slot: it must be empty.
+    if (Fiber* mine = thread.ready_queue.load(std::memory_order_relaxed); mine != nullptr && mine != kFinished) {
+        std::fprintf(stderr, "fiberscope: internal error: a steal onto %s's non-empty queue word\n", workerName(thread.index));
+        std::abort();
+    }
+#endif
     // release: the stolen remainder is published from our slot now.
     thread.ready_queue.store(fiber->queue_next, std::memory_order_release);
     fiber->queue_next = nullptr;

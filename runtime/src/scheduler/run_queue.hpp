@@ -73,18 +73,17 @@ public:
         const std::uint32_t t = tail_.load(std::memory_order_relaxed);
         const std::uint32_t n = (t - h) / 2;
         if (n == 0) return 0;
-        Fiber* first = slots_[h % kCapacity].load(std::memory_order_relaxed);
-        Fiber* last = first;
-        for (std::uint32_t i = 1; i < n; ++i) {
-            Fiber* fiber = slots_[(h + i) % kCapacity].load(std::memory_order_relaxed);
-            last->queue_next = fiber;
-            last = fiber;
-        }
+        // Copied out first and linked only once the CAS made them ours: until
+        // then a thief may take them and run them, and a running fiber's
+        // queue_next is its own (a mutex's waiter list, a free list).
+        Fiber* batch[kCapacity / 2];
+        for (std::uint32_t i = 0; i < n; ++i) batch[i] = slots_[(h + i) % kCapacity].load(std::memory_order_relaxed);
         // relaxed: only the CAS's outcome matters; the fibers are ours.
         if (!head_.compare_exchange_strong(h, h + n, std::memory_order_relaxed, std::memory_order_relaxed))
             return 0;
-        last->queue_next = nullptr;
-        out = {first, last};
+        for (std::uint32_t i = 0; i + 1 < n; ++i) batch[i]->queue_next = batch[i + 1];
+        batch[n - 1]->queue_next = nullptr;
+        out = {batch[0], batch[n - 1]};
         return n;
     }
 

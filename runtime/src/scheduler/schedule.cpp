@@ -38,8 +38,6 @@ static Thread* offerToEmpty(Thread& thread, FiberQueue queue, unsigned active) {
 }
 
 
-static void wakeToSearch(Loop& loop, Thread& thread);
-
 void schedule(Loop& loop, Thread& thread, FiberQueue queue, bool yielded) {
     // The decision's timestamp is taken before it is published: another
     // thread may run the fibers before our records are written.
@@ -101,10 +99,11 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue, bool yielded) {
 // thread to search (it may take it if we do not get to it soon), unless a
 // thread searches already or one was woken to and is not up yet (its search
 // is counted from the wake: one wake-up, not one per spawn).
-static void wakeToSearch(Loop& loop, Thread& thread) {
+void wakeToSearch(Loop& loop, Thread& thread) {
     // seq_cst: our side of the Dekker pair (scheduleSpawned). Nonzero: a
     // searcher that is still counted will look at our run_next and our
-    // RunQueue when it gives up.
+    // queues when it gives up, or, if it finds other work, wake a thread to
+    // search in its place when it is the last (searchBeforePark).
     if (loop.searching.load(std::memory_order_seq_cst) != 0) return;
     // acquire: pairs with spawnWorker's release of `active`.
     const unsigned active = loop.active.load(std::memory_order_acquire);
@@ -122,8 +121,16 @@ static void wakeToSearch(Loop& loop, Thread& thread) {
     unsigned expected = 0;
     // relaxed: the count is a hint; the CAS only makes one waker win.
     if (!loop.searching.compare_exchange_strong(expected, 1, std::memory_order_relaxed)) return;
-    // relaxed: the token is the target's share of the count, no data.
-    target->search_token.store(true, std::memory_order_relaxed);
+    // seq_cst (the store and the load after it): the Dekker pair with the
+    // target's leaveIdleSet, which clears its bit and then reads its token.
+    // If it is awake already (bit clear), it may have looked at its token
+    // before we set it: take the token back, uncount, and wake nobody.
+    target->search_token.store(true, std::memory_order_seq_cst);
+    if ((loop.idle_set[target->index / 64].load(std::memory_order_seq_cst) & idleBit(target->index)) == 0) {
+        if (target->search_token.exchange(false, std::memory_order_seq_cst))
+            loop.searching.fetch_sub(1, std::memory_order_relaxed);
+        return;
+    }
     FIBERSCOPE_TRACE_EVENT(emit::wakeupSent(now, target->index));
     thread.driver.wake(target->driver);
 }

@@ -99,12 +99,17 @@
 // thread's queue word, changed by CAS (or by its owner while it holds
 // kFinished); a thread parks only after publishing nullptr, and whoever
 // hands it work with a CAS then wakes it. Scaling: every read of the idle
-// set or of `searching` is a hint; what decides is a RunQueue's head, moved
-// by CAS. A ready fiber is in a ring, a run_next or the overflow list; a
-// ring and a run_next are filled only by their owner while it runs, and
-// an owner looks at both before it parks, so a running owner runs its
-// fibers if nobody else does: a stale hint costs a missed chance of
-// parallelism or a needless wake-up, never a fiber. What stays is the
+// set or of `searching` is a hint; what decides is a CAS (on a queue word,
+// a RunQueue's head, a run_next). A ready fiber is in a queue word, a ring,
+// a run_next or the overflow list; the first three are filled only by
+// their owner while it runs (its fibers, its completions through the
+// reaper, a thief's remainder), and an owner looks at all three before it
+// parks (searchBeforePark runs what the reaper queued during its flush),
+// so a running owner runs its fibers if nobody else does: a stale hint
+// costs a missed chance of parallelism or a needless wake-up, never a
+// fiber. A searcher that finds work and was the last one wakes a parked
+// thread to search in its place (Go's resetspinning), so work a producer
+// queued while it saw that searcher still gets a thread. What stays is the
 // parallelism: a producer that adds work and then reads `searching` and
 // the idle set, against a searcher that gives up (drops `searching`, sets
 // its idle bit) and then reads every ring, run_next and the overflow list,
@@ -148,6 +153,11 @@ Fiber* searchBeforePark(Loop& loop, Thread& thread);
 // The scaling policy, once the thread is awake: clears its idle-set bit and
 // uncounts a search it was woken for (search_token).
 void leaveIdleSet(Loop& loop, Thread& thread);
+
+// Go's wakep (schedule.cpp): work is queued on `thread`, so wake one parked
+// thread to search, unless a thread searches already or one was woken to
+// and is not up yet. The caller has issued a seq_cst fence after queuing.
+void wakeToSearch(Loop& loop, Thread& thread);
 
 // Switches from the current context to `ready` (or the next ready fiber, or
 // the idle context), asking the receiver to perform `message.task`.

@@ -25,15 +25,19 @@ static constexpr unsigned kRelaxPerRound = 8;
 void leaveIdleSet(Loop& loop, Thread& thread) {
     if (thread.own().in_idle_set) {
         thread.own().in_idle_set = false;
-        // relaxed: the set is a hint (offerToParked); only we write our bit.
-        loop.idle_set[thread.index / 64].fetch_and(~idleBit(thread.index), std::memory_order_relaxed);
+        // seq_cst: a Dekker pair with wakeToSearch, which sets our token and
+        // then reads our bit: we clear the bit, then read the token; one of
+        // us sees the other, and whoever exchanges the token back uncounts
+        // the search (else `searching` could stay counted for a thread that
+        // is awake and never searches). Only we write our bit.
+        loop.idle_set[thread.index / 64].fetch_and(~idleBit(thread.index), std::memory_order_seq_cst);
     }
     // A search we were woken for (wakeToSearch) is ours to uncount: the
-    // idle loop searches anew, counted, if it finds nothing. relaxed: the
-    // token only pairs one increment of the hint with one decrement; the
-    // load first keeps the common case free of a read-modify-write.
-    if (thread.search_token.load(std::memory_order_relaxed) &&
-        thread.search_token.exchange(false, std::memory_order_relaxed))
+    // idle loop searches anew, counted, if it finds nothing. seq_cst: the
+    // pair above; the load first keeps the common case free of a
+    // read-modify-write (a seq_cst load is a plain load on x86-64).
+    if (thread.search_token.load(std::memory_order_seq_cst) &&
+        thread.search_token.exchange(false, std::memory_order_seq_cst))
         loop.searching.fetch_sub(1, std::memory_order_relaxed);
 }
 
@@ -140,13 +144,17 @@ Fiber* searchBeforePark(Loop& loop, Thread& thread) {
     leaveIdleSet(loop, thread);
     // Our queue word and RunQueue are empty (findReadyFiber found nothing,
     // and only we fill them: the scaling policy hands no thread work, so a
-    // thief's remainder may be stored in our word as it is). Searchers are at most half the threads (Go's bound): more would
+    // thief's remainder may be stored in our word as it is; the one
+    // exception, the reaper during flush() below, is checked there). Searchers are at most half the threads (Go's bound): more would
     // only pull the busy threads' lines. relaxed: a hint; a few extra
     // searchers for a moment cost CPU, not correctness.
     const bool search = active > 1 && 2 * loop.searching.load(std::memory_order_relaxed) < active;
     if (search) {
-        // Queued submissions go out now, not after the search.
+        // Queued submissions go out now, not after the search. A submission
+        // the kernel refuses for lack of completion space runs the reaper,
+        // which may queue fibers on our word: run those first.
         thread.driver.flush();
+        if (Fiber* fiber = popOwn(thread)) return fiber;
         // relaxed: the increment only steers schedule()'s hints.
         loop.searching.fetch_add(1, std::memory_order_relaxed);
         Fiber* found = nullptr;
@@ -165,8 +173,19 @@ Fiber* searchBeforePark(Loop& loop, Thread& thread) {
         // seq_cst: before our idle bit in the Dekker pair with schedule()
         // and scheduleSpawned (a producer that reads the bit set then reads
         // `searching` without us).
-        loop.searching.fetch_sub(1, std::memory_order_seq_cst);
-        if (found) return found;
+        const unsigned before = loop.searching.fetch_sub(1, std::memory_order_seq_cst);
+        if (found) {
+            // The last searcher found work (Go's resetspinning): a producer
+            // that saw us searching woke nobody, and what we took may have
+            // left a remainder in our queues; so one parked thread is woken
+            // to search in our place. seq_cst fence: as after a push
+            // (schedule()), our side of the Dekker pair.
+            if (before == 1) {
+                std::atomic_thread_fence(std::memory_order_seq_cst);
+                wakeToSearch(loop, thread);
+            }
+            return found;
+        }
     }
     // Publish ourselves parked. seq_cst: the Dekker pair (othersHaveWork).
     thread.own().in_idle_set = true;

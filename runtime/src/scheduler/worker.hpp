@@ -8,6 +8,8 @@
 //              another thread may hand it a whole queue with one CAS
 //              (schedule()) and must then wake it (Driver::wake);
 //   kFinished  the owner is popping from it right now (findReadyFiber());
+//              on the scaling policy, which hands nobody work, it may also
+//              stay so while the owner runs other work: empty to everyone;
 //   a fiber    ready work: the owner pops the head, a thief takes it all.
 // The scaling policy uses a ring instead (run_queue.hpp) that only its owner
 // fills; other threads take half of it, and nobody hands it work.
