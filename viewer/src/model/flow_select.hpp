@@ -51,7 +51,7 @@ struct FlowIndex {
     // view replaces its model by a new one that may reuse the old one's
     // memory, hence also a fingerprint of the flows' ends).
     const Timeline* timeline = nullptr;
-    const Flow* data = nullptr;
+    const void* data = nullptr; // the list's packed items
     std::size_t size = 0;
     std::int64_t fingerprint = 0;
 };
