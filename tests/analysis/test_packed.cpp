@@ -72,3 +72,69 @@ TEST_CASE("flows read back as pushed, packed or wide", "[analysis][packed]") {
         requireSameFlow(list[j], expected[order[j]]);
     }
 }
+
+TEST_CASE("latency samples read back as pushed, packed or wide", "[analysis][packed]") {
+    using analysis::LatencySample;
+    const std::vector<LatencySample> samples = {
+        {10, 25, 3},                              // packed
+        {0, 5'000'000'000, 4},                    // a wait over 4.3 s
+        {30, 20, 5},                              // ready after run (a damaged trace)
+        {40, 41, 1ull << 33},                     // a fiber past 2^32
+        {INT64_MIN + 1, INT64_MAX - 1, 6},        // far times
+    };
+    analysis::PackedList<analysis::LatencyCodec> list;
+    for (const LatencySample& s : samples) list.push_back(s);
+    CHECK(list.wideCount() == 4);
+    for (std::size_t k = 0; k < samples.size(); ++k) {
+        INFO("sample " << k);
+        CHECK(list[k].ready == samples[k].ready);
+        CHECK(list[k].run == samples[k].run);
+        CHECK(list[k].fiber == samples[k].fiber);
+    }
+}
+
+TEST_CASE("replay items read back as pushed, packed or wide, and ended later", "[analysis][packed]") {
+    using analysis::ItemKind;
+    using analysis::StateItem;
+    const auto item = [](std::int64_t start, std::int64_t end, std::uint64_t fiber, std::int32_t fd, std::uint32_t where,
+                         std::uint32_t event, ItemKind kind, std::uint8_t opcode) {
+        StateItem i;
+        i.start = start, i.end = end, i.fiber = fiber, i.fd = fd, i.where = where, i.event = event, i.kind = kind, i.opcode = opcode;
+        return i;
+    };
+    const std::vector<StateItem> items = {
+        item(100, 150, 2, 0, 1, 7, ItemKind::Queued, 0),                        // packed
+        item(200, analysis::kOpenEnd, 3, -5, 2, 8, ItemKind::InFlight, 22),     // open, a negative fd
+        item(-300, 10, 4, 0, 0, 9, ItemKind::Queued, 0),                        // a negative start
+        item(0, 5'000'000'000, 5, 0, 0, 10, ItemKind::Queued, 0),               // a span over 4.3 s
+        item(10, 20, 1ull << 40, 0, 70000, analysis::kNoEvent, ItemKind::InFlight, 1), // wide fiber and thread
+        item(50, 40, 6, 0, 0, 11, ItemKind::Queued, 0),                         // ends before it starts
+    };
+    const auto same = [](const StateItem& a, const StateItem& b) {
+        REQUIRE(a.start == b.start);
+        REQUIRE(a.end == b.end);
+        REQUIRE(a.fiber == b.fiber);
+        REQUIRE(a.fd == b.fd);
+        REQUIRE(a.where == b.where);
+        REQUIRE(a.event == b.event);
+        REQUIRE(a.kind == b.kind);
+        REQUIRE(a.opcode == b.opcode);
+    };
+    analysis::StateItemList list;
+    for (const StateItem& i : items) list.push_back(i);
+    CHECK(list.wideCount() == 3);
+    for (std::size_t k = 0; k < items.size(); ++k) {
+        INFO("item " << k);
+        same(list[k], items[k]);
+    }
+    // An open item is ended later (what the model does when the fiber leaves
+    // the queue or the operation completes): near, then too far to pack.
+    StateItem ended = items[1];
+    ended.end = 260;
+    list.set(1, ended);
+    same(list[1], ended);
+    ended.end = 200 + 6'000'000'000;
+    list.set(1, ended);
+    same(list[1], ended);
+    same(list[0], items[0]);
+}

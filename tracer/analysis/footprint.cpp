@@ -58,8 +58,8 @@ ModelFootprint modelFootprint(const Timeline& timeline) noexcept {
     }
     f.events_by_kind += vectorBytes(timeline.kinds.before) + vectorBytes(timeline.kinds.thread_bits);
     f.flows += packedBytes(timeline.flows) + vectorBytes(timeline.flow_reach);
-    f.latencies += vectorBytes(timeline.latencies);
-    f.replay_items += vectorBytes(timeline.replay.items);
+    f.latencies += packedBytes(timeline.latencies);
+    f.replay_items += packedBytes(timeline.replay.items);
     f.replay_index += vectorBytes(timeline.replay.slots) + vectorBytes(timeline.replay.checkpoints);
     for (const auto& owners : timeline.replay.slots) f.replay_index += vectorBytes(owners);
     for (const StateCheckpoint& c : timeline.replay.checkpoints) f.replay_index += vectorBytes(c.active);

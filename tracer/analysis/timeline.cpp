@@ -655,6 +655,13 @@ private:
         tl_.replay.items.push_back(item);
         return static_cast<std::uint32_t>(tl_.replay.items.size() - 1);
     }
+    // Ends item `id` at `t` (the items are packed: changed by value, not in place).
+    StateItem endItem(std::uint32_t id, std::int64_t t) {
+        StateItem item = tl_.replay.items[id];
+        item.end = t;
+        tl_.replay.items.set(id, item);
+        return item;
+    }
 
     void openQueued(std::uint32_t f, std::uint32_t slot, std::int64_t t, std::uint32_t event) {
         closeQueued(f, t);
@@ -673,8 +680,7 @@ private:
     void closeQueued(std::uint32_t f, std::int64_t t) {
         FiberBuild& b = fb_[f];
         if (b.ready_item == kNoItem) return;
-        StateItem& item = tl_.replay.items[b.ready_item];
-        item.end = t;
+        const StateItem item = endItem(b.ready_item, t);
         Slot& slot = slots_[item.where];
         --slot.open;
         b.ready_item = kNoItem;
@@ -695,9 +701,9 @@ private:
         moving.swap(slots_[small].items);
         slots_[small].open = 0;
         for (std::uint32_t id : moving) {
-            if (tl_.replay.items[id].end != kOpenEnd) continue;
             StateItem copy = tl_.replay.items[id];
-            tl_.replay.items[id].end = t;
+            if (copy.end != kOpenEnd) continue;
+            endItem(id, t);
             copy.start = t;
             copy.where = big;
             const std::uint32_t moved = newItem(copy);
@@ -976,8 +982,7 @@ private:
             // The oldest in-flight operation with this opcode, else the oldest.
             std::uint32_t id = kNoItem;
             if (ops_.takeMatchOrFirst(fb_[f].ops, [&](std::uint32_t op) { return tl_.replay.items[op].opcode == e.small; }, id)) {
-                StateItem& item = tl_.replay.items[id];
-                item.end = t;
+                const StateItem item = endItem(id, t);
                 pending_.pushBack(fb_[f].pending, Flow{FlowKind::Completion, FlowEnd{item.start, item.fiber, item.where, item.event}, {}});
             }
             if (makeReady(f, t, thread, i)) tb.pending_ready.push(e.arg[0]);

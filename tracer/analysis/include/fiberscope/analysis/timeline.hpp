@@ -265,6 +265,33 @@ struct LatencySample {
     std::uint64_t fiber = 0;
 };
 
+// Latency samples packed (packed_list.hpp): 16 bytes, the wait (run - ready)
+// and the fiber in 32 bits each; a wait of 4.3 s or more, a negative one or a
+// fiber past 2^32 is kept whole.
+struct LatencyCodec {
+    using Value = LatencySample;
+    struct Packed {
+        std::int64_t run = 0;
+        std::uint32_t wait = 0;  // run - ready; kWide: wide, `fiber` holds the index of its value
+        std::uint32_t fiber = 0;
+    };
+    static_assert(sizeof(Packed) == 16);
+    static constexpr std::uint32_t kWide = UINT32_MAX;
+    static bool pack(const LatencySample& s, Packed& p) noexcept {
+        if (s.ready > s.run || s.fiber > UINT32_MAX) return false;
+        const auto wait = static_cast<std::uint64_t>(s.run) - static_cast<std::uint64_t>(s.ready); // no overflow: ready <= run
+        if (wait >= kWide) return false;
+        p = Packed{s.run, static_cast<std::uint32_t>(wait), static_cast<std::uint32_t>(s.fiber)};
+        return true;
+    }
+    static LatencySample unpack(const Packed& p) noexcept { return {p.run - static_cast<std::int64_t>(p.wait), p.run, p.fiber}; }
+    static Packed wide(std::uint32_t index) noexcept { return Packed{0, kWide, index}; }
+    static bool isWide(const Packed& p, std::uint32_t& index) noexcept {
+        index = p.fiber;
+        return p.wait == kWide;
+    }
+};
+
 // --- The replay index behind stateAt (built by buildTimeline; see state_at.hpp).
 enum class ItemKind : std::uint8_t { Queued, InFlight };
 inline constexpr std::int64_t kOpenEnd = INT64_MAX;
@@ -279,6 +306,74 @@ struct StateItem {
     ItemKind kind = ItemKind::Queued;
     std::uint8_t opcode = 0;
 };
+// Replay items packed (packed_list.hpp): 28 bytes where a StateItem is 40
+// (issue 13: ~0.2 items per event). The start is split in two words so the
+// item needs only 4-byte alignment; the end is a 32-bit span from it (an
+// open item's is kOpenSpan); the fiber is 32 bits and the slot or thread 16.
+// An item that does not fit (open-ended spans of 4.3 s or more, a crafted
+// trace's thread 70000) is kept whole.
+struct StateItemCodec {
+    using Value = StateItem;
+    struct Packed {
+        std::uint32_t start_lo = 0;
+        std::uint32_t start_hi = 0;
+        std::uint32_t span = 0;    // end - start; kOpenSpan: end is kOpenEnd
+        std::uint32_t fiber = 0;
+        std::uint32_t event = 0;   // a wide item: the index of its value
+        std::int32_t fd = 0;
+        std::uint16_t where = 0;
+        std::uint8_t kind = 0;     // ItemKind; kWideKind: wide
+        std::uint8_t opcode = 0;
+    };
+    static_assert(sizeof(Packed) == 28);
+    static constexpr std::uint32_t kOpenSpan = UINT32_MAX;
+    static constexpr std::uint8_t kWideKind = UINT8_MAX;
+    static bool pack(const StateItem& item, Packed& p) noexcept {
+        std::uint32_t span = kOpenSpan;
+        if (item.end != kOpenEnd) {
+            if (item.end < item.start) return false;
+            const auto d = static_cast<std::uint64_t>(item.end) - static_cast<std::uint64_t>(item.start); // no overflow: start <= end
+            if (d >= kOpenSpan) return false;
+            span = static_cast<std::uint32_t>(d);
+        }
+        if (item.fiber > UINT32_MAX || item.where > UINT16_MAX || static_cast<std::uint8_t>(item.kind) == kWideKind) return false;
+        const auto start = static_cast<std::uint64_t>(item.start);
+        p.start_lo = static_cast<std::uint32_t>(start);
+        p.start_hi = static_cast<std::uint32_t>(start >> 32);
+        p.span = span;
+        p.fiber = static_cast<std::uint32_t>(item.fiber);
+        p.event = item.event;
+        p.fd = item.fd;
+        p.where = static_cast<std::uint16_t>(item.where);
+        p.kind = static_cast<std::uint8_t>(item.kind);
+        p.opcode = item.opcode;
+        return true;
+    }
+    static StateItem unpack(const Packed& p) noexcept {
+        StateItem item;
+        item.start = static_cast<std::int64_t>(static_cast<std::uint64_t>(p.start_hi) << 32 | p.start_lo);
+        item.end = p.span == kOpenSpan ? kOpenEnd : item.start + static_cast<std::int64_t>(p.span);
+        item.fiber = p.fiber;
+        item.fd = p.fd;
+        item.where = p.where;
+        item.event = p.event;
+        item.kind = static_cast<ItemKind>(p.kind);
+        item.opcode = p.opcode;
+        return item;
+    }
+    static Packed wide(std::uint32_t index) noexcept {
+        Packed p;
+        p.event = index;
+        p.kind = kWideKind;
+        return p;
+    }
+    static bool isWide(const Packed& p, std::uint32_t& index) noexcept {
+        index = p.event;
+        return p.kind == kWideKind;
+    }
+};
+using StateItemList = PackedList<StateItemCodec>;
+
 struct SlotOwner {
     std::int64_t since = INT64_MIN;
     std::uint32_t thread = 0; // trace thread number
@@ -289,7 +384,7 @@ struct StateCheckpoint {
     std::vector<std::uint32_t> active;   // items before first_item still open at `time`
 };
 struct ReplayIndex {
-    std::vector<StateItem> items;                // by start
+    StateItemList items;                         // by start
     std::vector<std::vector<SlotOwner>> slots;   // owner history per queue slot
     std::vector<StateCheckpoint> checkpoints;    // by time
 };
@@ -322,7 +417,7 @@ struct Timeline {
     // flow_reach[b] = the latest to.time of flows[0, (b + 1) * kFlowReachBlock):
     // where flowsInRange starts (8 bytes a block, where one a flow cost 8 a flow).
     std::vector<std::int64_t> flow_reach;
-    std::vector<LatencySample> latencies;       // by run time
+    PackedList<LatencyCodec> latencies;         // by run time
     KindIndex kinds;                            // where the events of each kind are
     ReplayIndex replay;
 };
