@@ -138,3 +138,64 @@ TEST_CASE("replay items read back as pushed, packed or wide, and ended later", "
     same(list[1], ended);
     same(list[0], items[0]);
 }
+
+TEST_CASE("lane intervals read back as pushed: ends from the next start, gaps, wide ones", "[analysis][packed]") {
+    using analysis::Interval;
+    using analysis::State;
+    using analysis::WaitReason;
+    const auto iv = [](std::int64_t start, std::int64_t end, std::uint64_t fiber, std::int32_t thread, State state,
+                       WaitReason reason = WaitReason::None, std::uint32_t cause = 7) {
+        Interval i;
+        i.start = start, i.end = end, i.fiber = fiber, i.cause = cause, i.thread = thread, i.state = state, i.reason = reason;
+        return i;
+    };
+    const std::vector<Interval> intervals = {
+        iv(-50, 10, 3, -1, State::Ready, WaitReason::None, analysis::kNoEvent), // no thread, no cause, a negative start
+        iv(10, 10, 3, 0, State::Running),                                      // zero length
+        iv(10, 6'000'000'010, 3, 254, State::Waiting, WaitReason::Exit),      // over 4 s; the last packable thread
+        iv(6'000'000'100, 6'000'000'200, 3, 1, State::Ready),                 // after a gap
+        iv(6'000'000'200, 6'000'000'300, 1ull << 35, 2, State::Running),      // a fiber past 2^32: wide
+        iv(6'000'000'300, 6'000'000'400, 3, 255, State::Waiting, WaitReason::Io), // thread 255: wide
+        iv(6'000'000'400, 6'000'000'500, 3, 2, State::Finished),              // after two wide ones
+        iv(6'000'000'600, 6'000'000'700, 3, 2, State::Idle),                  // a gap after a packed one, then...
+        iv(1ll << 50, (1ll << 50) + 5, 3, 2, State::Parked),                  // ...a start past 48 bits: wide
+        iv((1ll << 50) + 9, (1ll << 50) + 9, 3, 2, State::Parked),            // after a wide one, with a gap: wide
+        iv(20, 30, 3, 2, State::Running),                                      // earlier than the last end (damaged)
+        iv(30, 40, 3, 2, State::Ready),                                        // and on from there
+    };
+    analysis::IntervalList list;
+    for (const Interval& i : intervals) list.push_back(i);
+    CHECK(list.wideCount() == 4);
+    const auto same = [](const Interval& a, const Interval& b) {
+        REQUIRE(a.start == b.start);
+        REQUIRE(a.end == b.end);
+        REQUIRE(a.fiber == b.fiber);
+        REQUIRE(a.cause == b.cause);
+        REQUIRE(a.thread == b.thread);
+        REQUIRE(a.state == b.state);
+        REQUIRE(a.reason == b.reason);
+    };
+    const analysis::IntervalList copy = list;
+    for (const analysis::IntervalList* l : {static_cast<const analysis::IntervalList*>(&list), &copy}) {
+        REQUIRE(l->size() == intervals.size());
+        for (std::size_t k = 0; k < intervals.size(); ++k) {
+            INFO("interval " << k);
+            same((*l)[k], intervals[k]);
+            REQUIRE(l->startOf(k) == intervals[k].start);
+            REQUIRE(l->endOf(k) == intervals[k].end);
+        }
+    }
+    // Every state and wait reason survives the packing.
+    analysis::IntervalList all;
+    std::int64_t t = 0;
+    for (int s = 0; s < analysis::kStateCount; ++s)
+        for (int r = 0; r <= static_cast<int>(WaitReason::Exit); ++r, t += 10)
+            all.push_back(iv(t, t + 10, 1, 0, static_cast<State>(s), static_cast<WaitReason>(r)));
+    CHECK(all.wideCount() == 0);
+    std::size_t k = 0;
+    for (int s = 0; s < analysis::kStateCount; ++s)
+        for (int r = 0; r <= static_cast<int>(WaitReason::Exit); ++r, ++k) {
+            REQUIRE(all[k].state == static_cast<State>(s));
+            REQUIRE(all[k].reason == static_cast<WaitReason>(r));
+        }
+}

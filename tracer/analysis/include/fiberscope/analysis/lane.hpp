@@ -20,13 +20,21 @@
 // Memory (issue 13: the model held ~140 bytes per trace event, the file ~5):
 // the intervals are among the model's largest parts (the benchmark's trace
 // makes ~0.5 thread and ~0.6 fiber intervals per event), so IntervalList
-// stores each in 24 bytes, not an Interval's 40, and hands out Interval
-// values. What the 40 held that 24 need not: a 64-bit end (a 32-bit
-// duration), a 64-bit fiber id (runtime ids count up from 1: 32 bits) and a
-// 32-bit thread (16). An interval that does not fit (one longer than 4 s, an
-// id past 2^32, a crafted trace's thread 70000) is stored whole in a side
-// list, so nothing is lost, and a lane with none pays one pointer for it.
-// The list itself is 24 bytes. A read is a few instructions more than a vector's; the
+// stores each in 16 bytes, not an Interval's 40, and hands out Interval
+// values. What the 40 held that 16 need not:
+//   * the end: a lane's intervals follow each other (a thread or fiber
+//     leaves one state as it enters the next), so an item's end is the next
+//     item's start; the list keeps the last item's end, and the few items
+//     followed by a gap (a thread stopped and started again, a fiber that
+//     left the loop) keep theirs in a side list;
+//   * 64-bit start: 48 bits (+-39 hours from the recording's start) share a
+//     word with the state, the wait reason and the thread (8 bits: -1 and
+//     trace threads 0..254, the loop's workers);
+//   * a 64-bit fiber id (runtime ids count up from 1: 32 bits).
+// An interval that does not fit (a crafted trace's thread 70000, an id past
+// 2^32, a time 40 hours in) is stored whole in the side list, so nothing is
+// lost, and a lane with none pays one pointer for it. The list itself is 32
+// bytes. A read is a few instructions more than a vector's; the
 // level-of-detail walk keeps reads to O(pixels) per frame.
 #pragma once
 
@@ -111,34 +119,48 @@ public:
     Interval front() const noexcept { return (*this)[0]; }
     Interval back() const noexcept { return (*this)[items_.size() - 1]; }
     // One field, without decoding the rest.
-    std::int64_t startOf(std::size_t k) const noexcept { return items_[k].start; }
+    std::int64_t startOf(std::size_t k) const noexcept;
     std::int64_t endOf(std::size_t k) const noexcept;
 
     const_iterator begin() const noexcept;
     const_iterator end() const noexcept;
 
-    // Heap bytes by capacity: the packed items; the side list of wide ones.
+    // Heap bytes by capacity: the packed items; the side list (whole
+    // intervals that do not pack, and the ends of items followed by a gap).
     std::size_t itemBytes() const noexcept { return items_.capacity() * sizeof(Packed); }
-    std::size_t wideBytes() const noexcept { return wide_ ? sizeof(Wide) + wide_->capacity() * sizeof(Wide::value_type) : 0; }
-    std::size_t wideCount() const noexcept { return wide_ ? wide_->size() : 0; }
+    std::size_t wideBytes() const noexcept {
+        return side_ ? sizeof(Side) + side_->whole.capacity() * sizeof(Side::Whole) + side_->ends.capacity() * sizeof(Side::End) : 0;
+    }
+    std::size_t wideCount() const noexcept { return side_ ? side_->whole.size() : 0; }
 
 private:
-    enum How : std::uint8_t {
-        kSpan, // it ends at start + span
-        kWide, // the whole interval is in wide_
-    };
+    // An item: `bits` holds the start (its low 48 bits, sign-extended), the
+    // state, the wait reason, the thread + 1 and two flags (kGap: its end is
+    // in the side list, not the next item's start; kWide: the whole interval
+    // is in the side list).
     struct Packed {
-        std::int64_t start = 0;
+        std::uint64_t bits = 0;
         std::uint32_t cause = kNoEvent;
-        std::uint32_t span = 0;        // kSpan: end - start
         std::uint32_t fiber = 0;
-        std::int16_t thread = -1;
-        std::uint8_t state_reason = 0; // State in the low 4 bits, WaitReason in the high 4
-        How how = kSpan;
     };
-    static_assert(sizeof(Packed) == 24);
+    static_assert(sizeof(Packed) == 16);
     static_assert(std::is_trivially_copyable_v<Packed>);
-    using Wide = std::vector<std::pair<std::uint32_t, Interval>>; // by item index
+    static constexpr int kStartBits = 48;
+    static constexpr int kStateShift = 48;  // 3 bits
+    static constexpr int kReasonShift = 51; // 3 bits
+    static constexpr int kThreadShift = 54; // 8 bits: thread + 1
+    static constexpr std::uint64_t kGap = std::uint64_t{1} << 62;
+    static constexpr std::uint64_t kWide = std::uint64_t{1} << 63;
+    static constexpr std::int64_t kMaxStart = (std::int64_t{1} << (kStartBits - 1)) - 1;
+    static std::int64_t startBits(std::uint64_t bits) noexcept {
+        return static_cast<std::int64_t>(bits << (64 - kStartBits)) >> (64 - kStartBits);
+    }
+    struct Side {
+        using Whole = std::pair<std::uint32_t, Interval>; // by item index
+        using End = std::pair<std::uint32_t, std::int64_t>; // a kGap item's end, by item index
+        std::vector<Whole> whole;
+        std::vector<End> ends;
+    };
 
     // The items: a vector with 32-bit size and capacity (16 bytes in the
     // list, not 24; a lane has fewer than 2^32 intervals, as a trace has
@@ -181,9 +203,12 @@ private:
     };
 
     const Interval& wideAt(std::size_t k) const noexcept;
+    std::int64_t gapEnd(std::size_t k) const noexcept;
+    Side& side();
 
     Items items_;
-    std::unique_ptr<Wide> wide_;
+    std::unique_ptr<Side> side_;
+    std::int64_t last_end_ = 0; // the last item's end
 };
 
 class IntervalList::const_iterator {
@@ -233,26 +258,30 @@ private:
 inline IntervalList::const_iterator IntervalList::begin() const noexcept { return {this, 0}; }
 inline IntervalList::const_iterator IntervalList::end() const noexcept { return {this, items_.size()}; }
 
+inline std::int64_t IntervalList::startOf(std::size_t k) const noexcept {
+    const std::uint64_t bits = items_[k].bits;
+    return bits & kWide ? wideAt(k).start : startBits(bits);
+}
+
 inline std::int64_t IntervalList::endOf(std::size_t k) const noexcept {
-    const Packed& p = items_[k];
-    switch (p.how) {
-    case kSpan: return p.start + static_cast<std::int64_t>(p.span);
-    case kWide: break;
-    }
-    return wideAt(k).end;
+    const std::uint64_t bits = items_[k].bits;
+    if (bits & kWide) return wideAt(k).end;
+    if (k + 1 == items_.size()) return last_end_;
+    if (bits & kGap) return gapEnd(k);
+    return startOf(k + 1);
 }
 
 inline Interval IntervalList::operator[](std::size_t k) const noexcept {
     const Packed& p = items_[k];
-    if (p.how == kWide) return wideAt(k);
+    if (p.bits & kWide) return wideAt(k);
     Interval iv;
-    iv.start = p.start;
+    iv.start = startBits(p.bits);
     iv.end = endOf(k);
     iv.fiber = p.fiber;
     iv.cause = p.cause;
-    iv.thread = p.thread;
-    iv.state = static_cast<State>(p.state_reason & 15);
-    iv.reason = static_cast<WaitReason>(p.state_reason >> 4);
+    iv.thread = static_cast<std::int32_t>((p.bits >> kThreadShift) & 0xff) - 1;
+    iv.state = static_cast<State>((p.bits >> kStateShift) & 7);
+    iv.reason = static_cast<WaitReason>((p.bits >> kReasonShift) & 7);
     return iv;
 }
 

@@ -48,7 +48,9 @@
 //     give back is not copied: an Instant is only its record's index
 //     (instantTime, instantKind, instantLabel, instantFiber read the rest;
 //     a fiber no record field names is kept aside), lane intervals are
-//     packed (lane.hpp), and the events of a kind or of a thread are found
+//     packed (lane.hpp), flows, latency samples and replay items are packed
+//     (packed_list.hpp: values, not record indices, so that no reader needs
+//     the trace to read the model), and the events of a kind or of a thread are found
 //     through per-stride counts and bits (KindIndex), not lists of indices.
 //     Lists are allocated once at their final size where the look-ahead
 //     pass can count them, and trimmed.
@@ -148,7 +150,8 @@ private:
 };
 
 // (Members ordered for packing: there is one per fiber, millions in a big
-// trace, so it is 104 bytes: issue 13.)
+// trace, so it is 112 bytes: issue 13. The lane's list keeps its last end,
+// 8 bytes, so that each of its intervals can be 8 bytes smaller.)
 struct FiberLane {
     std::uint64_t fiber = 0;
     std::uint64_t parent = 0;     // 0: created by an idle loop, or unknown
