@@ -3,6 +3,8 @@
 // time order, then per-level minima and maxima for decimation.
 #include "model/counters.hpp"
 
+#include "fiberscope/analysis/footprint.hpp"
+
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -241,6 +243,23 @@ Counters computeCounters(const analysis::Timeline& tl) {
     indexCounter(c.in_flight_total);
     indexCounter(c.fibers_alive);
     return c;
+}
+
+std::size_t countersBytes(const Counters& c) noexcept {
+    const auto series = [](const CounterSeries& s) {
+        std::size_t bytes = analysis::heapBytes(s.times.capacity() * sizeof(std::int64_t)) +
+                            analysis::heapBytes(s.values.capacity() * sizeof(std::int32_t)) +
+                            analysis::heapBytes(s.level_max.capacity() * sizeof(s.level_max[0])) +
+                            analysis::heapBytes(s.level_min.capacity() * sizeof(s.level_min[0]));
+        for (const auto& level : s.level_max) bytes += analysis::heapBytes(level.capacity() * sizeof(std::int32_t));
+        for (const auto& level : s.level_min) bytes += analysis::heapBytes(level.capacity() * sizeof(std::int32_t));
+        return bytes;
+    };
+    std::size_t bytes = analysis::heapBytes(c.ready.capacity() * sizeof(CounterSeries)) +
+                        analysis::heapBytes(c.in_flight.capacity() * sizeof(CounterSeries));
+    for (const CounterSeries& s : c.ready) bytes += series(s);
+    for (const CounterSeries& s : c.in_flight) bytes += series(s);
+    return bytes + series(c.ready_total) + series(c.in_flight_total) + series(c.fibers_alive);
 }
 
 } // namespace fiberscope::viewer

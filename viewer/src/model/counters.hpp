@@ -18,6 +18,7 @@
 //     max in a pixel is never lost to sampling.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -59,5 +60,8 @@ struct Counters {
 };
 
 Counters computeCounters(const analysis::Timeline& timeline);
+// Heap bytes the counters hold (by capacity, with the allocator's per-block
+// overhead as analysis::heapBytes counts it): `fiberscope benchmark` prints it.
+std::size_t countersBytes(const Counters& counters) noexcept;
 
 } // namespace fiberscope::viewer

@@ -100,6 +100,15 @@ inline void ensureFlowIndex(const Timeline& tl, FlowIndex& index) {
         buildFlowIndex(tl, index);
 }
 
+// Heap bytes the index holds (by capacity; `fiberscope benchmark` prints it).
+inline std::size_t flowIndexBytes(const FlowIndex& index) noexcept {
+    std::size_t bytes = 0;
+    for (const auto& k : index.kinds)
+        bytes += k.by_from.capacity() * sizeof(std::uint32_t) + k.by_to.capacity() * sizeof(std::uint32_t) +
+                 k.block_reach.capacity() * sizeof(std::int64_t);
+    return bytes;
+}
+
 inline constexpr std::size_t kMaxPassingOver = 64; // per kind and frame
 
 // Appends to `out` the flows of `kind` to draw for the view [t0, t1], at most
