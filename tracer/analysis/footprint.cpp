@@ -31,7 +31,8 @@ std::size_t stringBytes(const std::string& s) noexcept {
 
 void addLane(const Lane& lane, std::size_t& intervals, std::size_t& lod) noexcept {
     intervals += heapBytes(lane.intervals.itemBytes()) + heapBytes(lane.intervals.wideBytes());
-    if (lane.index) lod += heapBytes(sizeof(LaneIndex)) + vectorBytes(lane.index->levels) + vectorBytes(lane.index->prefix);
+    if (const LaneIndex* index = lane.intervals.index())
+        lod += heapBytes(sizeof(LaneIndex)) + vectorBytes(index->levels) + vectorBytes(index->prefix);
     for (const LodLevel& level : lane.levels()) lod += vectorBytes(level.runs);
 }
 

@@ -64,6 +64,16 @@ void IntervalList::clear() noexcept {
     last_end_ = 0;
 }
 
+IntervalList::Side::Side(const Side& other)
+    : whole(other.whole), ends(other.ends), index(other.index ? std::make_unique<LaneIndex>(*other.index) : nullptr) {}
+
+IntervalList::Side::~Side() = default;
+
+void IntervalList::setIndex(std::unique_ptr<LaneIndex> index) {
+    if (!index && !side_) return;
+    side().index = std::move(index);
+}
+
 IntervalList::Side& IntervalList::side() {
     if (!side_) side_ = std::make_unique<Side>();
     return *side_;

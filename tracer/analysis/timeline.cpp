@@ -876,13 +876,9 @@ private:
             const std::uint32_t f = fiberIndex(e.arg[0]);
             FiberLane& fl = tl_.fibers[f];
             fl.created = t;
-            fl.created_thread = thread;
-            fl.created_in_trace = true;
+            fl.created_thread = thread; // (>= 0: createdInTrace)
             fl.parent = e.arg[1];
-            if (!fl.named && e.arg[2] != 0) { // string 0 is the empty name
-                fb_[f].name_id = e.arg[2];
-                fl.named = true;
-            }
+            if (fb_[f].name_id == 0 && e.arg[2] != 0) fb_[f].name_id = e.arg[2]; // string 0 is the empty name
             makeReady(f, t, -1, i);
             pending_.pushBack(fb_[f].pending, Flow{FlowKind::Spawn, FlowEnd{t, e.arg[1], T, i}, {}});
             return;
@@ -893,7 +889,6 @@ private:
             const std::uint32_t f = fiberIndex(e.arg[0]);
             if (e.arg[1] == 0) return;
             fb_[f].name_id = e.arg[1];
-            tl_.fibers[f].named = true;
             return;
         }
         case EventKind::Schedule: {
@@ -1209,11 +1204,8 @@ void Builder::close(Timeline& out, const trace::Trace& trace) const {
         if (!std::is_sorted(fl.zones.begin(), fl.zones.end(), by_start)) std::stable_sort(fl.zones.begin(), fl.zones.end(), by_start);
         // Its name: the string its create or fiber-name record gave (read now,
         // so a string defined after the record still names it), else its number.
-        if (fl.named) {
-            const std::string& name = trace.string(b.name_id);
-            fl.named = !name.empty();
-            fl.recorded_name = CompactName(name);
-        }
+        // (An id whose string is empty or undefined names nothing: named() is false.)
+        if (b.name_id != 0) fl.recorded_name = CompactName(trace.string(b.name_id));
     }
     // Lanes by worker index, then the threads of no known worker by number.
     {
@@ -1355,7 +1347,7 @@ std::string_view CompactName::view() const noexcept {
 std::size_t CompactName::heapBytes() const noexcept { return data_ ? sizeof(std::uint32_t) + view().size() : 0; }
 
 std::string FiberLane::name() const {
-    if (named && !recorded_name.empty()) return std::string(recorded_name.view());
+    if (named()) return std::string(recorded_name.view());
     if (fiber == 1) return "main";
     char buf[32] = "fiber #";
     const auto end = std::to_chars(buf + 7, buf + sizeof buf, fiber).ptr;

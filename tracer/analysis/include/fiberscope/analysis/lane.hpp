@@ -10,8 +10,9 @@
 //     memory stays near the size of the lane itself;
 //   * per-state time prefix sums every kPrefixStride intervals, so the time a
 //     lane spent in each state over any range costs O(log n + stride).
-//   Both are held behind one pointer (Lane::index): most lanes are short
-//   fiber lanes with neither. A stored run keeps only what its member
+//   Both are held behind the one pointer IntervalList keeps for what lanes
+//   rarely have (IntervalList::index): most lanes are short fiber lanes
+//   with neither. A stored run keeps only what its member
 //   intervals cannot give back (StoredRun: 32 bytes, a Block is 56).
 // Plain structs; the functions that fill and query them live in lod.hpp (and
 // the viewer's range statistics, viewer/src/model/range_stats.hpp, read the
@@ -88,6 +89,8 @@ struct Interval {
     std::int64_t duration() const noexcept { return end - start; }
 };
 
+struct LaneIndex;
+
 // A lane's intervals, packed (see the design comment above). Reads return
 // Interval values, so `const Interval& iv = lane.intervals[k]` and
 // `for (const Interval& iv : lane.intervals)` read as from a vector; the only
@@ -130,8 +133,14 @@ public:
     std::size_t itemBytes() const noexcept { return items_.capacity() * sizeof(Packed); }
     std::size_t wideBytes() const noexcept {
         return side_ ? sizeof(Side) + side_->whole.capacity() * sizeof(Side::Whole) + side_->ends.capacity() * sizeof(Side::End) : 0;
-    }
+    } // (the index's bytes are counted apart: footprint.hpp's levels of detail)
     std::size_t wideCount() const noexcept { return side_ ? side_->whole.size() : 0; }
+
+    // The lane's levels of detail and prefix sums (lod.hpp: buildLaneIndex),
+    // if built: kept in the list's side block, so that a short fiber lane
+    // pays one pointer for everything it rarely has, not one per part.
+    const LaneIndex* index() const noexcept { return side_ ? side_->index.get() : nullptr; }
+    void setIndex(std::unique_ptr<LaneIndex> index);
 
 private:
     // An item: `bits` holds the start (its low 48 bits, sign-extended), the
@@ -160,6 +169,11 @@ private:
         using End = std::pair<std::uint32_t, std::int64_t>; // a kGap item's end, by item index
         std::vector<Whole> whole;
         std::vector<End> ends;
+        std::unique_ptr<LaneIndex> index; // see index()
+
+        Side() = default;
+        Side(const Side& other);
+        ~Side();
     };
 
     // The items: a vector with 32-bit size and capacity (16 bytes in the
@@ -379,22 +393,11 @@ struct LaneIndex {
 };
 
 struct Lane {
-    IntervalList intervals; // sorted by start, non-overlapping
-    // Behind one pointer: 8 bytes in each of millions of short fiber lanes.
-    std::unique_ptr<LaneIndex> index;
-
-    Lane() = default;
-    Lane(const Lane& other) : intervals(other.intervals), index(other.index ? std::make_unique<LaneIndex>(*other.index) : nullptr) {}
-    Lane(Lane&&) noexcept = default;
-    Lane& operator=(const Lane& other) {
-        if (this != &other) *this = Lane(other);
-        return *this;
-    }
-    Lane& operator=(Lane&&) noexcept = default;
+    IntervalList intervals; // sorted by start, non-overlapping; holds the lane's index (IntervalList::index)
 
     // The levels of detail and prefix sums (empty when not built or short).
-    const std::vector<LodLevel>& levels() const noexcept { return index ? index->levels : none().levels; }
-    const std::vector<StateTimes>& prefix() const noexcept { return index ? index->prefix : none().prefix; }
+    const std::vector<LodLevel>& levels() const noexcept { return intervals.index() ? intervals.index()->levels : none().levels; }
+    const std::vector<StateTimes>& prefix() const noexcept { return intervals.index() ? intervals.index()->prefix : none().prefix; }
 
 private:
     static const LaneIndex& none() noexcept {

@@ -150,22 +150,25 @@ private:
 };
 
 // (Members ordered for packing: there is one per fiber, millions in a big
-// trace, so it is 112 bytes: issue 13. The lane's list keeps its last end,
-// 8 bytes, so that each of its intervals can be 8 bytes smaller.)
+// trace, so it is 96 bytes: issue 13. What it only sometimes has shares one
+// pointer, the lane's side block (lane.hpp); whether it was named or created
+// in the trace is read from the fields that say so, not kept twice.)
 struct FiberLane {
     std::uint64_t fiber = 0;
     std::uint64_t parent = 0;     // 0: created by an idle loop, or unknown
     std::uint64_t awaited_by = 0; // the fiber that awaited it (Future::await), 0 if none
     std::int64_t created = -1;    // -1: before the recording started
     std::int64_t finished = -1;   // -1: did not finish in the trace
-    std::int32_t created_thread = -1;
+    std::int32_t created_thread = -1; // -1: no fiber-create record (it ran before the recording began)
     std::int32_t finished_thread = -1;
     CompactName recorded_name;    // its fiber-name (or create) record's name, if any
     Lane lane;                    // Ready / Running / Waiting / Finished
     HeapVector<Zone> zones;       // by start (most fibers open none: 8 bytes then)
-    bool named = false;           // a fiber-name (or create) record named it: recorded_name
-    bool created_in_trace = false;
 
+    // A fiber-name (or create) record named it: recorded_name.
+    bool named() const noexcept { return !recorded_name.empty(); }
+    // Its fiber-create record is in the trace.
+    bool createdInTrace() const noexcept { return created_thread >= 0; }
     // Its recorded name, else "main" for fiber 1, else "fiber #id".
     std::string name() const;
 };
