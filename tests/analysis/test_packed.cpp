@@ -199,3 +199,24 @@ TEST_CASE("lane intervals read back as pushed: ends from the next start, gaps, w
             REQUIRE(all[k].reason == static_cast<WaitReason>(r));
         }
 }
+
+TEST_CASE("stored runs of a level of detail read back as pushed, packed or wide", "[analysis][packed]") {
+    using analysis::StoredRun;
+    const std::vector<StoredRun> runs = {
+        {1000, 600, 0, 5, 2},                       // packed
+        {6'000'000'000, 5'000'000'000, 5, 2, 6},    // a member over 4.29 s: wide
+        {UINT32_MAX - 1, 0, 7, 3, 7},               // the largest packed busy time
+        {10, 4, 10, 2, 11},
+    };
+    analysis::PackedList<analysis::StoredRunCodec> list;
+    for (const StoredRun& r : runs) list.push_back(r);
+    CHECK(list.wideCount() == 1);
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+        INFO("run " << k);
+        CHECK(list[k].busy == runs[k].busy);
+        CHECK(list[k].dominant_ns == runs[k].dominant_ns);
+        CHECK(list[k].first == runs[k].first);
+        CHECK(list[k].count == runs[k].count);
+        CHECK(list[k].dominant == runs[k].dominant);
+    }
+}

@@ -33,7 +33,7 @@ void addLane(const Lane& lane, std::size_t& intervals, std::size_t& lod) noexcep
     intervals += heapBytes(lane.intervals.itemBytes()) + heapBytes(lane.intervals.wideBytes());
     if (const LaneIndex* index = lane.intervals.index())
         lod += heapBytes(sizeof(LaneIndex)) + vectorBytes(index->levels) + vectorBytes(index->prefix);
-    for (const LodLevel& level : lane.levels()) lod += vectorBytes(level.runs);
+    for (const LodLevel& level : lane.levels()) lod += packedBytes(level.runs);
 }
 
 } // namespace

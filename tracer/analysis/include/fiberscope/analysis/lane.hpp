@@ -13,7 +13,8 @@
 //   Both are held behind the one pointer IntervalList keeps for what lanes
 //   rarely have (IntervalList::index): most lanes are short fiber lanes
 //   with neither. A stored run keeps only what its member
-//   intervals cannot give back (StoredRun: 32 bytes, a Block is 56).
+//   intervals cannot give back (StoredRun: 32 bytes, a Block is 56; stored
+//   packed in 20, StoredRunCodec).
 // Plain structs; the functions that fill and query them live in lod.hpp (and
 // the viewer's range statistics, viewer/src/model/range_stats.hpp, read the
 // prefix sums).
@@ -50,6 +51,8 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "fiberscope/analysis/packed_list.hpp"
 
 namespace fiberscope::analysis {
 
@@ -376,9 +379,36 @@ struct StoredRun {
     std::uint32_t dominant = 0;
 };
 
+// Stored runs packed (packed_list.hpp): 20 bytes, not 32 (issue 13: the
+// levels of detail held ~6 bytes per trace event). A run's members start
+// within one bucket of its level, so its busy and dominant times fit 32 bits
+// but for a run whose last member lasts over 4.29 s, which is kept whole.
+struct StoredRunCodec {
+    using Value = StoredRun;
+    struct Packed {
+        std::uint32_t busy = 0;
+        std::uint32_t dominant_ns = 0;
+        std::uint32_t first = 0;    // a wide run: the index of its value
+        std::uint32_t count = 0;    // 0: wide (a stored run has two members or more)
+        std::uint32_t dominant = 0;
+    };
+    static_assert(sizeof(Packed) == 20);
+    static bool pack(const StoredRun& r, Packed& p) noexcept {
+        if (r.busy < 0 || r.busy >= UINT32_MAX || r.dominant_ns < 0 || r.dominant_ns >= UINT32_MAX || r.count == 0) return false;
+        p = Packed{static_cast<std::uint32_t>(r.busy), static_cast<std::uint32_t>(r.dominant_ns), r.first, r.count, r.dominant};
+        return true;
+    }
+    static StoredRun unpack(const Packed& p) noexcept { return StoredRun{p.busy, p.dominant_ns, p.first, p.count, p.dominant}; }
+    static Packed wide(std::uint32_t index) noexcept { return Packed{0, 0, index, 0, 0}; }
+    static bool isWide(const Packed& p, std::uint32_t& index) noexcept {
+        index = p.first;
+        return p.count == 0;
+    }
+};
+
 struct LodLevel {
-    std::int64_t granularity = 1; // ns: members' starts share floor(start / granularity)
-    std::vector<StoredRun> runs;  // the runs of >= 2 intervals, by `first`
+    std::int64_t granularity = 1;          // ns: members' starts share floor(start / granularity)
+    PackedList<StoredRunCodec> runs;       // the runs of >= 2 intervals, by `first`
 };
 
 inline constexpr std::size_t kPrefixStride = 64;
