@@ -15,31 +15,36 @@
 namespace fiberscope::analysis {
 
 IntervalList::Items::Items(const Items& other) {
-    if (other.size_ == 0) return;
-    reallocate(other.size_);
-    std::memcpy(data_, other.data_, other.size_ * sizeof(Packed));
-    size_ = other.size_;
+    const std::size_t n = other.size();
+    if (n == 0) return;
+    reallocate(n);
+    std::memcpy(data_, other.data_, n * sizeof(Packed));
+    header()->size = static_cast<std::uint32_t>(n);
 }
 
 void IntervalList::Items::reallocate(std::size_t n) {
     if (n > UINT32_MAX) throw std::length_error("IntervalList: more than 2^32 intervals");
     if (n == 0) {
-        std::free(data_);
+        if (data_) std::free(header());
         data_ = nullptr;
-    } else {
-        void* grown = std::realloc(data_, n * sizeof(Packed)); // Packed is trivially copyable
-        if (!grown) throw std::bad_alloc();
-        data_ = static_cast<Packed*>(grown);
+        return;
     }
-    capacity_ = static_cast<std::uint32_t>(n);
+    const std::uint32_t size = static_cast<std::uint32_t>(std::min(this->size(), n));
+    // Packed and Header are trivially copyable: realloc moves them.
+    void* grown = std::realloc(data_ ? static_cast<void*>(header()) : nullptr, sizeof(Header) + n * sizeof(Packed));
+    if (!grown) throw std::bad_alloc();
+    Header* h = static_cast<Header*>(grown);
+    h->size = size;
+    h->capacity = static_cast<std::uint32_t>(n);
+    data_ = reinterpret_cast<Packed*>(static_cast<char*>(grown) + sizeof(Header));
 }
 
 void IntervalList::Items::reserve(std::size_t n) {
-    if (n > capacity_) reallocate(n);
+    if (n > capacity()) reallocate(n);
 }
 
 void IntervalList::Items::shrink_to_fit() {
-    if (capacity_ > size_) reallocate(size_);
+    if (capacity() > size()) reallocate(size());
 }
 
 IntervalList::IntervalList(const IntervalList& other)

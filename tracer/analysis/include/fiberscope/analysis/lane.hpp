@@ -35,7 +35,7 @@
 //   * a 64-bit fiber id (runtime ids count up from 1: 32 bits).
 // An interval that does not fit (a crafted trace's thread 70000, an id past
 // 2^32, a time 40 hours in) is stored whole in the side list, so nothing is
-// lost, and a lane with none pays one pointer for it. The list itself is 32
+// lost, and a lane with none pays one pointer for it. The list itself is 24
 // bytes. A read is a few instructions more than a vector's; the
 // level-of-detail walk keeps reads to O(pixels) per frame.
 #pragma once
@@ -133,7 +133,7 @@ public:
 
     // Heap bytes by capacity: the packed items; the side list (whole
     // intervals that do not pack, and the ends of items followed by a gap).
-    std::size_t itemBytes() const noexcept { return items_.capacity() * sizeof(Packed); }
+    std::size_t itemBytes() const noexcept { return items_.blockBytes(); }
     std::size_t wideBytes() const noexcept {
         return side_ ? sizeof(Side) + side_->whole.capacity() * sizeof(Side::Whole) + side_->ends.capacity() * sizeof(Side::End) : 0;
     } // (the index's bytes are counted apart: footprint.hpp's levels of detail)
@@ -179,44 +179,54 @@ private:
         ~Side();
     };
 
-    // The items: a vector with 32-bit size and capacity (16 bytes in the
-    // list, not 24; a lane has fewer than 2^32 intervals, as a trace has
-    // fewer than 2^32 events), grown by doubling, trimmed by shrink_to_fit.
+    // The items: a vector whose size and capacity (32 bits each: a lane has
+    // fewer than 2^32 intervals, as a trace has fewer than 2^32 events) sit
+    // in its heap block, just before the items, so the list holds one
+    // pointer (8 bytes in each of millions of fiber lanes; the 8-byte header
+    // mostly fills the allocator's rounding: a block of 3 or 6 items takes
+    // as many bytes with it as without). Grown by doubling, trimmed by
+    // shrink_to_fit.
     class Items {
     public:
         Items() = default;
         Items(const Items& other);
-        Items(Items&& other) noexcept : data_(other.data_), size_(other.size_), capacity_(other.capacity_) {
-            other.data_ = nullptr;
-            other.size_ = other.capacity_ = 0;
-        }
+        Items(Items&& other) noexcept : data_(std::exchange(other.data_, nullptr)) {}
         Items& operator=(const Items& other) { return *this = Items(other); }
         Items& operator=(Items&& other) noexcept {
             std::swap(data_, other.data_);
-            std::swap(size_, other.size_);
-            std::swap(capacity_, other.capacity_);
             return *this;
         }
-        ~Items() { std::free(data_); }
+        ~Items() {
+            if (data_) std::free(header());
+        }
 
-        std::size_t size() const noexcept { return size_; }
-        bool empty() const noexcept { return size_ == 0; }
-        std::size_t capacity() const noexcept { return capacity_; }
+        std::size_t size() const noexcept { return data_ ? header()->size : 0; }
+        bool empty() const noexcept { return size() == 0; }
+        std::size_t capacity() const noexcept { return data_ ? header()->capacity : 0; }
         const Packed& operator[](std::size_t k) const noexcept { return data_[k]; }
-        Packed& back() noexcept { return data_[size_ - 1]; }
+        Packed& back() noexcept { return data_[header()->size - 1]; }
         void push_back(const Packed& p) {
-            if (size_ == capacity_) reserve(capacity_ ? 2 * static_cast<std::size_t>(capacity_) : 1);
-            data_[size_++] = p;
+            const std::size_t n = size(), cap = capacity();
+            if (n == cap) reserve(cap ? 2 * cap : 1);
+            data_[n] = p;
+            header()->size = static_cast<std::uint32_t>(n + 1);
         }
         void reserve(std::size_t n);
         void shrink_to_fit();
-        void clear() noexcept { size_ = 0; }
+        void clear() noexcept {
+            if (data_) header()->size = 0;
+        }
+        std::size_t blockBytes() const noexcept { return data_ ? sizeof(Header) + capacity() * sizeof(Packed) : 0; }
 
     private:
+        struct Header {
+            std::uint32_t size = 0;
+            std::uint32_t capacity = 0;
+        };
+        static_assert(sizeof(Header) % alignof(Packed) == 0);
+        Header* header() const noexcept { return reinterpret_cast<Header*>(reinterpret_cast<char*>(data_) - sizeof(Header)); }
         void reallocate(std::size_t n);
-        Packed* data_ = nullptr;
-        std::uint32_t size_ = 0;
-        std::uint32_t capacity_ = 0;
+        Packed* data_ = nullptr; // the items, after a Header in the same block; nullptr: no block
     };
 
     const Interval& wideAt(std::size_t k) const noexcept;

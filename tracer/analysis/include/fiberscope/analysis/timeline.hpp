@@ -150,7 +150,7 @@ private:
 };
 
 // (Members ordered for packing: there is one per fiber, millions in a big
-// trace, so it is 96 bytes: issue 13. What it only sometimes has shares one
+// trace, so it is 88 bytes: issue 13. What it only sometimes has shares one
 // pointer, the lane's side block (lane.hpp); whether it was named or created
 // in the trace is read from the fields that say so, not kept twice.)
 struct FiberLane {
