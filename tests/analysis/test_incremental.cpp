@@ -120,8 +120,8 @@ void requireSameModel(const Timeline& a, const Timeline& b) {
         REQUIRE(x.finished == y.finished);
         REQUIRE(x.created_thread == y.created_thread);
         REQUIRE(x.finished_thread == y.finished_thread);
-        REQUIRE(x.named == y.named);
-        REQUIRE(x.created_in_trace == y.created_in_trace);
+        REQUIRE(x.named() == y.named());
+        REQUIRE(x.createdInTrace() == y.createdInTrace());
         requireSameLane(x.lane, y.lane);
         requireSameZones(x.zones.begin(), x.zones.size(), y.zones.begin(), y.zones.size());
     }

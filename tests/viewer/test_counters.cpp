@@ -254,3 +254,45 @@ TEST_CASE("decimation gives the true min and max in every pixel", "[viewer][coun
     REQUIRE(out.size() == 4);
     for (const CounterRange& r : out) CHECK((r.min == 0 && r.max == 0));
 }
+
+TEST_CASE("change times read back as pushed, across blocks and long quiet stretches", "[viewer][counters]") {
+    std::mt19937_64 rng(77);
+    ChangeTimes times;
+    std::vector<std::int64_t> want;
+    std::int64_t t = -5'000'000'000; // before the recording's start (a crafted trace)
+    for (int i = 0; i < 3000; ++i) {
+        // Mostly close together; now and then a quiet stretch past 4.29 s,
+        // so some times are kept whole; and pops, as emit() merges changes.
+        t += rng() % 50 == 0 ? 5'000'000'000 + static_cast<std::int64_t>(rng() % 1000) : 1 + static_cast<std::int64_t>(rng() % 1000);
+        times.push_back(t);
+        want.push_back(t);
+        if (rng() % 7 == 0) times.pop_back(), want.pop_back();
+    }
+    REQUIRE(times.size() == want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) REQUIRE(times[i] == want[i]);
+    CHECK(times.front() == want.front());
+    CHECK(times.back() == want.back());
+    for (int q = 0; q < 2000; ++q) {
+        const std::int64_t probe = want[rng() % want.size()] + static_cast<std::int64_t>(rng() % 3) - 1;
+        const std::size_t from = rng() % want.size();
+        CHECK(times.upperBound(probe) == static_cast<std::size_t>(std::upper_bound(want.begin(), want.end(), probe) - want.begin()));
+        CHECK(times.lowerBound(probe, from) ==
+              static_cast<std::size_t>(std::lower_bound(want.begin() + static_cast<std::ptrdiff_t>(from), want.end(), probe) - want.begin()));
+    }
+    // A series with such stretches answers ranges as a scan does.
+    CounterSeries s;
+    std::int32_t v = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        v = v == 3 ? 1 : v + 1;
+        s.times.push_back(want[i]);
+        s.values.push_back(v);
+    }
+    indexCounter(s);
+    for (int q = 0; q < 300; ++q) {
+        const std::int64_t a = want[rng() % want.size()] - 1;
+        const std::int64_t b = a + static_cast<std::int64_t>(rng() % 20'000'000'000);
+        const CounterRange got = counterRange(s, a, b), expected = bruteRange(s, a, b);
+        CHECK(got.min == expected.min);
+        CHECK(got.max == expected.max);
+    }
+}

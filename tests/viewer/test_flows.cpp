@@ -213,12 +213,14 @@ TEST_CASE("the viewer draws every flow with an end in view, before any that only
 
     // A made-up model: 200 steals passing over [400, 500], and three with an end in it.
     Timeline tl;
-    for (int i = 0; i < 200; ++i) tl.flows.push_back(Flow{FlowKind::Steal, FlowEnd{i, 0, 0}, FlowEnd{1000 + i, 0, 1}});
-    tl.flows.push_back(Flow{FlowKind::Steal, FlowEnd{300, 0, 0}, FlowEnd{450, 0, 1}}); // cause before, effect in view
-    tl.flows.push_back(Flow{FlowKind::Steal, FlowEnd{450, 0, 0}, FlowEnd{460, 0, 1}}); // both in view
-    tl.flows.push_back(Flow{FlowKind::Steal, FlowEnd{480, 0, 0}, FlowEnd{5000, 0, 1}}); // effect after
-    tl.flows.push_back(Flow{FlowKind::Wakeup, FlowEnd{455, 0, 0}, FlowEnd{456, 0, 1}}); // another kind
-    std::stable_sort(tl.flows.begin(), tl.flows.end(), [](const Flow& a, const Flow& b) { return a.from.time < b.from.time; });
+    std::vector<Flow> made;
+    for (int i = 0; i < 200; ++i) made.push_back(Flow{FlowKind::Steal, FlowEnd{i, 0, 0}, FlowEnd{1000 + i, 0, 1}});
+    made.push_back(Flow{FlowKind::Steal, FlowEnd{300, 0, 0}, FlowEnd{450, 0, 1}}); // cause before, effect in view
+    made.push_back(Flow{FlowKind::Steal, FlowEnd{450, 0, 0}, FlowEnd{460, 0, 1}}); // both in view
+    made.push_back(Flow{FlowKind::Steal, FlowEnd{480, 0, 0}, FlowEnd{5000, 0, 1}}); // effect after
+    made.push_back(Flow{FlowKind::Wakeup, FlowEnd{455, 0, 0}, FlowEnd{456, 0, 1}}); // another kind
+    std::stable_sort(made.begin(), made.end(), [](const Flow& a, const Flow& b) { return a.from.time < b.from.time; });
+    for (const Flow& f : made) tl.flows.push_back(f); // the model keeps them by from.time
     buildFlowIndex(tl, index);
     const auto endInView = [&](std::uint32_t i) {
         const Flow& f = tl.flows[i];

@@ -302,9 +302,9 @@ void checkArrowAtEffect(fiberscope::viewer::FlowKind kind, const char* name) {
     App app;
     REQUIRE(loadTrace(app, kTrace));
     // The flow of `kind` with the farthest cause.
-    const Flow* far = nullptr;
+    std::optional<Flow> far; // a copy: the model's flows are packed and read as values
     for (const Flow& f : app.timeline->flows)
-        if (f.kind == kind && (!far || f.to.time - f.from.time > far->to.time - far->from.time)) far = &f;
+        if (f.kind == kind && (!far || f.to.time - f.from.time > far->to.time - far->from.time)) far = f;
     REQUIRE(far);
     const std::int64_t length = far->to.time - far->from.time;
     // A view of a tenth of the flow's length around its effect, at most

@@ -18,6 +18,12 @@ std::size_t heapVectorBytes(const HeapVector<T>& v) noexcept {
     return v.get() ? heapBytes(sizeof(std::vector<T>)) + vectorBytes(*v.get()) : 0;
 }
 
+// A packed list's blocks: its items and its side list of wide values.
+template <class Codec>
+std::size_t packedBytes(const PackedList<Codec>& list) noexcept {
+    return heapBytes(list.itemBytes()) + heapBytes(list.wideBytes());
+}
+
 std::size_t stringBytes(const std::string& s) noexcept {
     // Short names live inside the std::string (no heap block).
     return s.capacity() > 15 ? heapBytes(s.capacity() + 1) : 0;
@@ -25,8 +31,9 @@ std::size_t stringBytes(const std::string& s) noexcept {
 
 void addLane(const Lane& lane, std::size_t& intervals, std::size_t& lod) noexcept {
     intervals += heapBytes(lane.intervals.itemBytes()) + heapBytes(lane.intervals.wideBytes());
-    if (lane.index) lod += heapBytes(sizeof(LaneIndex)) + vectorBytes(lane.index->levels) + vectorBytes(lane.index->prefix);
-    for (const LodLevel& level : lane.levels()) lod += vectorBytes(level.runs);
+    if (const LaneIndex* index = lane.intervals.index())
+        lod += heapBytes(sizeof(LaneIndex)) + vectorBytes(index->levels) + vectorBytes(index->prefix);
+    for (const LodLevel& level : lane.levels()) lod += packedBytes(level.runs);
 }
 
 } // namespace
@@ -51,9 +58,9 @@ ModelFootprint modelFootprint(const Timeline& timeline) noexcept {
         f.lanes += heapBytes(fl.recorded_name.heapBytes());
     }
     f.events_by_kind += vectorBytes(timeline.kinds.before) + vectorBytes(timeline.kinds.thread_bits);
-    f.flows += vectorBytes(timeline.flows) + vectorBytes(timeline.flow_reach);
-    f.latencies += vectorBytes(timeline.latencies);
-    f.replay_items += vectorBytes(timeline.replay.items);
+    f.flows += packedBytes(timeline.flows) + vectorBytes(timeline.flow_reach);
+    f.latencies += packedBytes(timeline.latencies);
+    f.replay_items += packedBytes(timeline.replay.items);
     f.replay_index += vectorBytes(timeline.replay.slots) + vectorBytes(timeline.replay.checkpoints);
     for (const auto& owners : timeline.replay.slots) f.replay_index += vectorBytes(owners);
     for (const StateCheckpoint& c : timeline.replay.checkpoints) f.replay_index += vectorBytes(c.active);

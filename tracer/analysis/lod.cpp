@@ -235,13 +235,13 @@ void mergeBlock(Block& into, const Block& next) noexcept {
 }
 
 void buildLaneIndex(Lane& lane) {
-    lane.index.reset();
+    lane.intervals.setIndex(nullptr);
     // A short lane has neither (most fiber lanes): no index is allocated.
     if (lane.intervals.size() <= std::min(kMinLodIntervals, kPrefixStride)) return;
     auto index = std::make_unique<LaneIndex>();
     buildLevels(lane.intervals, index->levels);
     buildPrefix(lane.intervals, index->prefix);
-    if (!index->levels.empty() || !index->prefix.empty()) lane.index = std::move(index);
+    if (!index->levels.empty() || !index->prefix.empty()) lane.intervals.setIndex(std::move(index));
 }
 
 void intervalsOverlapping(const Lane& lane, std::int64_t t0, std::int64_t t1, std::size_t& first, std::size_t& last) noexcept {

@@ -10,8 +10,15 @@ void buildReplayIndex(Timeline& timeline, std::size_t checkpoint_every) {
     ReplayIndex& replay = timeline.replay;
     auto& items = replay.items;
     // Items are made in event order, so this is a no-op check in practice.
-    if (!std::is_sorted(items.begin(), items.end(), [](const StateItem& a, const StateItem& b) { return a.start < b.start; }))
-        std::stable_sort(items.begin(), items.end(), [](const StateItem& a, const StateItem& b) { return a.start < b.start; });
+    // (They are packed: sorted as (start, index) keys, then reordered whole.)
+    if (!std::is_sorted(items.begin(), items.end(), [](const StateItem& a, const StateItem& b) { return a.start < b.start; })) {
+        std::vector<std::pair<std::int64_t, std::uint32_t>> keys(items.size());
+        for (std::uint32_t k = 0; k < items.size(); ++k) keys[k] = {items[k].start, k};
+        std::sort(keys.begin(), keys.end()); // by start, ties in their order: as a stable sort
+        auto& packed = items.packed();
+        const auto before = packed;
+        for (std::size_t k = 0; k < keys.size(); ++k) packed[k] = before[keys[k].second];
+    }
     replay.checkpoints.clear();
     replay.checkpoints.push_back(StateCheckpoint{INT64_MIN, 0, {}});
     if (checkpoint_every == 0) checkpoint_every = 1;

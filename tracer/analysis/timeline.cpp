@@ -655,6 +655,13 @@ private:
         tl_.replay.items.push_back(item);
         return static_cast<std::uint32_t>(tl_.replay.items.size() - 1);
     }
+    // Ends item `id` at `t` (the items are packed: changed by value, not in place).
+    StateItem endItem(std::uint32_t id, std::int64_t t) {
+        StateItem item = tl_.replay.items[id];
+        item.end = t;
+        tl_.replay.items.set(id, item);
+        return item;
+    }
 
     void openQueued(std::uint32_t f, std::uint32_t slot, std::int64_t t, std::uint32_t event) {
         closeQueued(f, t);
@@ -673,8 +680,7 @@ private:
     void closeQueued(std::uint32_t f, std::int64_t t) {
         FiberBuild& b = fb_[f];
         if (b.ready_item == kNoItem) return;
-        StateItem& item = tl_.replay.items[b.ready_item];
-        item.end = t;
+        const StateItem item = endItem(b.ready_item, t);
         Slot& slot = slots_[item.where];
         --slot.open;
         b.ready_item = kNoItem;
@@ -695,9 +701,9 @@ private:
         moving.swap(slots_[small].items);
         slots_[small].open = 0;
         for (std::uint32_t id : moving) {
-            if (tl_.replay.items[id].end != kOpenEnd) continue;
             StateItem copy = tl_.replay.items[id];
-            tl_.replay.items[id].end = t;
+            if (copy.end != kOpenEnd) continue;
+            endItem(id, t);
             copy.start = t;
             copy.where = big;
             const std::uint32_t moved = newItem(copy);
@@ -870,13 +876,9 @@ private:
             const std::uint32_t f = fiberIndex(e.arg[0]);
             FiberLane& fl = tl_.fibers[f];
             fl.created = t;
-            fl.created_thread = thread;
-            fl.created_in_trace = true;
+            fl.created_thread = thread; // (>= 0: createdInTrace)
             fl.parent = e.arg[1];
-            if (!fl.named && e.arg[2] != 0) { // string 0 is the empty name
-                fb_[f].name_id = e.arg[2];
-                fl.named = true;
-            }
+            if (fb_[f].name_id == 0 && e.arg[2] != 0) fb_[f].name_id = e.arg[2]; // string 0 is the empty name
             makeReady(f, t, -1, i);
             pending_.pushBack(fb_[f].pending, Flow{FlowKind::Spawn, FlowEnd{t, e.arg[1], T, i}, {}});
             return;
@@ -887,7 +889,6 @@ private:
             const std::uint32_t f = fiberIndex(e.arg[0]);
             if (e.arg[1] == 0) return;
             fb_[f].name_id = e.arg[1];
-            tl_.fibers[f].named = true;
             return;
         }
         case EventKind::Schedule: {
@@ -997,8 +998,7 @@ private:
             // The oldest in-flight operation with this opcode, else the oldest.
             std::uint32_t id = kNoItem;
             if (ops_.takeMatchOrFirst(fb_[f].ops, [&](std::uint32_t op) { return tl_.replay.items[op].opcode == e.small; }, id)) {
-                StateItem& item = tl_.replay.items[id];
-                item.end = t;
+                const StateItem item = endItem(id, t);
                 pending_.pushBack(fb_[f].pending, Flow{FlowKind::Completion, FlowEnd{item.start, item.fiber, item.where, item.event}, {}});
             }
             if (makeReady(f, t, thread, i)) tb.pending_ready.push(e.arg[0]);
@@ -1165,7 +1165,7 @@ private:
     // Flows by start; ties in the order they were made, as a stable sort would
     // leave them. Sorting (start, index) keys and then moving each flow once
     // is about twice as fast as sorting the 56-byte flows themselves.
-    static void sortFlows(std::vector<Flow>& flows) {
+    static void sortFlows(FlowList& flows) {
         const auto by_from = [](const Flow& a, const Flow& b) { return a.from.time < b.from.time; };
         if (std::is_sorted(flows.begin(), flows.end(), by_from)) return;
         std::vector<std::pair<std::int64_t, std::uint32_t>> keys(flows.size());
@@ -1174,7 +1174,7 @@ private:
         std::vector<std::uint32_t> order(flows.size());
         for (std::size_t k = 0; k < keys.size(); ++k) order[k] = keys[k].second;
         keys = {};
-        permuteInPlace(flows, order);
+        permuteInPlace(flows.packed(), order); // a wide flow's item carries its side entry's index along
     }
 };
 
@@ -1225,11 +1225,8 @@ void Builder::close(Timeline& out, const trace::Trace& trace) const {
         if (!std::is_sorted(fl.zones.begin(), fl.zones.end(), by_start)) std::stable_sort(fl.zones.begin(), fl.zones.end(), by_start);
         // Its name: the string its create or fiber-name record gave (read now,
         // so a string defined after the record still names it), else its number.
-        if (fl.named) {
-            const std::string& name = trace.string(b.name_id);
-            fl.named = !name.empty();
-            fl.recorded_name = CompactName(name);
-        }
+        // (An id whose string is empty or undefined names nothing: named() is false.)
+        if (b.name_id != 0) fl.recorded_name = CompactName(trace.string(b.name_id));
     }
     // Lanes by worker index, then the threads of no known worker by number.
     {
@@ -1250,10 +1247,10 @@ void Builder::close(Timeline& out, const trace::Trace& trace) const {
         permute(out.fibers, order);
     }
     sortFlows(out.flows);
-    // The reach of the longest flow so far.
-    out.flow_reach.resize(out.flows.size());
+    // The reach of the longest flow so far, at the end of each block of flows.
+    out.flow_reach.assign((out.flows.size() + kFlowReachBlock - 1) / kFlowReachBlock, INT64_MIN);
     std::int64_t reach = INT64_MIN;
-    for (std::size_t k = 0; k < out.flows.size(); ++k) out.flow_reach[k] = reach = std::max(reach, out.flows[k].to.time);
+    for (std::size_t k = 0; k < out.flows.size(); ++k) out.flow_reach[k / kFlowReachBlock] = reach = std::max(reach, out.flows[k].to.time);
     // Give back the growth slack: the model lives as long as the trace is open.
     // The thread lanes are a few long lanes whose levels of detail take ~8% of
     // a 10M-event load: they are built on a second thread while this one does
@@ -1371,7 +1368,7 @@ std::string_view CompactName::view() const noexcept {
 std::size_t CompactName::heapBytes() const noexcept { return data_ ? sizeof(std::uint32_t) + view().size() : 0; }
 
 std::string FiberLane::name() const {
-    if (named && !recorded_name.empty()) return std::string(recorded_name.view());
+    if (named()) return std::string(recorded_name.view());
     if (fiber == 1) return "main";
     char buf[32] = "fiber #";
     const auto end = std::to_chars(buf + 7, buf + sizeof buf, fiber).ptr;
@@ -1428,8 +1425,9 @@ void flowsInRange(const Timeline& timeline, std::int64_t t0, std::int64_t t1, st
                   unsigned kind_mask, std::size_t limit) {
     out.clear();
     const auto& reach = timeline.flow_reach;
-    // flow_reach is non-decreasing: the first flow that could end at or after t0.
-    std::size_t k = static_cast<std::size_t>(std::lower_bound(reach.begin(), reach.end(), t0) - reach.begin());
+    // flow_reach is non-decreasing: the first block holding a flow that could
+    // end at or after t0 (the flows before it all end before t0).
+    std::size_t k = static_cast<std::size_t>(std::lower_bound(reach.begin(), reach.end(), t0) - reach.begin()) * kFlowReachBlock;
     for (; k < timeline.flows.size() && out.size() < limit; ++k) {
         const Flow& flow = timeline.flows[k];
         if (flow.from.time > t1) break;

@@ -516,7 +516,7 @@ void writeFiberTracks(ExportState& s) {
         if (fiber == 0) continue;
         const std::vector<FiberItem> items = fiberItems(s, fl);
         if (items.empty()) continue;
-        const bool named = fl.named || fiber == 1;
+        const bool named = fl.named() || fiber == 1;
         s.json.metadata("thread_name", kFibersPid, fiber, named ? fl.name() + " (#" + std::to_string(fiber) + ")" : fl.name());
         s.json.sortIndex("thread_sort_index", kFibersPid, fiber, static_cast<std::int64_t>(fiber));
         std::vector<std::string> stack;

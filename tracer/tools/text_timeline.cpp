@@ -99,7 +99,7 @@ void writeLegend(const analysis::Timeline& timeline, const std::set<std::uint64_
     std::size_t unnamed = 0;
     for (std::uint64_t fiber : ran) {
         const analysis::FiberLane* lane = analysis::findFiber(timeline, fiber);
-        if (lane && (lane->named || fiber == 1)) named.push_back(std::to_string(fiber) + " = " + terminalSafe(lane->name()));
+        if (lane && (lane->named() || fiber == 1)) named.push_back(std::to_string(fiber) + " = " + terminalSafe(lane->name()));
         else ++unnamed;
     }
     if (named.size() > limit) {

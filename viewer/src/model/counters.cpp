@@ -3,10 +3,13 @@
 // time order, then per-level minima and maxima for decimation.
 #include "model/counters.hpp"
 
+#include "fiberscope/analysis/footprint.hpp"
+
 #include <algorithm>
 #include <climits>
 #include <cmath>
 #include <queue>
+#include <stdexcept>
 #include <utility>
 
 namespace fiberscope::viewer {
@@ -80,9 +83,67 @@ struct Sweep {
 
 } // namespace
 
+void ChangeTimes::push_back(std::int64_t t) {
+    const std::size_t i = offsets_.size();
+    if (i > UINT32_MAX) throw std::length_error("ChangeTimes: more than 2^32 change points");
+    if (i % kBlock == 0) bases_.push_back(t);
+    const std::int64_t base = bases_.back();
+    const std::uint64_t offset = static_cast<std::uint64_t>(t) - static_cast<std::uint64_t>(base); // modular: no overflow
+    if (t >= base && offset < kWhole) {
+        offsets_.push_back(static_cast<std::uint32_t>(offset));
+    } else {
+        offsets_.push_back(kWhole);
+        whole_.emplace_back(static_cast<std::uint32_t>(i), t);
+    }
+}
+
+void ChangeTimes::pop_back() noexcept {
+    const std::size_t i = offsets_.size() - 1;
+    if (offsets_[i] == kWhole) whole_.pop_back();
+    offsets_.pop_back();
+    if (i % kBlock == 0) bases_.pop_back();
+}
+
+void ChangeTimes::shrink_to_fit() {
+    bases_.shrink_to_fit();
+    offsets_.shrink_to_fit();
+    whole_.shrink_to_fit();
+}
+
+std::int64_t ChangeTimes::wholeAt(std::size_t i) const noexcept {
+    const auto it = std::lower_bound(whole_.begin(), whole_.end(), static_cast<std::uint32_t>(i),
+                                     [](const std::pair<std::uint32_t, std::int64_t>& w, std::uint32_t index) { return w.first < index; });
+    return it->second;
+}
+
+std::size_t ChangeTimes::upperBound(std::int64_t t, std::size_t from) const noexcept {
+    std::size_t lo = from, hi = size();
+    while (lo < hi) {
+        const std::size_t mid = lo + (hi - lo) / 2;
+        if ((*this)[mid] <= t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+std::size_t ChangeTimes::lowerBound(std::int64_t t, std::size_t from) const noexcept {
+    std::size_t lo = from, hi = size();
+    while (lo < hi) {
+        const std::size_t mid = lo + (hi - lo) / 2;
+        if ((*this)[mid] < t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+std::size_t ChangeTimes::bytes() const noexcept {
+    return analysis::heapBytes(bases_.capacity() * sizeof(std::int64_t)) + analysis::heapBytes(offsets_.capacity() * sizeof(std::uint32_t)) +
+           analysis::heapBytes(whole_.capacity() * sizeof(whole_[0]));
+}
+
 std::int32_t counterAt(const CounterSeries& s, std::int64_t time) noexcept {
-    const auto it = std::upper_bound(s.times.begin(), s.times.end(), time);
-    return it == s.times.begin() ? 0 : s.values[static_cast<std::size_t>(it - s.times.begin()) - 1];
+    const std::size_t after = s.times.upperBound(time);
+    return after == 0 ? 0 : s.values[after - 1];
 }
 
 CounterRange counterRange(const CounterSeries& s, std::int64_t t0, std::int64_t t1) noexcept {
@@ -90,9 +151,8 @@ CounterRange counterRange(const CounterSeries& s, std::int64_t t0, std::int64_t 
     CounterRange r{at, at};
     if (t1 <= t0) return r;
     // The change points inside (t0, t1).
-    const std::size_t lo = static_cast<std::size_t>(std::upper_bound(s.times.begin(), s.times.end(), t0) - s.times.begin());
-    const std::size_t hi = static_cast<std::size_t>(std::lower_bound(s.times.begin() + static_cast<std::ptrdiff_t>(lo), s.times.end(), t1) -
-                                                    s.times.begin());
+    const std::size_t lo = s.times.upperBound(t0);
+    const std::size_t hi = s.times.lowerBound(t1, lo);
     if (hi > lo) rangeOf(s, 0, lo, hi, r);
     return r;
 }
@@ -114,6 +174,9 @@ void decimateCounter(const CounterSeries& s, double t0, double ns_per_pixel, int
 }
 
 void indexCounter(CounterSeries& s) {
+    // The series is complete: give back its growth slack (it lives as long as the model).
+    s.times.shrink_to_fit();
+    s.values.shrink_to_fit();
     s.level_max.clear();
     s.level_min.clear();
     s.peak = 0;
@@ -241,6 +304,23 @@ Counters computeCounters(const analysis::Timeline& tl) {
     indexCounter(c.in_flight_total);
     indexCounter(c.fibers_alive);
     return c;
+}
+
+std::size_t countersBytes(const Counters& c) noexcept {
+    const auto series = [](const CounterSeries& s) {
+        std::size_t bytes = s.times.bytes() +
+                            analysis::heapBytes(s.values.capacity() * sizeof(std::int32_t)) +
+                            analysis::heapBytes(s.level_max.capacity() * sizeof(s.level_max[0])) +
+                            analysis::heapBytes(s.level_min.capacity() * sizeof(s.level_min[0]));
+        for (const auto& level : s.level_max) bytes += analysis::heapBytes(level.capacity() * sizeof(std::int32_t));
+        for (const auto& level : s.level_min) bytes += analysis::heapBytes(level.capacity() * sizeof(std::int32_t));
+        return bytes;
+    };
+    std::size_t bytes = analysis::heapBytes(c.ready.capacity() * sizeof(CounterSeries)) +
+                        analysis::heapBytes(c.in_flight.capacity() * sizeof(CounterSeries));
+    for (const CounterSeries& s : c.ready) bytes += series(s);
+    for (const CounterSeries& s : c.in_flight) bytes += series(s);
+    return bytes + series(c.ready_total) + series(c.in_flight_total) + series(c.fibers_alive);
 }
 
 } // namespace fiberscope::viewer

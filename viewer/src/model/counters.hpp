@@ -18,7 +18,9 @@
 //     max in a pixel is never lost to sampling.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "fiberscope/analysis/timeline.hpp"
@@ -31,8 +33,44 @@ struct CounterRange {
     std::int32_t max = 0;
 };
 
+// A series' change times, strictly increasing, in 4 bytes each (issue 13:
+// the counter tracks held ~8 bytes per trace event, 12 per change point):
+// each is an offset from the first time of its block of kBlock, plus 8
+// bytes per block. A time more than 4.29 s after its block's first (a long
+// quiet stretch) is kept whole beside them, found by a binary search over
+// the few such. Reads give values, so `s.times[i]` reads as from a vector.
+class ChangeTimes {
+public:
+    static constexpr std::size_t kBlock = 256;
+
+    std::size_t size() const noexcept { return offsets_.size(); }
+    bool empty() const noexcept { return offsets_.empty(); }
+    std::int64_t operator[](std::size_t i) const noexcept {
+        const std::uint32_t offset = offsets_[i];
+        return offset == kWhole ? wholeAt(i) : bases_[i / kBlock] + static_cast<std::int64_t>(offset);
+    }
+    std::int64_t front() const noexcept { return (*this)[0]; }
+    std::int64_t back() const noexcept { return (*this)[size() - 1]; }
+    void push_back(std::int64_t t);
+    void pop_back() noexcept;
+    void shrink_to_fit();
+    // The index of the first time after `t` (upper bound) / at or after `t`
+    // (lower bound), among [from, size()).
+    std::size_t upperBound(std::int64_t t, std::size_t from = 0) const noexcept;
+    std::size_t lowerBound(std::int64_t t, std::size_t from = 0) const noexcept;
+    // Heap bytes by capacity, with the allocator's per-block overhead.
+    std::size_t bytes() const noexcept;
+
+private:
+    static constexpr std::uint32_t kWhole = UINT32_MAX;
+    std::int64_t wholeAt(std::size_t i) const noexcept;
+    std::vector<std::int64_t> bases_;                         // per block: its first time
+    std::vector<std::uint32_t> offsets_;                      // time - its block's base; kWhole: in whole_
+    std::vector<std::pair<std::uint32_t, std::int64_t>> whole_; // (index, time), by index
+};
+
 struct CounterSeries {
-    std::vector<std::int64_t> times;  // change points, strictly increasing
+    ChangeTimes times;                // change points, strictly increasing
     std::vector<std::int32_t> values; // values[i] holds on [times[i], times[i+1]); 0 before times[0]
     std::int32_t peak = 0;            // the largest value anywhere
     // Per level of detail k >= 1: the min/max of each block of 16^k values.
@@ -59,5 +97,8 @@ struct Counters {
 };
 
 Counters computeCounters(const analysis::Timeline& timeline);
+// Heap bytes the counters hold (by capacity, with the allocator's per-block
+// overhead as analysis::heapBytes counts it): `fiberscope benchmark` prints it.
+std::size_t countersBytes(const Counters& counters) noexcept;
 
 } // namespace fiberscope::viewer

@@ -26,7 +26,7 @@ std::string fiberLabel(const Timeline& timeline, std::uint64_t fiber) {
     if (fiber == 0) return "the idle loop";
     const FiberLane* lane = findFiber(timeline, fiber);
     const std::string id = "#" + std::to_string(fiber);
-    if (lane && lane->named) return "fiber '" + lane->name() + "' (" + id + ")";
+    if (lane && lane->named()) return "fiber '" + lane->name() + "' (" + id + ")";
     if (fiber == 1) return "the main fiber (" + id + ")";
     return "fiber " + id;
 }

@@ -51,7 +51,7 @@ struct FlowIndex {
     // view replaces its model by a new one that may reuse the old one's
     // memory, hence also a fingerprint of the flows' ends).
     const Timeline* timeline = nullptr;
-    const Flow* data = nullptr;
+    const void* data = nullptr; // the list's packed items
     std::size_t size = 0;
     std::int64_t fingerprint = 0;
 };
@@ -98,6 +98,15 @@ inline void ensureFlowIndex(const Timeline& tl, FlowIndex& index) {
     if (index.timeline != &tl || index.data != tl.flows.data() || index.size != tl.flows.size() ||
         index.fingerprint != flowFingerprint(tl))
         buildFlowIndex(tl, index);
+}
+
+// Heap bytes the index holds (by capacity; `fiberscope benchmark` prints it).
+inline std::size_t flowIndexBytes(const FlowIndex& index) noexcept {
+    std::size_t bytes = 0;
+    for (const auto& k : index.kinds)
+        bytes += k.by_from.capacity() * sizeof(std::uint32_t) + k.by_to.capacity() * sizeof(std::uint32_t) +
+                 k.block_reach.capacity() * sizeof(std::int64_t);
+    return bytes;
 }
 
 inline constexpr std::size_t kMaxPassingOver = 64; // per kind and frame

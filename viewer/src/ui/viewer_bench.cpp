@@ -34,6 +34,8 @@
 
 #include "fiberscope/analysis/footprint.hpp"
 #include "fiberscope/trace.hpp"
+#include "model/counters.hpp"
+#include "model/flow_select.hpp"
 #include "platform/virtual_display.hpp"
 #include "platform/window.hpp"
 #include "ui/app.hpp"
@@ -103,6 +105,8 @@ struct Measure {
     std::uint64_t rss_before = 0, rss_viewing = 0, rss_peak = 0; // bytes (VmRSS before, VmRSS after, VmHWM)
     std::size_t event_bytes = 0;                                 // Trace::events by capacity
     analysis::ModelFootprint model;
+    std::size_t counter_bytes = 0;    // the viewer's counter tracks (built on the first frame)
+    std::size_t flow_index_bytes = 0; // the viewer's flow index (likewise)
 
     double perEvent(double bytes) const { return events ? bytes / static_cast<double>(events) : 0; }
     std::uint64_t viewing() const { return rss_viewing > rss_before ? rss_viewing - rss_before : 0; }
@@ -189,6 +193,14 @@ bool measure(Window& window, const std::string& path, Measure& m, std::string& e
     }
     m.rss_viewing = procStatus("VmRSS:");
     m.rss_peak = procStatus("VmHWM:");
+    // What the viewer adds to the model while drawing it, measured on copies
+    // built the same way (after the resident memory was read).
+    m.counter_bytes = countersBytes(computeCounters(*app.timeline));
+    {
+        FlowIndex index;
+        buildFlowIndex(*app.timeline, index);
+        m.flow_index_bytes = flowIndexBytes(index);
+    }
     return true;
 }
 
@@ -268,6 +280,8 @@ int runViewerBenchmark(std::uint64_t large_events) {
     row("other", f.other);
     row("model total (modelBytes)", f.total());
     row("events + model", b.event_bytes + f.total());
+    row("viewer: counter tracks", b.counter_bytes);
+    row("viewer: flow index", b.flow_index_bytes);
     std::printf("(frames are rendered by Mesa llvmpipe under Xvfb when there is no display; medians of 20 frames;\n"
                 " resident memory is VmRSS with the trace open less VmRSS before loading it, after malloc_trim)\n");
 

@@ -10,9 +10,11 @@
 //     memory stays near the size of the lane itself;
 //   * per-state time prefix sums every kPrefixStride intervals, so the time a
 //     lane spent in each state over any range costs O(log n + stride).
-//   Both are held behind one pointer (Lane::index): most lanes are short
-//   fiber lanes with neither. A stored run keeps only what its member
-//   intervals cannot give back (StoredRun: 32 bytes, a Block is 56).
+//   Both are held behind the one pointer IntervalList keeps for what lanes
+//   rarely have (IntervalList::index): most lanes are short fiber lanes
+//   with neither. A stored run keeps only what its member
+//   intervals cannot give back (StoredRun: 32 bytes, a Block is 56; stored
+//   packed in 20, StoredRunCodec).
 // Plain structs; the functions that fill and query them live in lod.hpp (and
 // the viewer's range statistics, viewer/src/model/range_stats.hpp, read the
 // prefix sums).
@@ -20,13 +22,21 @@
 // Memory (issue 13: the model held ~140 bytes per trace event, the file ~5):
 // the intervals are among the model's largest parts (the benchmark's trace
 // makes ~0.5 thread and ~0.6 fiber intervals per event), so IntervalList
-// stores each in 24 bytes, not an Interval's 40, and hands out Interval
-// values. What the 40 held that 24 need not: a 64-bit end (a 32-bit
-// duration), a 64-bit fiber id (runtime ids count up from 1: 32 bits) and a
-// 32-bit thread (16). An interval that does not fit (one longer than 4 s, an
-// id past 2^32, a crafted trace's thread 70000) is stored whole in a side
-// list, so nothing is lost, and a lane with none pays one pointer for it.
-// The list itself is 24 bytes. A read is a few instructions more than a vector's; the
+// stores each in 16 bytes, not an Interval's 40, and hands out Interval
+// values. What the 40 held that 16 need not:
+//   * the end: a lane's intervals follow each other (a thread or fiber
+//     leaves one state as it enters the next), so an item's end is the next
+//     item's start; the list keeps the last item's end, and the few items
+//     followed by a gap (a thread stopped and started again, a fiber that
+//     left the loop) keep theirs in a side list;
+//   * 64-bit start: 48 bits (+-39 hours from the recording's start) share a
+//     word with the state, the wait reason and the thread (8 bits: -1 and
+//     trace threads 0..254, the loop's workers);
+//   * a 64-bit fiber id (runtime ids count up from 1: 32 bits).
+// An interval that does not fit (a crafted trace's thread 70000, an id past
+// 2^32, a time 40 hours in) is stored whole in the side list, so nothing is
+// lost, and a lane with none pays one pointer for it. The list itself is 24
+// bytes. A read is a few instructions more than a vector's; the
 // level-of-detail walk keeps reads to O(pixels) per frame.
 #pragma once
 
@@ -41,6 +51,8 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "fiberscope/analysis/packed_list.hpp"
 
 namespace fiberscope::analysis {
 
@@ -80,6 +92,8 @@ struct Interval {
     std::int64_t duration() const noexcept { return end - start; }
 };
 
+struct LaneIndex;
+
 // A lane's intervals, packed (see the design comment above). Reads return
 // Interval values, so `const Interval& iv = lane.intervals[k]` and
 // `for (const Interval& iv : lane.intervals)` read as from a vector; the only
@@ -111,79 +125,117 @@ public:
     Interval front() const noexcept { return (*this)[0]; }
     Interval back() const noexcept { return (*this)[items_.size() - 1]; }
     // One field, without decoding the rest.
-    std::int64_t startOf(std::size_t k) const noexcept { return items_[k].start; }
+    std::int64_t startOf(std::size_t k) const noexcept;
     std::int64_t endOf(std::size_t k) const noexcept;
 
     const_iterator begin() const noexcept;
     const_iterator end() const noexcept;
 
-    // Heap bytes by capacity: the packed items; the side list of wide ones.
-    std::size_t itemBytes() const noexcept { return items_.capacity() * sizeof(Packed); }
-    std::size_t wideBytes() const noexcept { return wide_ ? sizeof(Wide) + wide_->capacity() * sizeof(Wide::value_type) : 0; }
-    std::size_t wideCount() const noexcept { return wide_ ? wide_->size() : 0; }
+    // Heap bytes by capacity: the packed items; the side list (whole
+    // intervals that do not pack, and the ends of items followed by a gap).
+    std::size_t itemBytes() const noexcept { return items_.blockBytes(); }
+    std::size_t wideBytes() const noexcept {
+        return side_ ? sizeof(Side) + side_->whole.capacity() * sizeof(Side::Whole) + side_->ends.capacity() * sizeof(Side::End) : 0;
+    } // (the index's bytes are counted apart: footprint.hpp's levels of detail)
+    std::size_t wideCount() const noexcept { return side_ ? side_->whole.size() : 0; }
+
+    // The lane's levels of detail and prefix sums (lod.hpp: buildLaneIndex),
+    // if built: kept in the list's side block, so that a short fiber lane
+    // pays one pointer for everything it rarely has, not one per part.
+    const LaneIndex* index() const noexcept { return side_ ? side_->index.get() : nullptr; }
+    void setIndex(std::unique_ptr<LaneIndex> index);
 
 private:
-    enum How : std::uint8_t {
-        kSpan, // it ends at start + span
-        kWide, // the whole interval is in wide_
-    };
+    // An item: `bits` holds the start (its low 48 bits, sign-extended), the
+    // state, the wait reason, the thread + 1 and two flags (kGap: its end is
+    // in the side list, not the next item's start; kWide: the whole interval
+    // is in the side list).
     struct Packed {
-        std::int64_t start = 0;
+        std::uint64_t bits = 0;
         std::uint32_t cause = kNoEvent;
-        std::uint32_t span = 0;        // kSpan: end - start
         std::uint32_t fiber = 0;
-        std::int16_t thread = -1;
-        std::uint8_t state_reason = 0; // State in the low 4 bits, WaitReason in the high 4
-        How how = kSpan;
     };
-    static_assert(sizeof(Packed) == 24);
+    static_assert(sizeof(Packed) == 16);
     static_assert(std::is_trivially_copyable_v<Packed>);
-    using Wide = std::vector<std::pair<std::uint32_t, Interval>>; // by item index
+    static constexpr int kStartBits = 48;
+    static constexpr int kStateShift = 48;  // 3 bits
+    static constexpr int kReasonShift = 51; // 3 bits
+    static constexpr int kThreadShift = 54; // 8 bits: thread + 1
+    static constexpr std::uint64_t kGap = std::uint64_t{1} << 62;
+    static constexpr std::uint64_t kWide = std::uint64_t{1} << 63;
+    static constexpr std::int64_t kMaxStart = (std::int64_t{1} << (kStartBits - 1)) - 1;
+    static std::int64_t startBits(std::uint64_t bits) noexcept {
+        return static_cast<std::int64_t>(bits << (64 - kStartBits)) >> (64 - kStartBits);
+    }
+    struct Side {
+        using Whole = std::pair<std::uint32_t, Interval>; // by item index
+        using End = std::pair<std::uint32_t, std::int64_t>; // a kGap item's end, by item index
+        std::vector<Whole> whole;
+        std::vector<End> ends;
+        std::unique_ptr<LaneIndex> index; // see index()
 
-    // The items: a vector with 32-bit size and capacity (16 bytes in the
-    // list, not 24; a lane has fewer than 2^32 intervals, as a trace has
-    // fewer than 2^32 events), grown by doubling, trimmed by shrink_to_fit.
+        Side() = default;
+        Side(const Side& other);
+        ~Side();
+    };
+
+    // The items: a vector whose size and capacity (32 bits each: a lane has
+    // fewer than 2^32 intervals, as a trace has fewer than 2^32 events) sit
+    // in its heap block, just before the items, so the list holds one
+    // pointer (8 bytes in each of millions of fiber lanes; the 8-byte header
+    // mostly fills the allocator's rounding: a block of 3 or 6 items takes
+    // as many bytes with it as without). Grown by doubling, trimmed by
+    // shrink_to_fit.
     class Items {
     public:
         Items() = default;
         Items(const Items& other);
-        Items(Items&& other) noexcept : data_(other.data_), size_(other.size_), capacity_(other.capacity_) {
-            other.data_ = nullptr;
-            other.size_ = other.capacity_ = 0;
-        }
+        Items(Items&& other) noexcept : data_(std::exchange(other.data_, nullptr)) {}
         Items& operator=(const Items& other) { return *this = Items(other); }
         Items& operator=(Items&& other) noexcept {
             std::swap(data_, other.data_);
-            std::swap(size_, other.size_);
-            std::swap(capacity_, other.capacity_);
             return *this;
         }
-        ~Items() { std::free(data_); }
+        ~Items() {
+            if (data_) std::free(header());
+        }
 
-        std::size_t size() const noexcept { return size_; }
-        bool empty() const noexcept { return size_ == 0; }
-        std::size_t capacity() const noexcept { return capacity_; }
+        std::size_t size() const noexcept { return data_ ? header()->size : 0; }
+        bool empty() const noexcept { return size() == 0; }
+        std::size_t capacity() const noexcept { return data_ ? header()->capacity : 0; }
         const Packed& operator[](std::size_t k) const noexcept { return data_[k]; }
-        Packed& back() noexcept { return data_[size_ - 1]; }
+        Packed& back() noexcept { return data_[header()->size - 1]; }
         void push_back(const Packed& p) {
-            if (size_ == capacity_) reserve(capacity_ ? 2 * static_cast<std::size_t>(capacity_) : 1);
-            data_[size_++] = p;
+            const std::size_t n = size(), cap = capacity();
+            if (n == cap) reserve(cap ? 2 * cap : 1);
+            data_[n] = p;
+            header()->size = static_cast<std::uint32_t>(n + 1);
         }
         void reserve(std::size_t n);
         void shrink_to_fit();
-        void clear() noexcept { size_ = 0; }
+        void clear() noexcept {
+            if (data_) header()->size = 0;
+        }
+        std::size_t blockBytes() const noexcept { return data_ ? sizeof(Header) + capacity() * sizeof(Packed) : 0; }
 
     private:
+        struct Header {
+            std::uint32_t size = 0;
+            std::uint32_t capacity = 0;
+        };
+        static_assert(sizeof(Header) % alignof(Packed) == 0);
+        Header* header() const noexcept { return reinterpret_cast<Header*>(reinterpret_cast<char*>(data_) - sizeof(Header)); }
         void reallocate(std::size_t n);
-        Packed* data_ = nullptr;
-        std::uint32_t size_ = 0;
-        std::uint32_t capacity_ = 0;
+        Packed* data_ = nullptr; // the items, after a Header in the same block; nullptr: no block
     };
 
     const Interval& wideAt(std::size_t k) const noexcept;
+    std::int64_t gapEnd(std::size_t k) const noexcept;
+    Side& side();
 
     Items items_;
-    std::unique_ptr<Wide> wide_;
+    std::unique_ptr<Side> side_;
+    std::int64_t last_end_ = 0; // the last item's end
 };
 
 class IntervalList::const_iterator {
@@ -233,26 +285,30 @@ private:
 inline IntervalList::const_iterator IntervalList::begin() const noexcept { return {this, 0}; }
 inline IntervalList::const_iterator IntervalList::end() const noexcept { return {this, items_.size()}; }
 
+inline std::int64_t IntervalList::startOf(std::size_t k) const noexcept {
+    const std::uint64_t bits = items_[k].bits;
+    return bits & kWide ? wideAt(k).start : startBits(bits);
+}
+
 inline std::int64_t IntervalList::endOf(std::size_t k) const noexcept {
-    const Packed& p = items_[k];
-    switch (p.how) {
-    case kSpan: return p.start + static_cast<std::int64_t>(p.span);
-    case kWide: break;
-    }
-    return wideAt(k).end;
+    const std::uint64_t bits = items_[k].bits;
+    if (bits & kWide) return wideAt(k).end;
+    if (k + 1 == items_.size()) return last_end_;
+    if (bits & kGap) return gapEnd(k);
+    return startOf(k + 1);
 }
 
 inline Interval IntervalList::operator[](std::size_t k) const noexcept {
     const Packed& p = items_[k];
-    if (p.how == kWide) return wideAt(k);
+    if (p.bits & kWide) return wideAt(k);
     Interval iv;
-    iv.start = p.start;
+    iv.start = startBits(p.bits);
     iv.end = endOf(k);
     iv.fiber = p.fiber;
     iv.cause = p.cause;
-    iv.thread = p.thread;
-    iv.state = static_cast<State>(p.state_reason & 15);
-    iv.reason = static_cast<WaitReason>(p.state_reason >> 4);
+    iv.thread = static_cast<std::int32_t>((p.bits >> kThreadShift) & 0xff) - 1;
+    iv.state = static_cast<State>((p.bits >> kStateShift) & 7);
+    iv.reason = static_cast<WaitReason>((p.bits >> kReasonShift) & 7);
     return iv;
 }
 
@@ -333,9 +389,36 @@ struct StoredRun {
     std::uint32_t dominant = 0;
 };
 
+// Stored runs packed (packed_list.hpp): 20 bytes, not 32 (issue 13: the
+// levels of detail held ~6 bytes per trace event). A run's members start
+// within one bucket of its level, so its busy and dominant times fit 32 bits
+// but for a run whose last member lasts over 4.29 s, which is kept whole.
+struct StoredRunCodec {
+    using Value = StoredRun;
+    struct Packed {
+        std::uint32_t busy = 0;
+        std::uint32_t dominant_ns = 0;
+        std::uint32_t first = 0;    // a wide run: the index of its value
+        std::uint32_t count = 0;    // 0: wide (a stored run has two members or more)
+        std::uint32_t dominant = 0;
+    };
+    static_assert(sizeof(Packed) == 20);
+    static bool pack(const StoredRun& r, Packed& p) noexcept {
+        if (r.busy < 0 || r.busy >= UINT32_MAX || r.dominant_ns < 0 || r.dominant_ns >= UINT32_MAX || r.count == 0) return false;
+        p = Packed{static_cast<std::uint32_t>(r.busy), static_cast<std::uint32_t>(r.dominant_ns), r.first, r.count, r.dominant};
+        return true;
+    }
+    static StoredRun unpack(const Packed& p) noexcept { return StoredRun{p.busy, p.dominant_ns, p.first, p.count, p.dominant}; }
+    static Packed wide(std::uint32_t index) noexcept { return Packed{0, 0, index, 0, 0}; }
+    static bool isWide(const Packed& p, std::uint32_t& index) noexcept {
+        index = p.first;
+        return p.count == 0;
+    }
+};
+
 struct LodLevel {
-    std::int64_t granularity = 1; // ns: members' starts share floor(start / granularity)
-    std::vector<StoredRun> runs;  // the runs of >= 2 intervals, by `first`
+    std::int64_t granularity = 1;          // ns: members' starts share floor(start / granularity)
+    PackedList<StoredRunCodec> runs;       // the runs of >= 2 intervals, by `first`
 };
 
 inline constexpr std::size_t kPrefixStride = 64;
@@ -350,22 +433,11 @@ struct LaneIndex {
 };
 
 struct Lane {
-    IntervalList intervals; // sorted by start, non-overlapping
-    // Behind one pointer: 8 bytes in each of millions of short fiber lanes.
-    std::unique_ptr<LaneIndex> index;
-
-    Lane() = default;
-    Lane(const Lane& other) : intervals(other.intervals), index(other.index ? std::make_unique<LaneIndex>(*other.index) : nullptr) {}
-    Lane(Lane&&) noexcept = default;
-    Lane& operator=(const Lane& other) {
-        if (this != &other) *this = Lane(other);
-        return *this;
-    }
-    Lane& operator=(Lane&&) noexcept = default;
+    IntervalList intervals; // sorted by start, non-overlapping; holds the lane's index (IntervalList::index)
 
     // The levels of detail and prefix sums (empty when not built or short).
-    const std::vector<LodLevel>& levels() const noexcept { return index ? index->levels : none().levels; }
-    const std::vector<StateTimes>& prefix() const noexcept { return index ? index->prefix : none().prefix; }
+    const std::vector<LodLevel>& levels() const noexcept { return intervals.index() ? intervals.index()->levels : none().levels; }
+    const std::vector<StateTimes>& prefix() const noexcept { return intervals.index() ? intervals.index()->prefix : none().prefix; }
 
 private:
     static const LaneIndex& none() noexcept {

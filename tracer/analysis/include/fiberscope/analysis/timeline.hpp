@@ -48,7 +48,9 @@
 //     give back is not copied: an Instant is only its record's index
 //     (instantTime, instantKind, instantLabel, instantFiber read the rest;
 //     a fiber no record field names is kept aside), lane intervals are
-//     packed (lane.hpp), and the events of a kind or of a thread are found
+//     packed (lane.hpp), flows, latency samples and replay items are packed
+//     (packed_list.hpp: values, not record indices, so that no reader needs
+//     the trace to read the model), and the events of a kind or of a thread are found
 //     through per-stride counts and bits (KindIndex), not lists of indices.
 //     Lists are allocated once at their final size where the look-ahead
 //     pass can count them, and trimmed.
@@ -64,6 +66,7 @@
 
 #include "fiberscope/trace_reader.hpp"
 #include "fiberscope/analysis/lane.hpp"
+#include "fiberscope/analysis/packed_list.hpp"
 
 namespace fiberscope::analysis {
 
@@ -147,21 +150,25 @@ private:
 };
 
 // (Members ordered for packing: there is one per fiber, millions in a big
-// trace, so it is 104 bytes: issue 13.)
+// trace, so it is 88 bytes: issue 13. What it only sometimes has shares one
+// pointer, the lane's side block (lane.hpp); whether it was named or created
+// in the trace is read from the fields that say so, not kept twice.)
 struct FiberLane {
     std::uint64_t fiber = 0;
     std::uint64_t parent = 0;     // 0: created by an idle loop, or unknown
     std::uint64_t awaited_by = 0; // the fiber that awaited it (Future::await), 0 if none
     std::int64_t created = -1;    // -1: before the recording started
     std::int64_t finished = -1;   // -1: did not finish in the trace
-    std::int32_t created_thread = -1;
+    std::int32_t created_thread = -1; // -1: no fiber-create record (it ran before the recording began)
     std::int32_t finished_thread = -1;
     CompactName recorded_name;    // its fiber-name (or create) record's name, if any
     Lane lane;                    // Ready / Running / Waiting / Finished
     HeapVector<Zone> zones;       // by start (most fibers open none: 8 bytes then)
-    bool named = false;           // a fiber-name (or create) record named it: recorded_name
-    bool created_in_trace = false;
 
+    // A fiber-name (or create) record named it: recorded_name.
+    bool named() const noexcept { return !recorded_name.empty(); }
+    // Its fiber-create record is in the trace.
+    bool createdInTrace() const noexcept { return created_thread >= 0; }
     // Its recorded name, else "main" for fiber 1, else "fiber #id".
     std::string name() const;
 };
@@ -198,6 +205,63 @@ struct Flow {
     FlowEnd to;
 };
 
+// Flows are kept packed (packed_list.hpp): 32 bytes where a Flow is 56
+// (issue 13: ~0.2 flows per event, 12.8 bytes per event unpacked with the
+// reach). What a Flow holds that 32 bytes need not: a 64-bit `to.time` (its
+// distance from `from.time` fits 32 bits but for a flow over 2 s), 64-bit
+// fibers (runtime ids count up from 1) and 32-bit threads (a crafted trace's
+// thread 70000 makes its flow wide, kept whole).
+struct FlowCodec {
+    using Value = Flow;
+    struct Packed {
+        std::int64_t from_time = 0;
+        std::int32_t span = 0;          // to.time - from.time
+        std::uint32_t from_event = 0;   // a wide item: the index of its value
+        std::uint32_t to_event = 0;
+        std::uint32_t from_fiber = 0;
+        std::uint32_t to_fiber = 0;
+        std::uint16_t from_thread = 0;
+        std::uint16_t to_thread_kind = 0; // to.thread in the low 12 bits, the FlowKind in the high 4 (kWideKind: wide)
+    };
+    static_assert(sizeof(Packed) == 32);
+    static constexpr unsigned kWideKind = 15;
+    static bool pack(const Flow& f, Packed& p) noexcept {
+        constexpr std::int64_t kFar = INT64_MAX / 2; // times nearer 0 than this subtract without overflow
+        if (f.from.time > kFar || f.from.time < -kFar || f.to.time > kFar || f.to.time < -kFar) return false;
+        const std::int64_t span = f.to.time - f.from.time;
+        if (span < INT32_MIN || span > INT32_MAX || f.from.fiber > UINT32_MAX || f.to.fiber > UINT32_MAX ||
+            f.from.thread > UINT16_MAX || f.to.thread >= 4096 || static_cast<unsigned>(f.kind) >= kWideKind)
+            return false;
+        p.from_time = f.from.time;
+        p.span = static_cast<std::int32_t>(span);
+        p.from_event = f.from.event;
+        p.to_event = f.to.event;
+        p.from_fiber = static_cast<std::uint32_t>(f.from.fiber);
+        p.to_fiber = static_cast<std::uint32_t>(f.to.fiber);
+        p.from_thread = static_cast<std::uint16_t>(f.from.thread);
+        p.to_thread_kind = static_cast<std::uint16_t>(f.to.thread | static_cast<unsigned>(f.kind) << 12);
+        return true;
+    }
+    static Flow unpack(const Packed& p) noexcept {
+        Flow f;
+        f.kind = static_cast<FlowKind>(p.to_thread_kind >> 12);
+        f.from = FlowEnd{p.from_time, p.from_fiber, p.from_thread, p.from_event};
+        f.to = FlowEnd{p.from_time + p.span, p.to_fiber, static_cast<std::uint32_t>(p.to_thread_kind & 0xfff), p.to_event};
+        return f;
+    }
+    static Packed wide(std::uint32_t index) noexcept {
+        Packed p;
+        p.from_event = index;
+        p.to_thread_kind = static_cast<std::uint16_t>(kWideKind << 12);
+        return p;
+    }
+    static bool isWide(const Packed& p, std::uint32_t& index) noexcept {
+        index = p.from_event;
+        return (p.to_thread_kind >> 12) == kWideKind;
+    }
+};
+using FlowList = PackedList<FlowCodec>;
+
 // One ready episode: became ready at `ready`, switched in at `run` (24 bytes,
 // one per switch to a fiber; the thread it ran on is its fiber lane's
 // Running interval starting at `run`).
@@ -205,6 +269,33 @@ struct LatencySample {
     std::int64_t ready = 0;
     std::int64_t run = 0;
     std::uint64_t fiber = 0;
+};
+
+// Latency samples packed (packed_list.hpp): 16 bytes, the wait (run - ready)
+// and the fiber in 32 bits each; a wait of 4.3 s or more, a negative one or a
+// fiber past 2^32 is kept whole.
+struct LatencyCodec {
+    using Value = LatencySample;
+    struct Packed {
+        std::int64_t run = 0;
+        std::uint32_t wait = 0;  // run - ready; kWide: wide, `fiber` holds the index of its value
+        std::uint32_t fiber = 0;
+    };
+    static_assert(sizeof(Packed) == 16);
+    static constexpr std::uint32_t kWide = UINT32_MAX;
+    static bool pack(const LatencySample& s, Packed& p) noexcept {
+        if (s.ready > s.run || s.fiber > UINT32_MAX) return false;
+        const auto wait = static_cast<std::uint64_t>(s.run) - static_cast<std::uint64_t>(s.ready); // no overflow: ready <= run
+        if (wait >= kWide) return false;
+        p = Packed{s.run, static_cast<std::uint32_t>(wait), static_cast<std::uint32_t>(s.fiber)};
+        return true;
+    }
+    static LatencySample unpack(const Packed& p) noexcept { return {p.run - static_cast<std::int64_t>(p.wait), p.run, p.fiber}; }
+    static Packed wide(std::uint32_t index) noexcept { return Packed{0, kWide, index}; }
+    static bool isWide(const Packed& p, std::uint32_t& index) noexcept {
+        index = p.fiber;
+        return p.wait == kWide;
+    }
 };
 
 // --- The replay index behind stateAt (built by buildTimeline; see state_at.hpp).
@@ -221,6 +312,74 @@ struct StateItem {
     ItemKind kind = ItemKind::Queued;
     std::uint8_t opcode = 0;
 };
+// Replay items packed (packed_list.hpp): 28 bytes where a StateItem is 40
+// (issue 13: ~0.2 items per event). The start is split in two words so the
+// item needs only 4-byte alignment; the end is a 32-bit span from it (an
+// open item's is kOpenSpan); the fiber is 32 bits and the slot or thread 16.
+// An item that does not fit (open-ended spans of 4.3 s or more, a crafted
+// trace's thread 70000) is kept whole.
+struct StateItemCodec {
+    using Value = StateItem;
+    struct Packed {
+        std::uint32_t start_lo = 0;
+        std::uint32_t start_hi = 0;
+        std::uint32_t span = 0;    // end - start; kOpenSpan: end is kOpenEnd
+        std::uint32_t fiber = 0;
+        std::uint32_t event = 0;   // a wide item: the index of its value
+        std::int32_t fd = 0;
+        std::uint16_t where = 0;
+        std::uint8_t kind = 0;     // ItemKind; kWideKind: wide
+        std::uint8_t opcode = 0;
+    };
+    static_assert(sizeof(Packed) == 28);
+    static constexpr std::uint32_t kOpenSpan = UINT32_MAX;
+    static constexpr std::uint8_t kWideKind = UINT8_MAX;
+    static bool pack(const StateItem& item, Packed& p) noexcept {
+        std::uint32_t span = kOpenSpan;
+        if (item.end != kOpenEnd) {
+            if (item.end < item.start) return false;
+            const auto d = static_cast<std::uint64_t>(item.end) - static_cast<std::uint64_t>(item.start); // no overflow: start <= end
+            if (d >= kOpenSpan) return false;
+            span = static_cast<std::uint32_t>(d);
+        }
+        if (item.fiber > UINT32_MAX || item.where > UINT16_MAX || static_cast<std::uint8_t>(item.kind) == kWideKind) return false;
+        const auto start = static_cast<std::uint64_t>(item.start);
+        p.start_lo = static_cast<std::uint32_t>(start);
+        p.start_hi = static_cast<std::uint32_t>(start >> 32);
+        p.span = span;
+        p.fiber = static_cast<std::uint32_t>(item.fiber);
+        p.event = item.event;
+        p.fd = item.fd;
+        p.where = static_cast<std::uint16_t>(item.where);
+        p.kind = static_cast<std::uint8_t>(item.kind);
+        p.opcode = item.opcode;
+        return true;
+    }
+    static StateItem unpack(const Packed& p) noexcept {
+        StateItem item;
+        item.start = static_cast<std::int64_t>(static_cast<std::uint64_t>(p.start_hi) << 32 | p.start_lo);
+        item.end = p.span == kOpenSpan ? kOpenEnd : item.start + static_cast<std::int64_t>(p.span);
+        item.fiber = p.fiber;
+        item.fd = p.fd;
+        item.where = p.where;
+        item.event = p.event;
+        item.kind = static_cast<ItemKind>(p.kind);
+        item.opcode = p.opcode;
+        return item;
+    }
+    static Packed wide(std::uint32_t index) noexcept {
+        Packed p;
+        p.event = index;
+        p.kind = kWideKind;
+        return p;
+    }
+    static bool isWide(const Packed& p, std::uint32_t& index) noexcept {
+        index = p.event;
+        return p.kind == kWideKind;
+    }
+};
+using StateItemList = PackedList<StateItemCodec>;
+
 struct SlotOwner {
     std::int64_t since = INT64_MIN;
     std::uint32_t thread = 0; // trace thread number
@@ -231,7 +390,7 @@ struct StateCheckpoint {
     std::vector<std::uint32_t> active;   // items before first_item still open at `time`
 };
 struct ReplayIndex {
-    std::vector<StateItem> items;                // by start
+    StateItemList items;                         // by start
     std::vector<std::vector<SlotOwner>> slots;   // owner history per queue slot
     std::vector<StateCheckpoint> checkpoints;    // by time
 };
@@ -252,15 +411,19 @@ struct KindIndex {
     std::vector<std::uint64_t> thread_bits;
 };
 
+inline constexpr std::size_t kFlowReachBlock = 64;
+
 struct Timeline {
     std::int64_t start_time = 0; // first event (0 for an empty trace)
     std::int64_t end_time = 0;   // max(last event, header duration)
     std::vector<ThreadLane> threads;            // by worker index, then unknown workers by thread number
     std::vector<std::uint32_t> lane_of_thread;  // trace thread number -> index in `threads`
     std::vector<FiberLane> fibers;              // by fiber id (findFiber: O(1) for dense ids, else a binary search)
-    std::vector<Flow> flows;                    // by from.time
-    std::vector<std::int64_t> flow_reach;       // flow_reach[i] = max to.time of flows[0..i]
-    std::vector<LatencySample> latencies;       // by run time
+    FlowList flows;                             // by from.time
+    // flow_reach[b] = the latest to.time of flows[0, (b + 1) * kFlowReachBlock):
+    // where flowsInRange starts (8 bytes a block, where one a flow cost 8 a flow).
+    std::vector<std::int64_t> flow_reach;
+    PackedList<LatencyCodec> latencies;         // by run time
     KindIndex kinds;                            // where the events of each kind are
     ReplayIndex replay;
 };

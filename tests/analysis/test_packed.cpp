@@ -1,0 +1,222 @@
+// The model's packed lists (packed_list.hpp; issue 13: memory): a value
+// that fits is stored packed and one that does not is kept whole beside
+// the list, and both read back exactly as pushed, also after a set() and
+// after the items are reordered (the close of the model sorts the flows).
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+#include <fiberscope/analysis/timeline.hpp>
+
+namespace {
+
+namespace analysis = fiberscope::analysis;
+using analysis::Flow;
+using analysis::FlowEnd;
+using analysis::FlowKind;
+
+void requireSameFlow(const Flow& a, const Flow& b) {
+    REQUIRE(a.kind == b.kind);
+    REQUIRE(a.from.time == b.from.time);
+    REQUIRE(a.from.fiber == b.from.fiber);
+    REQUIRE(a.from.thread == b.from.thread);
+    REQUIRE(a.from.event == b.from.event);
+    REQUIRE(a.to.time == b.to.time);
+    REQUIRE(a.to.fiber == b.to.fiber);
+    REQUIRE(a.to.thread == b.to.thread);
+    REQUIRE(a.to.event == b.to.event);
+}
+
+} // namespace
+
+TEST_CASE("flows read back as pushed, packed or wide", "[analysis][packed]") {
+    const std::vector<Flow> flows = {
+        Flow{FlowKind::Spawn, FlowEnd{10, 1, 0, 3}, FlowEnd{20, 2, 1, 7}},                         // packed
+        Flow{FlowKind::Wakeup, FlowEnd{50, 0, 2, 9}, FlowEnd{40, 0, 3, 8}},                        // received first: negative span
+        Flow{FlowKind::AwaitChain, FlowEnd{100, 4, 0, 11}, FlowEnd{100 + 5'000'000'000, 5, 0, 12}}, // over 2 s
+        Flow{FlowKind::Steal, FlowEnd{60, 1ull << 40, 0, 13}, FlowEnd{61, 7, 0, 14}},              // a fiber past 2^32
+        Flow{FlowKind::Cancel, FlowEnd{70, 1, 70000, 15}, FlowEnd{71, 1, 5000, 16}},               // threads past 16 and 12 bits
+        Flow{FlowKind::Steal, FlowEnd{80, 3, 1, analysis::kNoEvent}, FlowEnd{90, 3, 2, 17}},       // no record at the cause
+        Flow{FlowKind::ConditionWake, FlowEnd{INT64_MIN + 1, 1, 0, 18}, FlowEnd{INT64_MAX - 1, 2, 0, 19}}, // far times
+    };
+    analysis::FlowList list;
+    for (const Flow& f : flows) list.push_back(f);
+    REQUIRE(list.size() == flows.size());
+    CHECK(list.wideCount() == 4);
+    for (std::size_t k = 0; k < flows.size(); ++k) {
+        INFO("flow " << k);
+        requireSameFlow(list[k], flows[k]);
+    }
+    // Iterators give the same values.
+    std::size_t k = 0;
+    for (const Flow& f : list) requireSameFlow(f, flows[k++]);
+    CHECK(list.end() - list.begin() == static_cast<std::ptrdiff_t>(flows.size()));
+    // set(): packed -> wide, wide -> rewritten, wide -> packed value.
+    list.set(0, flows[2]);
+    requireSameFlow(list[0], flows[2]);
+    list.set(2, flows[1]);
+    requireSameFlow(list[2], flows[1]);
+    list.set(3, flows[4]);
+    requireSameFlow(list[3], flows[4]);
+    // Reordering the packed items carries each wide value along.
+    std::vector<Flow> expected(list.begin(), list.end());
+    std::vector<std::size_t> order(list.size());
+    std::iota(order.rbegin(), order.rend(), 0); // reversed
+    auto& items = list.packed();
+    const auto before = items;
+    for (std::size_t j = 0; j < order.size(); ++j) items[j] = before[order[j]];
+    for (std::size_t j = 0; j < order.size(); ++j) {
+        INFO("reordered flow " << j);
+        requireSameFlow(list[j], expected[order[j]]);
+    }
+}
+
+TEST_CASE("latency samples read back as pushed, packed or wide", "[analysis][packed]") {
+    using analysis::LatencySample;
+    const std::vector<LatencySample> samples = {
+        {10, 25, 3},                              // packed
+        {0, 5'000'000'000, 4},                    // a wait over 4.3 s
+        {30, 20, 5},                              // ready after run (a damaged trace)
+        {40, 41, 1ull << 33},                     // a fiber past 2^32
+        {INT64_MIN + 1, INT64_MAX - 1, 6},        // far times
+    };
+    analysis::PackedList<analysis::LatencyCodec> list;
+    for (const LatencySample& s : samples) list.push_back(s);
+    CHECK(list.wideCount() == 4);
+    for (std::size_t k = 0; k < samples.size(); ++k) {
+        INFO("sample " << k);
+        CHECK(list[k].ready == samples[k].ready);
+        CHECK(list[k].run == samples[k].run);
+        CHECK(list[k].fiber == samples[k].fiber);
+    }
+}
+
+TEST_CASE("replay items read back as pushed, packed or wide, and ended later", "[analysis][packed]") {
+    using analysis::ItemKind;
+    using analysis::StateItem;
+    const auto item = [](std::int64_t start, std::int64_t end, std::uint64_t fiber, std::int32_t fd, std::uint32_t where,
+                         std::uint32_t event, ItemKind kind, std::uint8_t opcode) {
+        StateItem i;
+        i.start = start, i.end = end, i.fiber = fiber, i.fd = fd, i.where = where, i.event = event, i.kind = kind, i.opcode = opcode;
+        return i;
+    };
+    const std::vector<StateItem> items = {
+        item(100, 150, 2, 0, 1, 7, ItemKind::Queued, 0),                        // packed
+        item(200, analysis::kOpenEnd, 3, -5, 2, 8, ItemKind::InFlight, 22),     // open, a negative fd
+        item(-300, 10, 4, 0, 0, 9, ItemKind::Queued, 0),                        // a negative start
+        item(0, 5'000'000'000, 5, 0, 0, 10, ItemKind::Queued, 0),               // a span over 4.3 s
+        item(10, 20, 1ull << 40, 0, 70000, analysis::kNoEvent, ItemKind::InFlight, 1), // wide fiber and thread
+        item(50, 40, 6, 0, 0, 11, ItemKind::Queued, 0),                         // ends before it starts
+    };
+    const auto same = [](const StateItem& a, const StateItem& b) {
+        REQUIRE(a.start == b.start);
+        REQUIRE(a.end == b.end);
+        REQUIRE(a.fiber == b.fiber);
+        REQUIRE(a.fd == b.fd);
+        REQUIRE(a.where == b.where);
+        REQUIRE(a.event == b.event);
+        REQUIRE(a.kind == b.kind);
+        REQUIRE(a.opcode == b.opcode);
+    };
+    analysis::StateItemList list;
+    for (const StateItem& i : items) list.push_back(i);
+    CHECK(list.wideCount() == 3);
+    for (std::size_t k = 0; k < items.size(); ++k) {
+        INFO("item " << k);
+        same(list[k], items[k]);
+    }
+    // An open item is ended later (what the model does when the fiber leaves
+    // the queue or the operation completes): near, then too far to pack.
+    StateItem ended = items[1];
+    ended.end = 260;
+    list.set(1, ended);
+    same(list[1], ended);
+    ended.end = 200 + 6'000'000'000;
+    list.set(1, ended);
+    same(list[1], ended);
+    same(list[0], items[0]);
+}
+
+TEST_CASE("lane intervals read back as pushed: ends from the next start, gaps, wide ones", "[analysis][packed]") {
+    using analysis::Interval;
+    using analysis::State;
+    using analysis::WaitReason;
+    const auto iv = [](std::int64_t start, std::int64_t end, std::uint64_t fiber, std::int32_t thread, State state,
+                       WaitReason reason = WaitReason::None, std::uint32_t cause = 7) {
+        Interval i;
+        i.start = start, i.end = end, i.fiber = fiber, i.cause = cause, i.thread = thread, i.state = state, i.reason = reason;
+        return i;
+    };
+    const std::vector<Interval> intervals = {
+        iv(-50, 10, 3, -1, State::Ready, WaitReason::None, analysis::kNoEvent), // no thread, no cause, a negative start
+        iv(10, 10, 3, 0, State::Running),                                      // zero length
+        iv(10, 6'000'000'010, 3, 254, State::Waiting, WaitReason::Exit),      // over 4 s; the last packable thread
+        iv(6'000'000'100, 6'000'000'200, 3, 1, State::Ready),                 // after a gap
+        iv(6'000'000'200, 6'000'000'300, 1ull << 35, 2, State::Running),      // a fiber past 2^32: wide
+        iv(6'000'000'300, 6'000'000'400, 3, 255, State::Waiting, WaitReason::Io), // thread 255: wide
+        iv(6'000'000'400, 6'000'000'500, 3, 2, State::Finished),              // after two wide ones
+        iv(6'000'000'600, 6'000'000'700, 3, 2, State::Idle),                  // a gap after a packed one, then...
+        iv(1ll << 50, (1ll << 50) + 5, 3, 2, State::Parked),                  // ...a start past 48 bits: wide
+        iv((1ll << 50) + 9, (1ll << 50) + 9, 3, 2, State::Parked),            // after a wide one, with a gap: wide
+        iv(20, 30, 3, 2, State::Running),                                      // earlier than the last end (damaged)
+        iv(30, 40, 3, 2, State::Ready),                                        // and on from there
+    };
+    analysis::IntervalList list;
+    for (const Interval& i : intervals) list.push_back(i);
+    CHECK(list.wideCount() == 4);
+    const auto same = [](const Interval& a, const Interval& b) {
+        REQUIRE(a.start == b.start);
+        REQUIRE(a.end == b.end);
+        REQUIRE(a.fiber == b.fiber);
+        REQUIRE(a.cause == b.cause);
+        REQUIRE(a.thread == b.thread);
+        REQUIRE(a.state == b.state);
+        REQUIRE(a.reason == b.reason);
+    };
+    const analysis::IntervalList copy = list;
+    for (const analysis::IntervalList* l : {static_cast<const analysis::IntervalList*>(&list), &copy}) {
+        REQUIRE(l->size() == intervals.size());
+        for (std::size_t k = 0; k < intervals.size(); ++k) {
+            INFO("interval " << k);
+            same((*l)[k], intervals[k]);
+            REQUIRE(l->startOf(k) == intervals[k].start);
+            REQUIRE(l->endOf(k) == intervals[k].end);
+        }
+    }
+    // Every state and wait reason survives the packing.
+    analysis::IntervalList all;
+    std::int64_t t = 0;
+    for (int s = 0; s < analysis::kStateCount; ++s)
+        for (int r = 0; r <= static_cast<int>(WaitReason::Exit); ++r, t += 10)
+            all.push_back(iv(t, t + 10, 1, 0, static_cast<State>(s), static_cast<WaitReason>(r)));
+    CHECK(all.wideCount() == 0);
+    std::size_t k = 0;
+    for (int s = 0; s < analysis::kStateCount; ++s)
+        for (int r = 0; r <= static_cast<int>(WaitReason::Exit); ++r, ++k) {
+            REQUIRE(all[k].state == static_cast<State>(s));
+            REQUIRE(all[k].reason == static_cast<WaitReason>(r));
+        }
+}
+
+TEST_CASE("stored runs of a level of detail read back as pushed, packed or wide", "[analysis][packed]") {
+    using analysis::StoredRun;
+    const std::vector<StoredRun> runs = {
+        {1000, 600, 0, 5, 2},                       // packed
+        {6'000'000'000, 5'000'000'000, 5, 2, 6},    // a member over 4.29 s: wide
+        {UINT32_MAX - 1, 0, 7, 3, 7},               // the largest packed busy time
+        {10, 4, 10, 2, 11},
+    };
+    analysis::PackedList<analysis::StoredRunCodec> list;
+    for (const StoredRun& r : runs) list.push_back(r);
+    CHECK(list.wideCount() == 1);
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+        INFO("run " << k);
+        CHECK(list[k].busy == runs[k].busy);
+        CHECK(list[k].dominant_ns == runs[k].dominant_ns);
+        CHECK(list[k].first == runs[k].first);
+        CHECK(list[k].count == runs[k].count);
+        CHECK(list[k].dominant == runs[k].dominant);
+    }
+}

@@ -1,0 +1,170 @@
+// A list of values stored packed: the model's long flat lists (flows,
+// latency samples, replay items) hold millions of small records whose
+// fields are mostly narrower than their types (a fiber id under 2^32, a
+// duration under 4 s, a thread under 4096), so each is kept in a Codec's
+// packed form, and the rare value that does not fit is kept whole in a side
+// list that its packed item points at. Nothing is lost: reads give back the
+// value that was pushed, bit for bit.
+//
+// Why packed values and not record indices (issue 13): a flow's ends, a
+// sample's times and an item's fields could be read back from the records
+// they came from, which would be smaller still, but then every reader
+// (the viewer's frames, the export, stats, the tests) would need the trace
+// beside the model, and the model would depend on the trace it came from
+// (a live view copies both each poll; a compared run keeps its own). A packed
+// list keeps the model self-contained and its readers unchanged: like
+// IntervalList (lane.hpp), it hands out values, so `const Flow& f =
+// tl.flows[k]` and `for (const Flow& f : tl.flows)` read as from a vector.
+// What cannot be written through a reference any more is changed by set().
+//
+// A Codec provides:
+//   using Value; using Packed (trivially copyable);
+//   static bool pack(const Value&, Packed&)   false: it does not fit
+//   static Value unpack(const Packed&)
+//   static Packed wide(std::uint32_t index)   an item standing for wide_[index]
+//   static bool isWide(const Packed&, std::uint32_t& index)
+#pragma once
+
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <iterator>
+#include <type_traits>
+#include <vector>
+
+namespace fiberscope::analysis {
+
+template <class Codec>
+class PackedList {
+public:
+    using value_type = typename Codec::Value;
+    using Packed = typename Codec::Packed;
+    static_assert(std::is_trivially_copyable_v<Packed>);
+    class const_iterator;
+
+    PackedList() = default;
+    PackedList(std::initializer_list<value_type> values) {
+        reserve(values.size());
+        for (const value_type& v : values) push_back(v);
+    }
+
+    std::size_t size() const noexcept { return items_.size(); }
+    bool empty() const noexcept { return items_.empty(); }
+    std::size_t capacity() const noexcept { return items_.capacity(); }
+    void reserve(std::size_t n) { items_.reserve(n); }
+    void shrink_to_fit() {
+        items_.shrink_to_fit();
+        wide_.shrink_to_fit();
+    }
+    void clear() noexcept {
+        items_.clear();
+        wide_.clear();
+    }
+
+    void push_back(const value_type& v) {
+        Packed p;
+        if (!Codec::pack(v, p)) {
+            p = Codec::wide(static_cast<std::uint32_t>(wide_.size()));
+            wide_.push_back(v);
+        }
+        items_.push_back(p);
+    }
+    // Replaces item k (a wide item stays wide: its side entry is rewritten).
+    void set(std::size_t k, const value_type& v) {
+        std::uint32_t w = 0;
+        if (Codec::isWide(items_[k], w)) {
+            wide_[w] = v;
+            return;
+        }
+        Packed p;
+        if (Codec::pack(v, p)) {
+            items_[k] = p;
+            return;
+        }
+        items_[k] = Codec::wide(static_cast<std::uint32_t>(wide_.size()));
+        wide_.push_back(v);
+    }
+
+    value_type operator[](std::size_t k) const noexcept {
+        std::uint32_t w = 0;
+        if (Codec::isWide(items_[k], w)) return wide_[w];
+        return Codec::unpack(items_[k]);
+    }
+    value_type front() const noexcept { return (*this)[0]; }
+    value_type back() const noexcept { return (*this)[items_.size() - 1]; }
+
+    const_iterator begin() const noexcept;
+    const_iterator end() const noexcept;
+
+    // The packed items themselves, to reorder whole items (a wide one's side
+    // entry goes with it: it is found through the item, not by position).
+    std::vector<Packed>& packed() noexcept { return items_; }
+    // Where the items live (a cache keyed on a list can tell a new one).
+    const Packed* data() const noexcept { return items_.data(); }
+
+    // Heap bytes by capacity: the packed items; the side list of wide values.
+    std::size_t itemBytes() const noexcept { return items_.capacity() * sizeof(Packed); }
+    std::size_t wideBytes() const noexcept { return wide_.capacity() * sizeof(value_type); }
+    std::size_t wideCount() const noexcept { return wide_.size(); }
+
+private:
+    std::vector<Packed> items_;
+    std::vector<value_type> wide_;
+};
+
+template <class Codec>
+class PackedList<Codec>::const_iterator {
+public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = typename Codec::Value;
+    using difference_type = std::ptrdiff_t;
+    using reference = value_type; // a value: the list holds none to refer to
+    struct pointer {
+        value_type value;
+        const value_type* operator->() const noexcept { return &value; }
+    };
+
+    const_iterator() = default;
+    const_iterator(const PackedList* list, std::size_t k) noexcept : list_(list), k_(static_cast<difference_type>(k)) {}
+
+    value_type operator*() const noexcept { return (*list_)[static_cast<std::size_t>(k_)]; }
+    pointer operator->() const noexcept { return {**this}; }
+    value_type operator[](difference_type n) const noexcept { return (*list_)[static_cast<std::size_t>(k_ + n)]; }
+
+    const_iterator& operator++() noexcept { return ++k_, *this; }
+    const_iterator operator++(int) noexcept {
+        const_iterator old = *this;
+        ++k_;
+        return old;
+    }
+    const_iterator& operator--() noexcept { return --k_, *this; }
+    const_iterator operator--(int) noexcept {
+        const_iterator old = *this;
+        --k_;
+        return old;
+    }
+    const_iterator& operator+=(difference_type n) noexcept { return k_ += n, *this; }
+    const_iterator& operator-=(difference_type n) noexcept { return k_ -= n, *this; }
+    friend const_iterator operator+(const_iterator it, difference_type n) noexcept { return it += n; }
+    friend const_iterator operator+(difference_type n, const_iterator it) noexcept { return it += n; }
+    friend const_iterator operator-(const_iterator it, difference_type n) noexcept { return it -= n; }
+    friend difference_type operator-(const const_iterator& a, const const_iterator& b) noexcept { return a.k_ - b.k_; }
+    friend bool operator==(const const_iterator& a, const const_iterator& b) noexcept { return a.k_ == b.k_; }
+    friend auto operator<=>(const const_iterator& a, const const_iterator& b) noexcept { return a.k_ <=> b.k_; }
+
+private:
+    const PackedList* list_ = nullptr;
+    difference_type k_ = 0;
+};
+
+template <class Codec>
+typename PackedList<Codec>::const_iterator PackedList<Codec>::begin() const noexcept {
+    return {this, 0};
+}
+template <class Codec>
+typename PackedList<Codec>::const_iterator PackedList<Codec>::end() const noexcept {
+    return {this, items_.size()};
+}
+
+} // namespace fiberscope::analysis
