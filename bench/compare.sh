@@ -256,6 +256,16 @@ row(f"skynet 1M, threads={nproc}", FS_SKYNET, "Boost.Fiber (1 thread)", BF_SKYNE
 row("skynet 1M, threads=1 (extra)", FS_SKYNET1, "Boost.Fiber (1 thread)", BF_SKYNET, "ms")
 row("one trace event (clock + encode)", FS_EVENT, "one trace clock read (rdtsc)", FS_CLOCK, "ns", target=1.5)
 row(f"skynet 1M traced, threads={nproc}", FS_SKYNET_TRACED, "skynet 1M untraced", FS_SKYNET, "ms", target=1.5)
+def print_table(header, rows):
+    """A Markdown table, each column as wide as its widest cell."""
+    widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
+    cells_line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
+    print(cells_line(header))
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in rows:
+        print(cells_line(r))
+    print()
+
 # The scaling table: each workload at 1, 2 and 4 threads under each policy,
 # with the time against the same policy's 1-thread time. Threads beyond the
 # machine's CPUs oversubscribe it: those rows are marked.
@@ -270,14 +280,7 @@ for label, bench, unit in (("skynet 1M", "BM_ScalingSkynet", "ms"), ("yield-heav
             cells.append(f"{fmt(here, unit)} ({here / one:.2f}x)" if one and here else "n/a")
         table_rows.append(cells)
 if any(c != "n/a" for r in table_rows for c in r[2:]):
-    theader = ["scaling table (time, and x its 1-thread time)", "threads", "seed", "scaling"]
-    tw = [max(len(str(r[i])) for r in table_rows + [theader]) for i in range(len(theader))]
-    tline = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, tw)) + " |"
-    print(tline(theader))
-    print("|" + "|".join("-" * (w + 2) for w in tw) + "|")
-    for r in table_rows:
-        print(tline(r))
-    print()
+    print_table(["scaling table (time, and x its 1-thread time)", "threads", "seed", "scaling"], table_rows)
 
 if "GO" in medians and "GO_TRACED" in medians:
     rows.append(["Go skynet traced (reference)", fmt(medians["GO_TRACED"], "ms"), "—", "Go skynet untraced",
@@ -313,15 +316,9 @@ for label, one, many, target in (("spawn+await, threads=2 vs 1", FS_SPAWN1, FS_S
         else:
             cells.append("n/a")
     policy_rows.append(cells)
+
 if any(c != "n/a" for r in policy_rows for c in r[1:]):
-    pheader = ["scheduler policy (1 thread -> more)", "seed", "scaling"]
-    pw = [max(len(str(r[i])) for r in policy_rows + [pheader]) for i in range(len(pheader))]
-    pline = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, pw)) + " |"
-    print(pline(pheader))
-    print("|" + "|".join("-" * (w + 2) for w in pw) + "|")
-    for r in policy_rows:
-        print(pline(r))
-    print()
+    print_table(["scheduler policy (1 thread -> more)", "seed", "scaling"], policy_rows)
 
 if "GO" in medians and "GO_TRACED" in medians:
     print(f"Go skynet with runtime/trace on: {fmt(medians['GO_TRACED'], 'ms')} "

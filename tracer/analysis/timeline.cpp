@@ -663,6 +663,19 @@ private:
         return item;
     }
 
+    // Where a steal's flow starts: when and where the stolen fiber was queued
+    // (its open queue stay), else the steal itself on the victim's thread.
+    FlowEnd stolenFrom(std::uint64_t fiber, std::int64_t victim, std::int64_t t, std::uint32_t here) {
+        FlowEnd from{t, fiber, victim >= 0 ? threadOfLane(static_cast<std::uint32_t>(victim)) : here, kNoEvent};
+        const std::uint32_t f = fiberIndex(fiber);
+        if (fb_[f].ready_item != kNoItem) {
+            const StateItem& item = tl_.replay.items[fb_[f].ready_item];
+            from.time = item.start;
+            from.event = item.event;
+        }
+        return from;
+    }
+
     void openQueued(std::uint32_t f, std::uint32_t slot, std::int64_t t, std::uint32_t event) {
         closeQueued(f, t);
         StateItem item;
@@ -917,13 +930,7 @@ private:
         case EventKind::Steal: {
             const std::uint64_t head = e.arg[0];
             const std::int64_t victim = laneOfWorker(e.arg[1]);
-            FlowEnd from{t, head, victim >= 0 ? threadOfLane(static_cast<std::uint32_t>(victim)) : T, kNoEvent};
-            const std::uint32_t f = fiberIndex(head);
-            if (fb_[f].ready_item != kNoItem) {
-                const StateItem& item = tl_.replay.items[fb_[f].ready_item];
-                from.time = item.start;
-                from.event = item.event;
-            }
+            const FlowEnd from = stolenFrom(head, victim, t, T);
             if (victim >= 0) ++tl_.threads[static_cast<std::size_t>(victim)].steals_given;
             if (victim >= 0 && static_cast<std::uint32_t>(victim) != lane) stealQueue(lane, static_cast<std::uint32_t>(victim), t);
             tl_.flows.push_back(Flow{FlowKind::Steal, from, FlowEnd{t, head, T, i}});
@@ -935,14 +942,9 @@ private:
             // which closes its stay here). The victim's other fibers stay.
             const std::uint64_t fiber = e.arg[0];
             const std::int64_t victim = laneOfWorker(e.arg[1]);
-            FlowEnd from{t, fiber, victim >= 0 ? threadOfLane(static_cast<std::uint32_t>(victim)) : T, kNoEvent};
+            const FlowEnd from = stolenFrom(fiber, victim, t, T);
             const std::uint32_t f = fiberIndex(fiber);
-            if (fb_[f].ready_item != kNoItem) {
-                const StateItem& item = tl_.replay.items[fb_[f].ready_item];
-                from.time = item.start;
-                from.event = item.event;
-                openQueued(f, tb_[lane].slot, t, i);
-            }
+            if (fb_[f].ready_item != kNoItem) openQueued(f, tb_[lane].slot, t, i);
             if (victim >= 0) ++tl_.threads[static_cast<std::size_t>(victim)].steals_given;
             tl_.flows.push_back(Flow{FlowKind::Steal, from, FlowEnd{t, fiber, T, i}});
             return;

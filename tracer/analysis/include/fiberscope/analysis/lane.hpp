@@ -100,7 +100,7 @@ struct LaneIndex;
 // way to change the list is push_back (its builder's).
 class IntervalList {
 public:
-    class const_iterator;
+    using const_iterator = IndexIterator<IntervalList, Interval>;
 
     IntervalList() = default;
     IntervalList(std::initializer_list<Interval> intervals) { // a lane by hand (tests)
@@ -238,49 +238,6 @@ private:
     std::int64_t last_end_ = 0; // the last item's end
 };
 
-class IntervalList::const_iterator {
-public:
-    using iterator_category = std::random_access_iterator_tag;
-    using value_type = Interval;
-    using difference_type = std::ptrdiff_t;
-    using reference = Interval; // a value: the list holds no Interval to refer to
-    struct pointer {
-        Interval value;
-        const Interval* operator->() const noexcept { return &value; }
-    };
-
-    const_iterator() = default;
-    const_iterator(const IntervalList* list, std::size_t k) noexcept : list_(list), k_(static_cast<difference_type>(k)) {}
-
-    Interval operator*() const noexcept { return (*list_)[static_cast<std::size_t>(k_)]; }
-    pointer operator->() const noexcept { return {**this}; }
-    Interval operator[](difference_type n) const noexcept { return (*list_)[static_cast<std::size_t>(k_ + n)]; }
-
-    const_iterator& operator++() noexcept { return ++k_, *this; }
-    const_iterator operator++(int) noexcept {
-        const_iterator old = *this;
-        ++k_;
-        return old;
-    }
-    const_iterator& operator--() noexcept { return --k_, *this; }
-    const_iterator operator--(int) noexcept {
-        const_iterator old = *this;
-        --k_;
-        return old;
-    }
-    const_iterator& operator+=(difference_type n) noexcept { return k_ += n, *this; }
-    const_iterator& operator-=(difference_type n) noexcept { return k_ -= n, *this; }
-    friend const_iterator operator+(const_iterator it, difference_type n) noexcept { return it += n; }
-    friend const_iterator operator+(difference_type n, const_iterator it) noexcept { return it += n; }
-    friend const_iterator operator-(const_iterator it, difference_type n) noexcept { return it -= n; }
-    friend difference_type operator-(const const_iterator& a, const const_iterator& b) noexcept { return a.k_ - b.k_; }
-    friend bool operator==(const const_iterator& a, const const_iterator& b) noexcept { return a.k_ == b.k_; }
-    friend auto operator<=>(const const_iterator& a, const const_iterator& b) noexcept { return a.k_ <=> b.k_; }
-
-private:
-    const IntervalList* list_ = nullptr;
-    difference_type k_ = 0;
-};
 
 inline IntervalList::const_iterator IntervalList::begin() const noexcept { return {this, 0}; }
 inline IntervalList::const_iterator IntervalList::end() const noexcept { return {this, items_.size()}; }

@@ -35,13 +35,60 @@
 
 namespace fiberscope::analysis {
 
+// A random-access iterator over any list read by index that returns values
+// (there is no element to refer to): PackedList's, IntervalList's.
+template <class List, class Value>
+class IndexIterator {
+public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = Value;
+    using difference_type = std::ptrdiff_t;
+    using reference = value_type; // a value: the list holds none to refer to
+    struct pointer {
+        value_type value;
+        const value_type* operator->() const noexcept { return &value; }
+    };
+
+    IndexIterator() = default;
+    IndexIterator(const List* list, std::size_t k) noexcept : list_(list), k_(static_cast<difference_type>(k)) {}
+
+    value_type operator*() const noexcept { return (*list_)[static_cast<std::size_t>(k_)]; }
+    pointer operator->() const noexcept { return {**this}; }
+    value_type operator[](difference_type n) const noexcept { return (*list_)[static_cast<std::size_t>(k_ + n)]; }
+
+    IndexIterator& operator++() noexcept { return ++k_, *this; }
+    IndexIterator operator++(int) noexcept {
+        IndexIterator old = *this;
+        ++k_;
+        return old;
+    }
+    IndexIterator& operator--() noexcept { return --k_, *this; }
+    IndexIterator operator--(int) noexcept {
+        IndexIterator old = *this;
+        --k_;
+        return old;
+    }
+    IndexIterator& operator+=(difference_type n) noexcept { return k_ += n, *this; }
+    IndexIterator& operator-=(difference_type n) noexcept { return k_ -= n, *this; }
+    friend IndexIterator operator+(IndexIterator it, difference_type n) noexcept { return it += n; }
+    friend IndexIterator operator+(difference_type n, IndexIterator it) noexcept { return it += n; }
+    friend IndexIterator operator-(IndexIterator it, difference_type n) noexcept { return it -= n; }
+    friend difference_type operator-(const IndexIterator& a, const IndexIterator& b) noexcept { return a.k_ - b.k_; }
+    friend bool operator==(const IndexIterator& a, const IndexIterator& b) noexcept { return a.k_ == b.k_; }
+    friend auto operator<=>(const IndexIterator& a, const IndexIterator& b) noexcept { return a.k_ <=> b.k_; }
+
+private:
+    const List* list_ = nullptr;
+    difference_type k_ = 0;
+};
+
 template <class Codec>
 class PackedList {
 public:
     using value_type = typename Codec::Value;
     using Packed = typename Codec::Packed;
     static_assert(std::is_trivially_copyable_v<Packed>);
-    class const_iterator;
+    using const_iterator = IndexIterator<PackedList, typename Codec::Value>;
 
     PackedList() = default;
     PackedList(std::initializer_list<value_type> values) {
@@ -113,50 +160,6 @@ private:
     std::vector<value_type> wide_;
 };
 
-template <class Codec>
-class PackedList<Codec>::const_iterator {
-public:
-    using iterator_category = std::random_access_iterator_tag;
-    using value_type = typename Codec::Value;
-    using difference_type = std::ptrdiff_t;
-    using reference = value_type; // a value: the list holds none to refer to
-    struct pointer {
-        value_type value;
-        const value_type* operator->() const noexcept { return &value; }
-    };
-
-    const_iterator() = default;
-    const_iterator(const PackedList* list, std::size_t k) noexcept : list_(list), k_(static_cast<difference_type>(k)) {}
-
-    value_type operator*() const noexcept { return (*list_)[static_cast<std::size_t>(k_)]; }
-    pointer operator->() const noexcept { return {**this}; }
-    value_type operator[](difference_type n) const noexcept { return (*list_)[static_cast<std::size_t>(k_ + n)]; }
-
-    const_iterator& operator++() noexcept { return ++k_, *this; }
-    const_iterator operator++(int) noexcept {
-        const_iterator old = *this;
-        ++k_;
-        return old;
-    }
-    const_iterator& operator--() noexcept { return --k_, *this; }
-    const_iterator operator--(int) noexcept {
-        const_iterator old = *this;
-        --k_;
-        return old;
-    }
-    const_iterator& operator+=(difference_type n) noexcept { return k_ += n, *this; }
-    const_iterator& operator-=(difference_type n) noexcept { return k_ -= n, *this; }
-    friend const_iterator operator+(const_iterator it, difference_type n) noexcept { return it += n; }
-    friend const_iterator operator+(difference_type n, const_iterator it) noexcept { return it += n; }
-    friend const_iterator operator-(const_iterator it, difference_type n) noexcept { return it -= n; }
-    friend difference_type operator-(const const_iterator& a, const const_iterator& b) noexcept { return a.k_ - b.k_; }
-    friend bool operator==(const const_iterator& a, const const_iterator& b) noexcept { return a.k_ == b.k_; }
-    friend auto operator<=>(const const_iterator& a, const const_iterator& b) noexcept { return a.k_ <=> b.k_; }
-
-private:
-    const PackedList* list_ = nullptr;
-    difference_type k_ = 0;
-};
 
 template <class Codec>
 typename PackedList<Codec>::const_iterator PackedList<Codec>::begin() const noexcept {
