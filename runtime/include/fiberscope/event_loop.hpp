@@ -193,7 +193,7 @@ public:
     // next ready fiber (or lets the idle loop run). The ready queue is a LIFO
     // stack, as in the seed: with three or more fibers yielding on one
     // thread, the two most recent take turns; yield is not a fairness tool.
-    // Every 1024 yields it also services the thread's ring (see pollRing).
+    // Every 1024 yields it also services the thread's driver: its ring or epoll instance (see pollDriver).
     void yield();
     // True once the calling fiber has been asked to cancel.
     bool cancelRequested();

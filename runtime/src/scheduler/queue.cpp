@@ -14,11 +14,9 @@
 
 namespace fiberscope::detail {
 
-// Takes the whole ready list of one of a few other threads, runs its head
-// and publishes the rest from our slot. Our slot must hold kFinished while
-// we do: no hand-off can land in it and no thief takes from it, so the
-// plain store of the remainder overwrites nothing. nullptr: nothing found
-// (the slot still holds kFinished).
+// Takes `victim`'s whole ready list, runs its head and publishes the rest
+// from our slot, which must be empty and ours alone meanwhile (queue.hpp
+// says when it is, on each policy). nullptr: nothing taken.
 Fiber* stealReadyFrom(Thread& thread, Thread& victim) {
     // acquire: see the fibers the victim's queuers published.
     Fiber* fiber = victim.ready_queue.load(std::memory_order_acquire);

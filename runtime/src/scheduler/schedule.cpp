@@ -95,7 +95,7 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue, bool yielded) {
     pushOwn(thread, queue);
 }
 
-// Go's wakep: work sits in our run_next or our RunQueue, so wake one parked
+// Go's wakep: work sits in our run_next or our queues, so wake one parked
 // thread to search (it may take it if we do not get to it soon), unless a
 // thread searches already or one was woken to and is not up yet (its search
 // is counted from the wake: one wake-up, not one per spawn).
@@ -154,8 +154,8 @@ void scheduleSpawned(Loop& loop, Thread& thread, Fiber* fiber) {
     // run_next. In their single total order one of us sees the other, so
     // a fiber here is never left with every other thread parked unwoken.
     if (Fiber* displaced = thread.run_next.exchange(fiber, std::memory_order_seq_cst)) {
-        // The older spawn goes the ordinary way: to a parked thread, or our
-        // queue. Its wake-up, if any, also brings a searcher for the new one.
+        // The older spawn goes the ordinary way, on our queue word; the
+        // wake-to-search that follows also covers the new one.
         schedule(loop, thread, FiberQueue::one(displaced));
         return;
     }
