@@ -1684,11 +1684,135 @@ TEST_CASE("lesson 14: an Event gate, a writer-preferring RwLock, a Semaphore of 
     }
 }
 
+namespace {
+
+// Lesson 15's two parts, counted between their checkpoints.
+struct Lesson15Part {
+    int spawns = 0;             // fiber-create
+    int handoffs = 0;           // schedule how=idle-handoff
+    int own_queue = 0;          // schedule how=own-queue
+    int run_next = 0;           // schedule how=run-next
+    int wakeups_sent = 0;
+    int wakeups_received = 0;
+    int parks = 0;
+    int steals = 0;             // steal and steal-half records
+};
+
+Lesson15Part countLesson15Part(const View& view, const std::string& from, const std::string& to) {
+    Lesson15Part part;
+    for (std::size_t i = view.checkpoint(from) + 1; i < view.checkpoint(to); ++i) {
+        const TraceEvent& e = view.at(i);
+        const auto how = static_cast<ScheduleHow>(e.small);
+        part.spawns += e.kind == EventKind::FiberCreate;
+        part.handoffs += e.kind == EventKind::Schedule && how == ScheduleHow::IdleHandoff;
+        part.own_queue += e.kind == EventKind::Schedule && how == ScheduleHow::OwnQueue;
+        part.run_next += e.kind == EventKind::Schedule && how == ScheduleHow::RunNext;
+        part.wakeups_sent += e.kind == EventKind::WakeupSent;
+        part.wakeups_received += e.kind == EventKind::WakeupReceived;
+        part.parks += e.kind == EventKind::Park;
+        part.steals += e.kind == EventKind::Steal || e.kind == EventKind::StealHalf;
+    }
+    return part;
+}
+
+std::ostream& operator<<(std::ostream& out, const Lesson15Part& p) {
+    return out << "spawns " << p.spawns << ", idle-handoffs " << p.handoffs << ", own-queue " << p.own_queue << ", run-next "
+               << p.run_next << ", wakeups sent/received " << p.wakeups_sent << "/" << p.wakeups_received << ", parks "
+               << p.parks << ", steals " << p.steals;
+}
+
+bool ranScalingPolicy(const View& view) {
+    return !view.all([&](const TraceEvent& e) {
+                    return e.kind == EventKind::Mark && view.trace.string(e.arg[0]) == "scheduler: scaling";
+                }).empty();
+}
+
+constexpr int kLesson15Pairs = 200;
+
+} // namespace
+
+// Asserted on fresh runs here (both policies), and on the shipped golden trace (seed) below.
+static void phenomenaOfLesson15(const LessonRun& run) {
+    const View view(run.trace);
+    requireCheckpointsMatchNarrative(view, "15-two-threads-slower");
+    const std::vector<std::string> order = {"spawn and await", "pairs done", "tree begins", "tree done"};
+    for (std::size_t i = 1; i < order.size(); ++i) {
+        INFO("checkpoint \"" << order[i - 1] << "\" comes before \"" << order[i] << "\"");
+        REQUIRE(view.checkpoint(order[i - 1]) < view.checkpoint(order[i]));
+    }
+    if (!run.golden) CHECK(run.output.find("(right)") != std::string::npos);
+    // Two workers run (the fiber before the pairs started the second).
+    CHECK(view.all(kindIs(EventKind::ThreadStart)).size() == 2);
+    const Lesson15Part pairs = countLesson15Part(view, "spawn and await", "pairs done");
+    const Lesson15Part tree = countLesson15Part(view, "tree begins", "tree done");
+    const bool scaling = ranScalingPolicy(view);
+    INFO("policy " << (scaling ? "scaling" : "seed") << "\nspawn and await: " << pairs << "\ntree: " << tree);
+    CHECK(pairs.spawns == kLesson15Pairs);
+    CHECK(tree.spawns == 1111);
+    if (!scaling) {
+        // The seed: every spawn is offered to the idle thread first. In the
+        // pairs, the other thread is idle at every spawn (and at every
+        // finish, which readies the awaiter): a hand-off, and its MSG_RING,
+        // the record right after it on the same thread, to the same worker.
+        CHECK(pairs.handoffs >= kLesson15Pairs / 2);
+        CHECK(pairs.run_next == 0);
+        for (std::size_t i : view.all([](const TraceEvent& e) {
+                 return e.kind == EventKind::Schedule && e.small == static_cast<std::uint8_t>(ScheduleHow::IdleHandoff);
+             })) {
+            const auto sent = view.nextOnThread(i, [](const TraceEvent&) { return true; });
+            REQUIRE(sent);
+            CHECK(view.at(*sent).kind == EventKind::WakeupSent);
+            CHECK(view.at(*sent).arg[0] == view.at(i).arg[2]);
+        }
+        CHECK(pairs.wakeups_sent == pairs.handoffs);
+        // In the tree, the other thread is mostly busy or has a hand-off
+        // pending: nearly every offer fails and the spawn is queued at home
+        // (own-queue), after a compare-and-swap on the other thread's queue
+        // word that the trace cannot show.
+        CHECK(tree.own_queue >= 900);
+        CHECK(tree.run_next == 0);
+    } else {
+        // Scaling: nobody is handed work; a spawn goes to its spawner's
+        // run_next (every worker runs by now), and a parked thread is woken
+        // to search only when nobody searches: a few wake-ups, not one per
+        // spawn.
+        CHECK(pairs.handoffs + tree.handoffs == 0);
+        CHECK(pairs.run_next == pairs.spawns);
+        CHECK(tree.run_next == tree.spawns);
+        CHECK(pairs.wakeups_sent <= kLesson15Pairs / 4);
+    }
+}
+
+TEST_CASE("lesson 15: the seed's hand-offs wake the other thread for every spawn; scaling keeps spawns local",
+          "[lessons][lesson15]") {
+    // The lesson's default (seed), then the runtime's default policy, on
+    // io_uring (the MSG_RING the lesson shows) where the kernel allows it.
+    const std::vector<std::string> uring = {"--backend", "uring"};
+    const auto seed = tryRunLesson(LESSON15, "15-seed", uring, true);
+    const auto scaling = tryRunLesson(LESSON15, "15-scaling", {"--backend", "uring", "--scheduler", "scaling"}, true);
+    if (!seed || !scaling) {
+        WARN("the kernel refuses io_uring here: lesson 15 runs on epoll instead");
+    }
+    const LessonRun seed_run = seed ? *seed : runLesson(LESSON15, "15-seed-epoll", {"--backend", "epoll"});
+    const LessonRun scaling_run =
+        scaling ? *scaling : runLesson(LESSON15, "15-scaling-epoll", {"--backend", "epoll", "--scheduler", "scaling"});
+    REQUIRE(!ranScalingPolicy(View(seed_run.trace)));
+    REQUIRE(ranScalingPolicy(View(scaling_run.trace)));
+    phenomenaOfLesson15(seed_run);
+    phenomenaOfLesson15(scaling_run);
+    // Side by side (the viewer's Compare): the seed's storm of wake-ups
+    // against the scaling policy's few.
+    const Lesson15Part seed_pairs = countLesson15Part(View(seed_run.trace), "spawn and await", "pairs done");
+    const Lesson15Part scaling_pairs = countLesson15Part(View(scaling_run.trace), "spawn and await", "pairs done");
+    INFO("seed: " << seed_pairs << "\nscaling: " << scaling_pairs);
+    CHECK(seed_pairs.wakeups_sent >= 2 * scaling_pairs.wakeups_sent);
+}
+
 TEST_CASE("every lesson takes --threads N and --backend uring|epoll and rejects anything else with a one-line usage "
           "error",
           "[lessons][args]") {
     const char* lessons[] = {LESSON01, LESSON02, LESSON03, LESSON04, LESSON05, LESSON06, LESSON07,
-                             LESSON08, LESSON09, LESSON10, LESSON11, LESSON12, LESSON13, LESSON14};
+                             LESSON08, LESSON09, LESSON10, LESSON11, LESSON12, LESSON13, LESSON14, LESSON15};
     const std::string output = tempDir() + "/fiberscope-test-lesson-" + std::to_string(getpid()) + "-args.out";
     const std::vector<std::vector<std::string>> bad = {{"--bogus"},
                                                        {"--threads"},
@@ -1723,7 +1847,7 @@ TEST_CASE("every lesson's questions answer on fresh runs, and its exercise is no
     const std::map<int, const char*> programs = {{1, LESSON01},  {2, LESSON02},  {3, LESSON03},  {4, LESSON04},
                                                  {5, LESSON05},  {6, LESSON06},  {7, LESSON07},  {8, LESSON08},
                                                  {9, LESSON09},  {10, LESSON10}, {11, LESSON11}, {12, LESSON12},
-                                                 {13, LESSON13}, {14, LESSON14}};
+                                                 {13, LESSON13}, {14, LESSON14}, {15, LESSON15}};
     std::vector<std::filesystem::path> files;
     for (const auto& entry : std::filesystem::directory_iterator(FIBERSCOPE_LESSONS_DIR))
         if (std::filesystem::exists(entry.path() / "checks.md")) files.push_back(entry.path() / "checks.md");
@@ -1784,7 +1908,8 @@ TEST_CASE("every lesson's golden trace shows its lesson's phenomena and answers 
         {1, phenomenaOfLesson1},   {2, phenomenaOfLesson2},   {3, phenomenaOfLesson3},   {4, phenomenaOfLesson4},
         {5, phenomenaOfLesson5},   {6, phenomenaOfLesson6},   {7, phenomenaOfLesson7},   {8, phenomenaOfLesson8},
         {9, phenomenaOfLesson9},   {10, phenomenaOfLesson10}, {11, phenomenaOfLesson11}, {12, phenomenaOfLesson12},
-        {13, phenomenaOfLesson13}, {14, [](const LessonRun& run) { checkLesson14(run, View(run.trace)); }}};
+        {13, phenomenaOfLesson13}, {14, [](const LessonRun& run) { checkLesson14(run, View(run.trace)); }},
+        {15, phenomenaOfLesson15}};
     std::vector<std::filesystem::path> dirs;
     for (const auto& entry : std::filesystem::directory_iterator(FIBERSCOPE_LESSONS_DIR))
         if (std::filesystem::exists(entry.path() / "lesson.md")) dirs.push_back(entry.path());

@@ -490,6 +490,11 @@ std::map<int, Phenomenon> lessonPhenomena() {
         {14, {"an Event gate: waits, then condition wake-ups",
               {{"condition-wait", {K::ConditionWait}, condition_wake, 5}, {"condition-wake", {K::ConditionWake}, condition_wake, 5}},
               20}},
+        // The seed's storm: each spawn handed off (a spawn arrow to the
+        // other thread), each hand-off a MSG_RING (a wake-up arrow).
+        {15, {"spawn-then-await pairs: every spawn handed to the parked thread and woken with a MSG_RING",
+              {{"fiber-create (each pair's spawn)", {K::FiberCreate}, spawn, 6},
+               {"wakeup-sent / wakeup-received", {K::WakeupSent, K::WakeupReceived}, wakeup}}, 20}},
     };
 }
 

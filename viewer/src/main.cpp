@@ -450,9 +450,10 @@ std::string liveProgramComplaint(const Args& program, const std::string& usage) 
     return {};
 }
 
-int view(const std::string& path) {
+int view(const std::string& path, const std::string& compare) {
     if (!path.empty() && !checkTraceInput(path)) return kBadFile;
-    return fiberscope::viewer::runViewer(path);
+    if (!compare.empty() && !checkTraceInput(compare)) return kBadFile;
+    return fiberscope::viewer::runViewer(path, 0, compare);
 }
 
 Command addView(CLI::App& top, cli::HelpFormatter& help) {
@@ -460,6 +461,7 @@ Command addView(CLI::App& top, cli::HelpFormatter& help) {
         std::string path;
         bool live = false;
         std::string output = "fiberscope.fstrace";
+        std::string compare;
     };
     auto options = std::make_shared<Options>();
     CLI::App* app = addCommand(top, "view", "open a trace in the viewer",
@@ -470,18 +472,23 @@ Command addView(CLI::App& top, cli::HelpFormatter& help) {
                                "A FILE still being recorded is followed as it grows. With --live, runs\n"
                                "PROGRAM recording into FILE (-o) and shows its timeline growing while it runs;\n"
                                "exits with the program's status.");
-    help.setSynopsis(app, "[FILE] | --live [-o FILE] -- PROGRAM [ARGS...]");
+    help.setSynopsis(app, "[FILE [--compare OTHER]] | --live [-o FILE] -- PROGRAM [ARGS...]");
     help.markOptional(app->add_option("FILE", options->path, "the trace (optional: File > Open, or drop a file)")->type_name(""));
     app->add_flag("--live", options->live, "run PROGRAM (after --) and watch its trace while it runs");
     app->add_option("-o,--output", options->output, "with --live: where to write the trace (default: fiberscope.fstrace)")
         ->type_name("FILE");
+    app->add_option("--compare", options->compare,
+                    "a second trace, drawn under the first with its totals beside (as the lesson panel's Compare)")
+        ->type_name("OTHER");
     auto run = [app, &top, options]() -> int {
+        if (options->live && app->count("--compare")) return usageError("view", "--compare goes with a FILE, not with --live");
+        if (app->count("--compare") && options->path.empty()) return usageError("view", "--compare needs a FILE to compare it with");
         if (!options->live) {
             if (const std::string complaint = cli::leftoverComplaint(*app, "one trace at a time"); !complaint.empty())
                 return usageError("view", complaint);
             if (app->count("--output")) return usageError("view", "-o only goes with --live (it names the trace to record)");
             if (!top.remaining().empty()) return usageError("view", "a program to run needs --live; usage: fiberscope view --live -- PROGRAM [ARGS...]");
-            return view(options->path);
+            return view(options->path, options->compare);
         }
         const Args program = liveProgram(options->path, *app, top);
         if (const std::string complaint = liveProgramComplaint(program, "fiberscope view --live -- PROGRAM [ARGS...]");
@@ -667,6 +674,7 @@ Command addLesson(CLI::App& top) {
         std::string number, output;
         std::int64_t threads = 0;
         int backend = 0; // index into kLessonBackends: automatic, uring, epoll
+        int scheduler = -1; // -1: the lesson's; 0 seed, 1 scaling (kLessonSchedulers[scheduler + 1])
         bool no_view = false;
         bool check = false; // run, then check the lesson's exercise on the trace (checks.md)
         bool reference = false; // show the lesson's golden trace instead of running it
@@ -693,6 +701,10 @@ Command addLesson(CLI::App& top) {
         "its I/O backend, uring or epoll (default: automatic: FIBERSCOPE_BACKEND\n"
         "if set, else io_uring, or epoll where the kernel refuses io_uring); see lesson 13",
         "B");
+    cli::addParsedOption<int>(*app, "--scheduler", options->scheduler, oneOf({"seed", "scaling"}, "a scheduler policy"),
+                              "its scheduler policy, seed or scaling (default: the lesson's, the seed's;\n"
+                              "the runtime's own default is scaling); see lesson 15",
+                              "P");
     app->add_option("-o,--output", options->output, "where to write the trace")->type_name("FILE");
     app->add_flag("--no-view", options->no_view, "write the PNG even with a display");
     app->add_flag("--check", options->check,
@@ -721,16 +733,20 @@ Command addLesson(CLI::App& top) {
             return kUsage;
         }
         if (options->reference) {
-            if (options->check || app->count("--threads") || app->count("--backend"))
-                return usageError("lesson", "--reference shows the shipped trace: it takes no --threads, --backend or --check");
+            if (options->check || app->count("--threads") || app->count("--backend") || app->count("--scheduler"))
+                return usageError("lesson",
+                                  "--reference shows the shipped trace: it takes no --threads, --backend, --scheduler or --check");
             return showLessonReference(*lesson, options->output, options->no_view);
         }
-        const std::string backend = fiberscope::viewer::kLessonBackends[options->backend];
+        const fiberscope::viewer::LessonArguments arguments{static_cast<int>(options->threads),
+                                                            fiberscope::viewer::kLessonBackends[options->backend],
+                                                            fiberscope::viewer::kLessonSchedulers[options->scheduler + 1]};
         std::string output = options->output;
         if (output.empty()) {
             const char* tmp = std::getenv("TMPDIR");
             output = std::string(tmp && *tmp ? tmp : "/tmp") + "/fiberscope-lesson" + lesson->slug +
-                     (backend.empty() ? "" : "-" + backend) + ".fstrace";
+                     (arguments.backend.empty() ? "" : "-" + arguments.backend) +
+                     (arguments.scheduler.empty() ? "" : "-" + arguments.scheduler) + ".fstrace";
         }
         if (const std::string clash = outputClash("-o", output, lesson->program, "the lesson's program"); !clash.empty())
             return usageError("lesson", clash);
@@ -750,7 +766,7 @@ Command addLesson(CLI::App& top) {
         std::printf("\n-- the program says --\n");
         std::fflush(stdout);
         fiberscope::viewer::LessonRun run;
-        if (!fiberscope::viewer::runLesson(*lesson, static_cast<int>(options->threads), backend, output, true, run, error)) {
+        if (!fiberscope::viewer::runLesson(*lesson, arguments, output, true, run, error)) {
             std::fprintf(stderr, "fiberscope: %s\n", error.c_str());
             return kBadFile;
         }
@@ -899,7 +915,7 @@ int runCommandLine(int argc, char** argv, std::string& activity) {
     }
     if (!command) {
         activity = "opening the viewer";
-        return view(""); // the viewer is the default
+        return view("", ""); // the viewer is the default
     }
     activity = cli::printable(command->activity(), 300);
     return command->run();

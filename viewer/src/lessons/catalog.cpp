@@ -128,7 +128,15 @@ std::vector<Lesson> loadLessons(std::string& error) {
     return lessons;
 }
 
-bool runLesson(const Lesson& lesson, int threads, const std::string& backend, const std::string& trace_path, bool echo,
+std::string LessonArguments::describe() const {
+    std::string text;
+    if (threads > 0) text += "--threads " + std::to_string(threads);
+    if (!backend.empty()) text += (text.empty() ? "" : " ") + std::string("--backend ") + backend;
+    if (!scheduler.empty()) text += (text.empty() ? "" : " ") + std::string("--scheduler ") + scheduler;
+    return text.empty() ? "its defaults" : text;
+}
+
+bool runLesson(const Lesson& lesson, const LessonArguments& arguments, const std::string& trace_path, bool echo,
                LessonRun& run, std::string& error) {
     if (access(lesson.program.c_str(), X_OK) != 0) {
         error = "lesson " + std::to_string(lesson.number) + "'s program '" + lesson.program +
@@ -150,16 +158,20 @@ bool runLesson(const Lesson& lesson, int threads, const std::string& backend, co
         dup2(fds[1], STDOUT_FILENO);
         dup2(fds[1], STDERR_FILENO);
         setenv("FIBERSCOPE_TRACE", trace_path.c_str(), 1);
-        const std::string threads_text = std::to_string(threads);
-        const char* argv[6] = {lesson.program.c_str()};
+        const std::string threads_text = std::to_string(arguments.threads);
+        const char* argv[8] = {lesson.program.c_str()};
         int argc = 1;
-        if (threads > 0) {
+        if (arguments.threads > 0) {
             argv[argc++] = "--threads";
             argv[argc++] = threads_text.c_str();
         }
-        if (!backend.empty()) {
+        if (!arguments.backend.empty()) {
             argv[argc++] = "--backend";
-            argv[argc++] = backend.c_str();
+            argv[argc++] = arguments.backend.c_str();
+        }
+        if (!arguments.scheduler.empty()) {
+            argv[argc++] = "--scheduler";
+            argv[argc++] = arguments.scheduler.c_str();
         }
         execv(lesson.program.c_str(), const_cast<char* const*>(argv));
         _exit(127);

@@ -7,6 +7,7 @@
 // Programs run as child processes: the viewer never links the runtime.
 #pragma once
 
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -40,17 +41,34 @@ struct LessonRun {
     int exit_status = 0;
 };
 
-// Runs a lesson's program with FIBERSCOPE_TRACE=trace_path (and --threads
-// when threads > 0, --backend when `backend` is "uring" or "epoll"; empty:
-// the program's automatic choice, which FIBERSCOPE_BACKEND may steer).
+// What a lesson's program is asked for on its command line: --threads when
+// `threads` > 0, --backend when `backend` is "uring" or "epoll" (empty: the
+// program's automatic choice, which FIBERSCOPE_BACKEND may steer),
+// --scheduler when `scheduler` is "seed" or "scaling" (empty: the lesson's
+// own, the seed's for every lesson; see lessons/lesson_start.hpp).
+struct LessonArguments {
+    int threads = 0;
+    std::string backend;
+    std::string scheduler;
+
+    // How a run with these arguments is named to the student ("--threads 1 --scheduler scaling").
+    std::string describe() const;
+};
+
+// Runs a lesson's program with FIBERSCOPE_TRACE=trace_path and `arguments`.
 // `echo`: also copy its output to our stdout as it runs.
-bool runLesson(const Lesson& lesson, int threads, const std::string& backend, const std::string& trace_path, bool echo,
+bool runLesson(const Lesson& lesson, const LessonArguments& arguments, const std::string& trace_path, bool echo,
                LessonRun& run, std::string& error);
 
 // The backends a lesson program can be asked for: {"", "uring", "epoll"}
 // (index 0: automatic), and how the viewer names them.
 inline constexpr const char* kLessonBackends[] = {"", "uring", "epoll"};
 inline constexpr const char* kLessonBackendNames[] = {"automatic", "io_uring", "epoll"};
+// The scheduler policies likewise (index 0: the lesson's own).
+inline constexpr const char* kLessonSchedulers[] = {"", "seed", "scaling"};
+inline constexpr const char* kLessonSchedulerNames[] = {"lesson's", "seed", "scaling"};
+static_assert(std::size(kLessonBackends) == std::size(kLessonBackendNames));
+static_assert(std::size(kLessonSchedulers) == std::size(kLessonSchedulerNames));
 
 // Checkpoints are marks whose label starts with this prefix.
 inline constexpr const char* kCheckpointPrefix = "checkpoint: ";

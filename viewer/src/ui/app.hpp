@@ -91,8 +91,7 @@ struct App {
     // Lessons: the browser, the narrative, running a lesson in the background.
     struct LessonJob {
         int lesson = 0;
-        int threads = 0;
-        int backend = 0;      // into kLessonBackends: 0 automatic, 1 io_uring, 2 epoll
+        LessonArguments arguments; // the program's --threads, --backend and --scheduler
         bool compare = false; // load into the comparison slot
         std::string trace_path;
         LessonRun run;
@@ -111,8 +110,10 @@ struct App {
     int browse_index = 0;          // selected in the browser
     int lesson_threads = 0;        // 0: the lesson's default
     int lesson_backend = 0;        // into kLessonBackends: 0 automatic, 1 io_uring, 2 epoll
+    int lesson_scheduler = 0;      // into kLessonSchedulers: 0 the lesson's, 1 seed, 2 scaling
     int compare_threads = 1;
     int compare_backend = 0;
+    int compare_scheduler = 0;
     Document lesson_document;
     Document browse_summary;       // the browsed lesson's summary, rendered (never raw Markdown)
     int browse_summary_of = -1;    // which lesson browse_summary is
@@ -166,7 +167,7 @@ bool openLessonReference(App& app, int index);
 // Whether the trace shown is lesson `lesson`'s golden trace rather than a run of the student's.
 bool showsReference(const App& app, const Lesson& lesson);
 // Starts running lesson `index` in the background (compare: into the second slot).
-void startLesson(App& app, int index, int threads, int backend, bool compare);
+void startLesson(App& app, int index, const LessonArguments& arguments, bool compare);
 // Finishes a background lesson run if it is done (call once per frame).
 void pollLesson(App& app);
 // Shows lesson `number`'s narrative beside the loaded trace (false if unknown).

@@ -27,22 +27,42 @@ namespace fiberscope::viewer {
 
 namespace {
 
-std::string tracePathFor(const Lesson& lesson, int threads, int backend, bool compare) {
+std::string tracePathFor(const Lesson& lesson, const LessonArguments& arguments, bool compare) {
     const char* tmp = std::getenv("TMPDIR");
     std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/fiberscope-lesson" + lesson.slug;
-    if (compare) path += "-threads" + std::to_string(threads);
-    if (backend > 0) path += std::string("-") + kLessonBackends[backend];
+    if (compare) path += "-threads" + std::to_string(arguments.threads);
+    if (!arguments.backend.empty()) path += "-" + arguments.backend;
+    if (!arguments.scheduler.empty()) path += "-" + arguments.scheduler;
     return path + ".fstrace";
+}
+
+// One of a lesson run's choices: an index into `names`, kept in range.
+template <std::size_t N>
+void choiceCombo(const char* id, int& choice, const char* const (&names)[N], const char* tooltip) {
+    ImGui::SetNextItemWidth(100);
+    ImGui::Combo(id, &choice, names, static_cast<int>(N));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tooltip);
+    choice = std::clamp(choice, 0, static_cast<int>(N) - 1);
 }
 
 // The backend a run asks the program for (--backend): automatic, io_uring or epoll.
 void backendCombo(const char* id, int& backend) {
-    ImGui::SetNextItemWidth(100);
-    ImGui::Combo(id, &backend, kLessonBackendNames, IM_ARRAYSIZE(kLessonBackendNames));
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("--backend for the lesson's program; automatic: FIBERSCOPE_BACKEND if set, else io_uring\n"
-                          "(epoll when the kernel refuses io_uring)");
-    backend = std::clamp(backend, 0, static_cast<int>(IM_ARRAYSIZE(kLessonBackends)) - 1);
+    choiceCombo(id, backend, kLessonBackendNames,
+                "--backend for the lesson's program; automatic: FIBERSCOPE_BACKEND if set, else io_uring\n"
+                "(epoll when the kernel refuses io_uring)");
+}
+
+// The scheduler policy a run asks the program for (--scheduler): the lesson's own, seed or scaling.
+void schedulerCombo(const char* id, int& scheduler) {
+    choiceCombo(id, scheduler, kLessonSchedulerNames,
+                "--scheduler for the lesson's program; the lesson's: the seed's, which every lesson\n"
+                "teaches (the runtime's own default is scaling: lesson 15 compares them)");
+}
+
+// What the panel's choices ask the program for.
+LessonArguments argumentsOf(int threads, int backend, int scheduler) {
+    return LessonArguments{threads, kLessonBackends[std::clamp(backend, 0, static_cast<int>(IM_ARRAYSIZE(kLessonBackends)) - 1)],
+                           kLessonSchedulers[std::clamp(scheduler, 0, static_cast<int>(IM_ARRAYSIZE(kLessonSchedulers)) - 1)]};
 }
 
 bool hasCheckpoint(const App& app, const std::string& label) {
@@ -160,22 +180,19 @@ void drawChecks(App& app, const Lesson& lesson, const Fonts& fonts) {
 
 } // namespace
 
-void startLesson(App& app, int index, int threads, int backend, bool compare) {
+void startLesson(App& app, int index, const LessonArguments& arguments, bool compare) {
     if (app.job || index < 0 || index >= static_cast<int>(app.lessons.size())) return;
-    backend = std::clamp(backend, 0, static_cast<int>(IM_ARRAYSIZE(kLessonBackends)) - 1);
     auto job = std::make_unique<App::LessonJob>();
     job->lesson = index;
-    job->threads = threads;
-    job->backend = backend;
+    job->arguments = arguments;
     job->compare = compare;
-    job->trace_path = tracePathFor(app.lessons[static_cast<std::size_t>(index)], threads, backend, compare);
+    job->trace_path = tracePathFor(app.lessons[static_cast<std::size_t>(index)], arguments, compare);
     App::LessonJob* raw = job.get();
     const Lesson lesson = app.lessons[static_cast<std::size_t>(index)];
     // The run is shown live while it records (the comparison run is not: it lands in the second slot when done).
     if (!compare) unlink(job->trace_path.c_str());
     job->thread = std::thread([raw, lesson] {
-        raw->ok = runLesson(lesson, raw->threads, kLessonBackends[raw->backend], raw->trace_path, false, raw->run,
-                            raw->error);
+        raw->ok = runLesson(lesson, raw->arguments, raw->trace_path, false, raw->run, raw->error);
         raw->done.store(true, std::memory_order_release);
     });
     if (!compare) followFile(app, job->trace_path);
@@ -201,8 +218,7 @@ void pollLesson(App& app) {
         }
         app.compare_timeline = std::make_unique<Timeline>(buildTimeline(*trace));
         app.compare_trace = std::move(trace);
-        app.compare_label = "--threads " + std::to_string(job->threads);
-        if (job->backend > 0) app.compare_label += std::string(" --backend ") + kLessonBackends[job->backend];
+        app.compare_label = job->arguments.describe();
         return;
     }
     if (loadTrace(app, job->trace_path)) {
@@ -413,13 +429,15 @@ void drawLessonPanel(App& app, const Fonts& fonts) {
     ImGui::InputInt("threads (0: lesson's default)", &app.lesson_threads);
     app.lesson_threads = std::clamp(app.lesson_threads, 0, 64);
     backendCombo("backend", app.lesson_backend);
+    ImGui::SameLine();
+    schedulerCombo("scheduler", app.lesson_scheduler);
     const bool running = app.job != nullptr;
     if (running) {
         const char spinner[] = "|/-\\";
         ImGui::Text("%c running lesson %d with tracing on...", spinner[static_cast<int>(ImGui::GetTime() * 8) % 4],
                     app.lessons[static_cast<std::size_t>(app.job->lesson)].number);
     } else {
-        if (ImGui::Button("My run")) startLesson(app, app.browse_index, app.lesson_threads, app.lesson_backend, false);
+        if (ImGui::Button("My run")) startLesson(app, app.browse_index, argumentsOf(app.lesson_threads, app.lesson_backend, app.lesson_scheduler), false);
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("Run the lesson's program here, with tracing on, and show its trace");
         ImGui::SameLine();
@@ -484,8 +502,10 @@ void drawLessonPanel(App& app, const Fonts& fonts) {
         ImGui::SameLine();
         backendCombo("##cmpbackend", app.compare_backend);
         ImGui::SameLine();
+        schedulerCombo("##cmpscheduler", app.compare_scheduler);
         if (ImGui::Button("Compare with a run like this"))
-            startLesson(app, app.lesson_index, app.compare_threads, app.compare_backend, true);
+            startLesson(app, app.lesson_index, argumentsOf(app.compare_threads, app.compare_backend, app.compare_scheduler),
+                        true);
         if (app.compare_timeline) {
             ImGui::SameLine();
             if (ImGui::SmallButton("close")) app.compare_timeline.reset(), app.compare_trace.reset();

@@ -39,8 +39,24 @@ static bool looksLikeTrace(const std::string& path, std::string& error) {
 // 127), then draws frames until the window is closed.
 static int runWindow(App& app, const std::function<bool()>& start = {});
 
-int runViewer(const std::string& path, int lesson) {
+// Reads `path` into the compare slot, as the lesson panel's Compare fills it.
+static bool loadCompareTrace(App& app, const std::string& path) {
+    auto other = std::make_unique<trace::Trace>();
+    trace::ReadError read_error;
+    if (!trace::readTrace(path, *other, read_error)) {
+        std::fprintf(stderr, "fiberscope: %s\n", read_error.text().c_str());
+        return false;
+    }
+    app.compare_timeline = std::make_unique<Timeline>(buildTimeline(*other));
+    app.compare_trace = std::move(other);
+    const std::size_t slash = path.rfind('/');
+    app.compare_label = "the run in " + path.substr(slash == std::string::npos ? 0 : slash + 1);
+    return true;
+}
+
+int runViewer(const std::string& path, int lesson, const std::string& compare) {
     App app;
+    if (!compare.empty() && !loadCompareTrace(app, compare)) return 1;
     if (!path.empty()) {
         std::string error;
         if (!looksLikeTrace(path, error)) {
@@ -119,18 +135,7 @@ int runScreenshot(const ScreenshotOptions& options) {
         return 1;
     }
     if (options.lesson > 0) attachLesson(app, options.lesson);
-    if (!options.compare_trace.empty()) { // the compare slot, as the lesson panel's Compare fills it
-        auto other = std::make_unique<trace::Trace>();
-        trace::ReadError read_error;
-        if (!trace::readTrace(options.compare_trace, *other, read_error)) {
-            std::fprintf(stderr, "fiberscope: %s\n", read_error.text().c_str());
-            return 1;
-        }
-        app.compare_timeline = std::make_unique<Timeline>(buildTimeline(*other));
-        app.compare_trace = std::move(other);
-        const std::size_t slash = options.compare_trace.rfind('/');
-        app.compare_label = "the run in " + options.compare_trace.substr(slash == std::string::npos ? 0 : slash + 1);
-    }
+    if (!options.compare_trace.empty() && !loadCompareTrace(app, options.compare_trace)) return 1;
     app.motion_fraction = options.motion_fraction;
     VirtualDisplay display;
     std::string error;

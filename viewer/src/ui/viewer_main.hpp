@@ -8,9 +8,10 @@
 namespace fiberscope::viewer {
 
 // Opens the viewer window (on `path`, or empty). Returns a process exit code.
-// `lesson` > 0: show that lesson's narrative beside the trace.
+// `lesson` > 0: show that lesson's narrative beside the trace. `compare`:
+// a second trace in the compare slot (as the lesson panel's Compare).
 // A file whose recording is still going on is followed as it grows.
-int runViewer(const std::string& path, int lesson = 0);
+int runViewer(const std::string& path, int lesson = 0, const std::string& compare = {});
 // Runs `program` recording into `trace_path` and shows its timeline growing
 // while it runs (`fiberscope view --live`). Returns the program's exit code.
 int runLiveViewer(const std::vector<std::string>& program, const std::string& trace_path);
