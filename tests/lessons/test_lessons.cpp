@@ -1771,6 +1771,8 @@ static void phenomenaOfLesson15(const LessonRun& run) {
         // word that the trace cannot show.
         CHECK(tree.own_queue >= 900);
         CHECK(tree.run_next == 0);
+        // Nor does a seed thread search before it parks.
+        CHECK(view.all(kindIs(EventKind::Search)).empty());
     } else {
         // Scaling: nobody is handed work; a spawn goes to its spawner's
         // run_next (every worker runs by now), and a parked thread is woken
@@ -1780,6 +1782,10 @@ static void phenomenaOfLesson15(const LessonRun& run) {
         CHECK(pairs.run_next == pairs.spawns);
         CHECK(tree.run_next == tree.spawns);
         CHECK(pairs.wakeups_sent <= kLesson15Pairs / 4);
+        // A thread out of work searched before it parked (FORMAT.md "Search").
+        CHECK(!view.all([](const TraceEvent& e) {
+                       return e.kind == EventKind::Search && e.small == static_cast<std::uint8_t>(SearchOp::Begin);
+                   }).empty());
     }
 }
 

@@ -15,6 +15,7 @@
 #include <array>
 #include <atomic>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -369,6 +370,35 @@ TEST_CASE("the scaling policy: a spawn burst and a crowd of yielders on two thre
     }
     INFO(run_next << " run-next schedules");
     CHECK(run_next >= static_cast<std::size_t>(fibers + yielders));
+
+    // Searches (FORMAT.md "Search"): on each thread a begin, then one end
+    // before the next begin; the
+    // count of searchers includes this thread at a begin and not at an end
+    // (two threads that run dry at once may both begin: at most two).
+    std::map<std::uint32_t, std::size_t> open; // thread -> its begin
+    std::size_t begins = 0, ends = 0;
+    for (std::size_t i = 0; i < trace.events.size(); ++i) {
+        const trace::Event e = trace.events[i];
+        if (e.kind != trace::EventKind::Search) continue;
+        INFO("record " << i << " on thread " << e.thread << ", op " << int(e.small));
+        const auto op = static_cast<trace::SearchOp>(e.small);
+        if (op == trace::SearchOp::Begin) {
+            CHECK(open.count(e.thread) == 0);
+            CHECK(e.arg[0] >= 1);
+            CHECK(e.arg[0] <= 2);
+            open[e.thread] = i;
+            ++begins;
+        } else {
+            REQUIRE(open.count(e.thread) == 1);
+            CHECK(trace.events[open[e.thread]].time <= e.time);
+            CHECK(e.arg[0] <= 1);
+            open.erase(e.thread);
+            ++ends;
+        }
+    }
+    INFO(begins << " searches begun, " << ends << " ended");
+    CHECK(begins >= 1);
+    CHECK(ends + open.size() == begins); // one may be cut by the end of the recording
 }
 
 TEST_CASE("RunQueue: FIFO pops, a thief takes the older half, a full ring gives up its older half", "[policy]") {

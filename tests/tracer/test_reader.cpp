@@ -234,7 +234,7 @@ TEST_CASE("a version 4 file: a source-location follows its mark", "[reader][vers
 
 TEST_CASE("a version 5 file: steal-half records, one per fiber of a steal", "[reader][versions]") {
     TraceBuilder b;
-    REQUIRE(b.version == 5);
+    b.version = 5;
     // Fibers are deltas from the previous fiber field (zigzag), from the chunk's base 0.
     b.chunk(0).record(EventKind::StealHalf, 5, {TraceBuilder::zigzag(7), 1}).record(EventKind::StealHalf, 0, {TraceBuilder::zigzag(1), 1});
     const Trace trace = parseOk(b.bytes(), {.strict = true});
@@ -244,6 +244,27 @@ TEST_CASE("a version 5 file: steal-half records, one per fiber of a steal", "[re
     CHECK(trace.events[0].arg[1] == 1);
     CHECK(trace.events[1].arg[0] == 8);
     CHECK(trace.events[1].time == 5);
+}
+
+TEST_CASE("a version 6 file: search records, a begin and its end on one thread", "[reader][versions]") {
+    TraceBuilder b;
+    REQUIRE(b.version == 6);
+    // op (an enumerated value), then searchers (a count).
+    b.chunk(0).record(EventKind::Search, 5, {0, 1}).record(EventKind::Search, 40, {2, 0});
+    const Trace trace = parseOk(b.bytes(), {.strict = true});
+    REQUIRE(trace.events.size() == 2);
+    CHECK(trace.events[0].kind == EventKind::Search);
+    CHECK(trace.events[0].small == static_cast<std::uint8_t>(SearchOp::Begin));
+    CHECK(trace.events[0].arg[0] == 1);
+    CHECK(trace.events[1].small == static_cast<std::uint8_t>(SearchOp::GaveUp));
+    CHECK(trace.events[1].arg[0] == 0);
+    CHECK(trace.events[1].time == 45);
+    // An op past completions is no search record: the reader says which field.
+    TraceBuilder bad;
+    bad.chunk(0).record(EventKind::Search, 5, {4, 1});
+    const std::string error = parseError(bad.bytes());
+    INFO(error);
+    CHECK(error.find("op") != std::string::npos);
 }
 
 TEST_CASE("a tail of zero bytes loads up to the last good chunk", "[reader][hostile]") {

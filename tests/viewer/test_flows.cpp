@@ -100,8 +100,8 @@ constexpr double kApartDeficient = 10; // as a dichromat sees them: still told a
 
 TEST_CASE("the record glyph colours are told apart, also with a colour-vision deficiency", "[viewer][flows][colors]") {
     const auto colors = recordGlyphColors();
-    // schedule, steal, wake-up, submit, complete, cancel, spawn, mutex, condition, mark
-    CHECK(colors.size() == 10);
+    // schedule, steal, wake-up, submit, complete, cancel, spawn, mutex, condition, mark, search
+    CHECK(colors.size() == 11);
     checkApart(colors, kApart, kApartDeficient);
     // The pairs the old palette confused.
     CHECK(deltaE76(lab(palette::submit), lab(palette::complete)) >= 40);

@@ -811,6 +811,11 @@ TEST_CASE("explanations follow the scheduler policy the trace was recorded under
                                       ev(21, 1, EventKind::StealHalf, 3, 0),
                                       ev(21, 1, EventKind::StealHalf, 4, 0),
                                       ev(21, 1, EventKind::Switch, 0, 4, 0, sw(SwitchReason::Idle)),
+                                      // Fiber 4 finishes; worker 1 searches 10 us and gives up.
+                                      ev(25, 1, EventKind::Switch, 4, 0, 0, sw(SwitchReason::Finish)),
+                                      ev(25, 1, EventKind::FiberFinish, 4),
+                                      ev(26, 1, EventKind::Search, 1, 0, 0, static_cast<std::uint8_t>(trace::SearchOp::Begin)),
+                                      ev(10026, 1, EventKind::Search, 0, 0, 0, static_cast<std::uint8_t>(trace::SearchOp::GaveUp)),
                                   },
                                   {"backend: io_uring", "scheduler: scaling"});
     const Timeline tl = buildTimeline(trace);
@@ -829,6 +834,14 @@ TEST_CASE("explanations follow the scheduler policy the trace was recorded under
     CHECK(text(15).find("runs the newest of them now") != std::string::npos);
     INFO(text(16));
     CHECK(text(16).find("after taking the older half of worker 0's ready queue") != std::string::npos);
+    // Woken to search, not handed work; the search and its end.
+    INFO(text(12));
+    CHECK(text(12).find("to search for work (wakeToSearch())") != std::string::npos);
+    INFO(text(19) << " / " << text(20));
+    CHECK(explain(tl, trace, 19).function == "searchBeforePark()");
+    CHECK(text(19).find("1 thread searches now") != std::string::npos);
+    CHECK(text(20).find("found nothing") != std::string::npos);
+    CHECK(text(20).find("no other thread still searching") != std::string::npos);
     // Two steal flows, one per fiber moved.
     std::size_t steals = 0;
     for (const auto& f : tl.flows) steals += f.kind == FlowKind::Steal;

@@ -15,8 +15,9 @@ inline constexpr char kMagic[8] = {'F', 'S', 'T', 'R', 'A', 'C', 'E', '\0'};
 // version tells it why at the header instead.
 // Version 4 added the source-location record kind (a mark's or zone's file
 // and line), for the same reason; version 5 the steal-half kind (the
-// scaling scheduler policy's steal).
-inline constexpr std::uint32_t kVersion = 5;
+// scaling scheduler policy's steal); version 6 the search kind (its idle
+// threads' search before parking).
+inline constexpr std::uint32_t kVersion = 6;
 inline constexpr std::uint32_t kOldestVersion = 1;
 inline constexpr std::uint32_t kChunkMagic = 0x4B435346; // "FSCK" little-endian
 

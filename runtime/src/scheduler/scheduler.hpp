@@ -88,8 +88,9 @@
 //   only after kRunNextGraceNs, so a spawner that never suspends still has
 //   its fiber run elsewhere.
 // * Fiber ids come from per-thread blocks (fiber.cpp), not one shared counter.
-// The trace says which policy ran (a "scheduler: scaling" mark) and writes
-// a steal-half record per fiber a steal moved (FORMAT.md).
+// The trace says which policy ran (a "scheduler: scaling" mark), writes
+// a steal-half record per fiber a steal moved, and a search record where a
+// thread begins and ends its search before parking (FORMAT.md).
 // Measured (bench/compare.sh; the numbers and the machine's load are in
 // the commit messages and the closing notes): spawn+await at 2 threads
 // about 1.6x its 1-thread time (seed: 10.6x), skynet at 2 threads about

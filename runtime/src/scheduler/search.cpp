@@ -156,17 +156,22 @@ Fiber* searchBeforePark(Loop& loop, Thread& thread) {
         thread.driver.flush();
         if (Fiber* fiber = popOwn(thread)) return fiber;
         // relaxed: the increment only steers schedule()'s hints.
-        loop.searching.fetch_add(1, std::memory_order_relaxed);
+        [[maybe_unused]] const unsigned searchers = loop.searching.fetch_add(1, std::memory_order_relaxed) + 1;
+        FIBERSCOPE_TRACE_EVENT(emit::search(now, trace::SearchOp::Begin, searchers));
         Fiber* found = nullptr;
         RunNextSighting seen;
         const std::int64_t until = monotonicNanoseconds() + kSearchNs;
+        trace::SearchOp why = trace::SearchOp::GaveUp; // why the search stopped, for the trace
         for (;;) {
             if ((found = stealReady(loop, thread))) break;
             if ((found = stealHalf(loop, thread))) break;
             if ((found = takeOverflow(loop, thread, RunQueue::kCapacity / 2))) break;
             const std::int64_t now_ns = monotonicNanoseconds();
             if ((found = stealRunNext(loop, thread, active, seen, now_ns))) break;
-            if (thread.driver.hasPendingCompletions()) break;
+            if (thread.driver.hasPendingCompletions()) {
+                why = trace::SearchOp::Completions;
+                break;
+            }
             if (now_ns >= until) break;
             for (unsigned i = 0; i < kRelaxPerRound; ++i) cpuRelax();
         }
@@ -174,6 +179,9 @@ Fiber* searchBeforePark(Loop& loop, Thread& thread) {
         // and scheduleSpawned (a producer that reads the bit set then reads
         // `searching` without us).
         const unsigned before = loop.searching.fetch_sub(1, std::memory_order_seq_cst);
+        // The count is a snapshot (others come and go meanwhile): what the
+        // record says, not what the scheduler decides by.
+        FIBERSCOPE_TRACE_EVENT(emit::search(now, found ? trace::SearchOp::Found : why, before - 1));
         if (found) {
             // The last searcher found work (Go's resetspinning): a producer
             // that saw us searching woke nobody, and what we took may have

@@ -232,6 +232,9 @@ inline void steal(std::uint64_t t, std::uint64_t head, std::uint64_t victim) noe
 inline void stealHalf(std::uint64_t t, std::uint64_t fiber, std::uint64_t victim) noexcept {
     if (Record r{EventKind::StealHalf, t}) r.fiber(fiber), r.u(victim);
 }
+inline void search(std::uint64_t t, SearchOp op, std::uint64_t searchers) noexcept {
+    if (Record r{EventKind::Search, t}) r.u(static_cast<std::uint8_t>(op)), r.u(searchers);
+}
 inline void wakeupSent(std::uint64_t t, std::uint64_t target) noexcept {
     if (Record r{EventKind::WakeupSent, t}) r.u(target);
 }

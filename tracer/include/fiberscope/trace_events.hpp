@@ -58,8 +58,10 @@ enum class EventKind : std::uint8_t {
     SourceLocation = 31, // file:string-id, line:count
     // The scaling policy's steal (one record per fiber taken)
     StealHalf = 32,    // fiber, victim:worker index
+    // The scaling policy's search for work before parking (version 6)
+    Search = 33,       // op:SearchOp, searchers:count
 };
-inline constexpr std::uint8_t kMaxEventKind = 32;
+inline constexpr std::uint8_t kMaxEventKind = 33;
 
 // Why a fiber switched away.
 enum class SwitchReason : std::uint8_t {
@@ -84,6 +86,12 @@ enum class ScheduleHow : std::uint8_t {
     OwnQueue = 2,    // nobody wanted them: queued on the scheduling thread
     RunNext = 3,     // the scaling policy: a spawned fiber in its spawner's run_next slot (version 5)
 };
+
+// What a search record says (the scaling policy's idle thread, version 6):
+// it begins searching (spinning over the other threads' queues), or stops:
+// it found work (the steal just before it on its thread took it), it gave up
+// after its time, or its own ring has completions to reap.
+enum class SearchOp : std::uint8_t { Begin = 0, Found = 1, GaveUp = 2, Completions = 3 };
 
 enum class GroupOp : std::uint8_t { Spawn = 0, Wait = 1, Cancel = 2 };
 // How a condition-wake record's fiber was woken: by signal(), by

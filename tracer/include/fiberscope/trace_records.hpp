@@ -78,6 +78,8 @@ inline constexpr std::uint8_t kMaxConditionWakeHow = 2;
 inline constexpr const char* kConditionWakeHowNames[kMaxConditionWakeHow + 1] = {"signal", "broadcast", "timed-out"};
 inline constexpr std::uint8_t kMaxGroupOp = 2;
 inline constexpr const char* kGroupOpNames[kMaxGroupOp + 1] = {"spawn", "wait", "cancel"};
+inline constexpr std::uint8_t kMaxSearchOp = 3;
+inline constexpr const char* kSearchOpNames[kMaxSearchOp + 1] = {"begin", "found", "gave-up", "completions"};
 inline constexpr std::uint8_t kMaxQueueOp = 4;
 inline constexpr const char* kQueueOpNames[kMaxQueueOp + 1] = {"put", "get", "put-blocked", "get-blocked", "close"};
 
@@ -206,6 +208,16 @@ inline constexpr RecordKindInfo kTable[kMaxEventKind + 1] = {
          "This thread found nothing to run and took `fiber` from worker `victim`'s ready queue, one of the older half "
          "of that queue it took at once (the scaling policy); the last one it took it runs now.", true, true},
         {fiber(), worker("victim")}),
+    // The scaling policy's spin before parking: a begin, then one of the
+    // three ends, on the same thread; `searchers` counts the threads
+    // searching once the record's change is made (this one included at a
+    // begin, not at an end).
+    row({K::Search, "search", "sched",
+         "This thread, out of work, begins to search the other threads' queues for a while before it parks, or stops "
+         "searching: it found work (a steal record just before this one says whose, unless it came from the loop's "
+         "overflow list), gave up, or has completions of its own (`op`; the scaling policy). `searchers` threads are "
+         "searching now.", true, true},
+        {enumerated("op", kSearchOpNames), count("searchers")}),
 };
 // clang-format on
 } // namespace records_detail
@@ -268,5 +280,6 @@ static_assert(static_cast<std::uint8_t>(ScheduleHow::RunNext) == kMaxScheduleHow
 static_assert(static_cast<std::uint8_t>(ConditionWakeHow::TimedOut) == kMaxConditionWakeHow);
 static_assert(static_cast<std::uint8_t>(GroupOp::Cancel) == kMaxGroupOp);
 static_assert(static_cast<std::uint8_t>(QueueOp::Close) == kMaxQueueOp);
+static_assert(static_cast<std::uint8_t>(SearchOp::Completions) == kMaxSearchOp);
 
 } // namespace fiberscope::trace

@@ -152,6 +152,7 @@ constexpr const char* kSwitch = "runtime/src/scheduler/switch.cpp";     // yield
 constexpr const char* kSchedule = "runtime/src/scheduler/schedule.cpp"; // schedule()
 constexpr const char* kReadyQueue = "runtime/src/scheduler/queue.cpp";  // findReadyFiber()
 constexpr const char* kThread = "runtime/src/scheduler/worker.cpp";
+constexpr const char* kSearch = "runtime/src/scheduler/search.cpp"; // searchBeforePark()
 constexpr const char* kDriver = "runtime/src/io/driver.cpp"; // Driver: wake, park, reap, on either backend
 constexpr const char* kFiber = "runtime/src/fiber/fiber.cpp";
 constexpr const char* kSwitchMessage = "runtime/src/scheduler/switch_message.cpp";
@@ -512,6 +513,11 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
                     "schedule()", kSchedule, i);
     }
     case EventKind::WakeupReceived:
+        if (c.scaling())
+            return make(thread + " was woken by worker " + std::to_string(e.arg[0]) +
+                            " to search for work (wakeToSearch()): nobody handed it fibers; its idle loop looks for them in the "
+                            "other threads' queues (searchBeforePark())",
+                        "searchBeforePark()", kSearch, i);
         if (c.epoll())
             return make(thread + "'s eventfd woke its epoll_pwait2 (sent by worker " + std::to_string(e.arg[0]) +
                             "): the fibers it was handed are already in its ready queue and its idle loop picks them up next (Poller::poll())",
@@ -519,6 +525,30 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
         return make(thread + "'s ring delivered the MSG_RING from worker " + std::to_string(e.arg[0]) +
                         ": the fibers it was handed are already in its ready queue and its idle loop picks them up next (completionsToReady())",
                     "completionsToReady()", kDriver, i);
+    case EventKind::Search: {
+        const std::string others = e.arg[0] == 0 ? std::string("no other thread") : plural(e.arg[0], "thread", "threads");
+        switch (static_cast<trace::SearchOp>(e.small)) {
+        case trace::SearchOp::Begin:
+            return make(thread + " found nothing to run and, before parking, searches the other threads' queues and run_next "
+                                 "slots for up to 10 us (searchBeforePark(), Go's spinning M): " +
+                            plural(e.arg[0], "thread searches", "threads search") +
+                            " now, and while one does, a spawn wakes nobody",
+                        "searchBeforePark()", kSearch, i);
+        case trace::SearchOp::Found:
+            return make(thread + " stopped searching: it found work (the steal before this says whose) and runs it; " + others +
+                            " still searching" + (e.arg[0] == 0 ? ", so it woke a parked thread to search in its place if there was one (Go's resetspinning)" : ""),
+                        "searchBeforePark()", kSearch, i);
+        case trace::SearchOp::GaveUp:
+            return make(thread + " searched for 10 us and found nothing: it publishes itself idle and parks, unless a last look finds "
+                                 "work queued meanwhile (searchBeforePark()); " + others + " still searching",
+                        "searchBeforePark()", kSearch, i);
+        case trace::SearchOp::Completions:
+            return make(thread + " stopped searching: its own ring has completions to reap, which it does before anything else "
+                                 "(searchBeforePark()); " + others + " still searching",
+                        "searchBeforePark()", kSearch, i);
+        }
+        return make(thread + " searched for work (searchBeforePark())", "searchBeforePark()", kSearch, i);
+    }
     case EventKind::Park: {
         std::string text = thread + " found nothing to run (findReadyFiber() came back empty) and parked in " +
                            c.words().park_call + " to wait for " + c.words().park_waits_for;

@@ -52,6 +52,7 @@ inline constexpr Color await = rgba(235, 240, 210);          // cream
 inline constexpr Color canceled = rgba(230, 80, 145);        // rose: a delivered cancel's effect
 inline constexpr Color mutex_handoff = rgba(185, 120, 85);   // brown: an unlocker hands its mutex over
 inline constexpr Color condition_wake = rgba(0, 200, 135);   // green: a signal or broadcast wakes a waiter
+inline constexpr Color search = rgba(160, 165, 175);         // silver: an idle thread searches before it parks (no arrow)
 // Counter tracks (the min in each pixel solid, up to the max translucent).
 inline constexpr Color counter_ready = rgba(196, 180, 84);    // ready-queue length
 inline constexpr Color counter_flight = rgba(84, 190, 200);   // operations in flight
@@ -77,6 +78,7 @@ constexpr Color recordColor(trace::EventKind kind) noexcept {
     case K::MutexHandoff: return palette::mutex_handoff;
     case K::ConditionWait:
     case K::ConditionWake: return palette::condition_wake;
+    case K::Search: return palette::search;
     default: return 0;
     }
 }

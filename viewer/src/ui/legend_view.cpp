@@ -67,6 +67,7 @@ void drawLegend(App& app) {
     glyph(trace::EventKind::Steal, "steal: an idle thread took another's ready queue");
     glyph(trace::EventKind::StealHalf, "steal-half: an idle thread took the older half of another's ready queue (scaling policy)");
     glyph(trace::EventKind::WakeupSent, wakeup.c_str());
+    glyph(trace::EventKind::Search, "search: a thread out of work searches the others' queues before parking, then stops (scaling policy)");
     glyph(trace::EventKind::Submit, epoll ? "submit: an operation a fiber started (a readiness wait, a syscall, a timer, a pool job)"
                                           : "submit: an io_uring operation queued by a fiber");
     glyph(trace::EventKind::Complete, "complete: its completion arrived");

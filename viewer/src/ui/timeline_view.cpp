@@ -62,6 +62,7 @@ void drawGlyph(ImDrawList* dl, trace::EventKind kind, float x, float y, Color c)
         break;
     case K::WakeupSent:
     case K::WakeupReceived: dl->AddCircleFilled(ImVec2(x, y), 3.0f, c); break;
+    case K::Search: dl->AddCircle(ImVec2(x, y), 3.5f, c, 0, 1.5f); break; // a ring: looking around
     case K::CancelRequest:
     case K::CancelDelivered:
         dl->AddLine(ImVec2(x - 3, y - 3), ImVec2(x + 3, y + 3), c, 2.0f);
