@@ -71,6 +71,20 @@ Fiber* popOwn(Thread& thread) {
     return fiber;
 }
 
+// popOwn() for the scaling policy: a look first, and the exchange only if
+// the word holds fibers. Only we put fibers on our word under this policy
+// (nobody hands a scaling thread work; thieves only take), so a word seen
+// empty stays empty until we push: no fiber is missed, and the common case
+// (a thread whose new work all ran) costs a plain load instead of a locked
+// exchange. The seed's popOwn must exchange every time: its kFinished is
+// what keeps hand-offs away while the thread is busy. relaxed: the exchange
+// in popOwn decides and acquires.
+static Fiber* popOwnScaling(Thread& thread) {
+    Fiber* head = thread.ready_queue.load(std::memory_order_relaxed);
+    if (head == nullptr || head == kFinished) return nullptr;
+    return popOwn(thread);
+}
+
 // Takes our own run_next (scaling policy). relaxed: only we put fibers in
 // it, so what they hold is ours already; a searcher only takes one out.
 Fiber* takeRunNext(Thread& thread) {
@@ -168,13 +182,16 @@ static constexpr std::uint32_t kOverflowFairness = 61;
 // the yielders and the overflow list come first, so new work cannot starve
 // them.
 static Fiber* findReadyScaling(Loop& loop, Thread& thread) {
+    // One worker thread in all (the loop may never start another): nobody
+    // steals from our RunQueue, so it pops without a CAS.
+    const bool alone = loop.allocated == 1;
     if (++thread.own().schedule_tick % kOverflowFairness == 0) {
-        if (Fiber* fiber = thread.run_queue.pop()) return fiber;
+        if (Fiber* fiber = alone ? thread.run_queue.popAlone() : thread.run_queue.pop()) return fiber;
         if (Fiber* fiber = takeOverflow(loop, thread, 1)) return fiber;
     }
     if (Fiber* fiber = takeRunNext(thread)) return fiber;
-    if (Fiber* fiber = popOwn(thread)) return fiber;
-    if (Fiber* fiber = thread.run_queue.pop()) return fiber;
+    if (Fiber* fiber = popOwnScaling(thread)) return fiber;
+    if (Fiber* fiber = alone ? thread.run_queue.popAlone() : thread.run_queue.pop()) return fiber;
     // Our RunQueue is empty: room for half a queue from the overflow list.
     if (Fiber* fiber = takeOverflow(loop, thread, RunQueue::kCapacity / 2)) return fiber;
     // Our word holds kFinished (popOwn): a stolen remainder may go there.

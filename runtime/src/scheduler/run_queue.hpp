@@ -9,7 +9,8 @@
 // unfair among three or more fibers (the one that just yielded runs next).
 // Here the owner pushes with two plain stores (the slot, then `tail` with
 // release): no read-modify-write at all. It pops from the head with one
-// CAS on `head`, on a line that stays in its cache while nobody steals.
+// CAS on `head`, on a line that stays in its cache while nobody steals (on
+// a loop of one thread, where nobody can steal, with no CAS: popAlone).
 // FIFO gives round-robin yield. A thief takes the older half with one CAS
 // on `head`, so one steal balances two threads instead of moving the whole
 // queue back and forth.
@@ -62,6 +63,18 @@ public:
             if (head_.compare_exchange_weak(h, h + 1, std::memory_order_relaxed, std::memory_order_relaxed))
                 return fiber;
         }
+    }
+
+    // Owner only, and only where no thief can exist (a loop of one worker
+    // thread: nobody else ever steals): pop() without its CAS, a plain
+    // load and store of `head` (relaxed: no other thread reads it). The
+    // CAS, a locked instruction, was a third of a yield's time there.
+    Fiber* popAlone() noexcept {
+        const std::uint32_t h = head_.load(std::memory_order_relaxed);
+        if (tail_.load(std::memory_order_relaxed) == h) return nullptr;
+        Fiber* fiber = slots_[h % kCapacity].load(std::memory_order_relaxed);
+        head_.store(h + 1, std::memory_order_relaxed);
+        return fiber;
     }
 
     // Owner only: moves the older half of a full queue to `out` (a list
