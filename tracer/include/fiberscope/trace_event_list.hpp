@@ -3,7 +3,7 @@
 // A viewer keeps every record of the trace it shows for as long as it is
 // open, and a trace holds tens of millions of them; the file spends ~6 bytes
 // on each, the plain decoded record (Event) 40. EventList stores the same
-// records in columns at ~16 bytes each (issue 13: memory while viewing):
+// records in columns at ~15 bytes each (issue 13: memory while viewing):
 //   * time: a 32-bit offset from its block's base (blocks of 256 records in
 //     order, so a block spans at most ~4.3 s between its first and last
 //     record; a block that spans more, or runs backwards, keeps whole times),
@@ -13,7 +13,7 @@
 //     and only when it is not 0. Most kinds have fewer than three fields
 //     besides the enumerated one (a switch: from, to; a park: none), and a
 //     field is often 0 (the idle loop's fiber, worker 0, no name), so about
-//     a third of the field slots are 0 on a busy runtime's trace. Per group
+//     half of the field slots are 0 on the benchmark's trace. Per group
 //     of 64 records, a 64-bit mask per field says which records have it
 //     non-zero, and the count of non-zero values before the group (Group:
 //     40 bytes, 0.6 per record); the value of record i's field k is
