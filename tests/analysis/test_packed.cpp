@@ -120,13 +120,18 @@ TEST_CASE("replay items read back as pushed, packed or wide, and ended later", "
         REQUIRE(a.kind == b.kind);
         REQUIRE(a.opcode == b.opcode);
     };
-    analysis::StateItemList list;
-    for (const StateItem& i : items) list.push_back(i);
-    CHECK(list.wideCount() == 3);
-    for (std::size_t k = 0; k < items.size(); ++k) {
-        INFO("item " << k);
-        same(list[k], items[k]);
-    }
+    // A list of `values`, each read back as pushed, `wide` of them kept whole.
+    const auto packed = [&](const std::vector<StateItem>& values, std::size_t wide) {
+        analysis::StateItemList l;
+        for (const StateItem& i : values) l.push_back(i);
+        CHECK(l.wideCount() == wide);
+        for (std::size_t k = 0; k < values.size(); ++k) {
+            INFO("item " << k);
+            same(l[k], values[k]);
+        }
+        return l;
+    };
+    analysis::StateItemList list = packed(items, 3);
     // An open item is ended later (what the model does when the fiber leaves
     // the queue or the operation completes): near, then too far to pack.
     StateItem ended = items[1];
@@ -137,6 +142,17 @@ TEST_CASE("replay items read back as pushed, packed or wide, and ended later", "
     list.set(1, ended);
     same(list[1], ended);
     same(list[0], items[0]);
+    // The 48-bit start and the 16-bit fd at their edges, and past them.
+    constexpr std::int64_t k40h = std::int64_t{40} * 3600 * 1'000'000'000;
+    constexpr std::int64_t kEdge = (std::int64_t{1} << 47) - 1;
+    const std::vector<StateItem> edges = {
+        item(kEdge, analysis::kOpenEnd, 7, 32767, 65535, 12, ItemKind::InFlight, 255), // packed: the largest of each
+        item(-kEdge - 1, -kEdge, 8, -32768, 0, 13, ItemKind::InFlight, 3),            // packed: the most negative
+        item(k40h, k40h + 5, 9, 3, 1, 14, ItemKind::Queued, 0),                      // 40 hours in: wide
+        item(1000, 2000, 10, 40000, 3, 15, ItemKind::InFlight, 2),                   // fd past 32767: wide
+        item(1000, 2000, 11, -40000, 3, 16, ItemKind::InFlight, 2),                  // fd below -32768: wide
+    };
+    (void)packed(edges, 3);
 }
 
 TEST_CASE("lane intervals read back as pushed: ends from the next start, gaps, wide ones", "[analysis][packed]") {

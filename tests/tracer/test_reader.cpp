@@ -343,3 +343,77 @@ TEST_CASE("ids and counts a file claims cost only what it contains", "[reader][h
     w.chunk(0).record(EventKind::WakeupSent, 1, {std::uint64_t{1} << 40});
     REQUIRE(parseError(w.bytes()).find("worker") != std::string::npos);
 }
+
+// Trace::events keeps records in columns (trace_event_list.hpp): a field is
+// stored only when it is not 0, a record with a wide field or thread whole.
+// Every record reads back as it went in, whatever its zeros, after set()
+// turned fields 0 or non-0 anywhere in the list, and after cutting it short.
+TEST_CASE("the record list reads back every record as pushed: zero fields, wide values, set and resize", "[reader][columns]") {
+    std::mt19937_64 rng(13);
+    const std::uint64_t unusual[] = {0,
+                                     1,
+                                     7,
+                                     UINT32_MAX,                         // a 32-bit value that is not a sign-extended int32
+                                     std::uint64_t{1} << 32,             // a fiber id past 2^32
+                                     static_cast<std::uint64_t>(-4),     // -errno
+                                     static_cast<std::uint64_t>(INT32_MIN),
+                                     0x7f00'1234'5678'9abcull};          // an object's address
+    const auto randomEvent = [&](std::size_t i) {
+        trace::Event e;
+        e.time = static_cast<std::int64_t>(i) * 1000 + static_cast<std::int64_t>(rng() % 1000);
+        if (i % 97 == 5) e.time += std::int64_t{40} * 3600 * 1'000'000'000; // 40 hours in (and back)
+        e.kind = static_cast<EventKind>(1 + rng() % kMaxEventKind);
+        e.small = static_cast<std::uint8_t>(rng() % 4);
+        e.thread = rng() % 50 == 0 ? 70000 : static_cast<std::uint32_t>(rng() % 4);
+        for (auto& a : e.arg) a = rng() % 3 == 0 ? unusual[rng() % std::size(unusual)] : rng() % 3;
+        return e;
+    };
+    std::vector<trace::Event> want;
+    trace::EventList list;
+    for (std::size_t i = 0; i < 1000; ++i) {
+        want.push_back(randomEvent(i));
+        list.push_back(want.back());
+    }
+    const auto check = [&] {
+        REQUIRE(list.size() == want.size());
+        for (std::size_t i = 0; i < want.size(); ++i) {
+            INFO("record " << i);
+            REQUIRE(list[i] == want[i]);
+            REQUIRE(list.time(i) == want[i].time);
+            REQUIRE(list.kind(i) == want[i].kind);
+            REQUIRE(list.thread(i) == want[i].thread);
+        }
+    };
+    check();
+    list.shrink_to_fit();
+    check();
+    // Turn fields 0 and non-0 in the middle of groups, at group edges, and wide.
+    for (std::size_t i : {0u, 1u, 63u, 64u, 65u, 127u, 128u, 500u, 998u, 999u}) {
+        trace::Event e = want[i];
+        e.arg[0] = e.arg[0] ? 0 : 5;
+        e.arg[1] = 0;
+        e.arg[2] = i % 2 ? std::uint64_t{1} << 40 : 9;
+        want[i] = e;
+        list.set(i, e);
+    }
+    check();
+    for (std::size_t i = 0; i < want.size(); i += 3) {
+        want[i].arg[0] = want[i].arg[1] = want[i].arg[2] = 0;
+        want[i].thread = 1;
+        list.set(i, want[i]);
+    }
+    check();
+    // Cut inside a group, then at a group's edge, and grow again.
+    for (std::size_t n : {777u, 640u, 0u}) {
+        want.resize(n);
+        list.resize(n);
+        check();
+        for (std::size_t i = n; i < n + 100; ++i) {
+            want.push_back(randomEvent(i));
+            list.push_back(want.back());
+        }
+        check();
+    }
+    const trace::EventList copy(want);
+    REQUIRE(copy == list);
+}

@@ -2,6 +2,8 @@
 #include "fiberscope/trace_event_list.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <stdexcept>
 
 namespace fiberscope::trace {
 
@@ -31,9 +33,13 @@ Event EventList::wideAt(std::size_t i) const noexcept {
 void EventList::push_back(const Event& e) {
     const std::size_t i = size();
     if (i % kBlock == 0) blocks_.push_back(Block{e.time, kNarrow});
+    if (i % kGroup == 0) {
+        Group g;
+        for (int k = 0; k < 3; ++k) g.rank[k] = static_cast<std::uint32_t>(values_[k].size());
+        groups_.push_back(g);
+    }
     time_offset_.push_back(0);
     meta_.push_back(0);
-    args_.insert(args_.end(), 3, 0);
     setTime(i, e.time);
     setRest(i, e);
 }
@@ -62,7 +68,7 @@ void EventList::setRest(std::size_t i, const Event& e) {
     const std::size_t at = static_cast<std::size_t>(it - wide_index_.begin());
     if (isWide(e)) {
         meta_[i] = kWideBit;
-        args_[3 * i] = args_[3 * i + 1] = args_[3 * i + 2] = 0;
+        for (int k = 0; k < 3; ++k) setField(i, k, 0);
         if (was_wide) {
             wide_[at] = e;
         } else {
@@ -76,7 +82,38 @@ void EventList::setRest(std::size_t i, const Event& e) {
         wide_.erase(wide_.begin() + static_cast<std::ptrdiff_t>(at));
     }
     meta_[i] = e.thread | static_cast<std::uint32_t>(e.small) << 16 | static_cast<std::uint32_t>(e.kind) << 24;
-    for (int k = 0; k < 3; ++k) args_[3 * i + static_cast<std::size_t>(k)] = static_cast<std::int32_t>(static_cast<std::uint32_t>(e.arg[k]));
+    for (int k = 0; k < 3; ++k) setField(i, k, static_cast<std::int32_t>(static_cast<std::uint32_t>(e.arg[k])));
+}
+
+std::size_t EventList::rankAt(std::size_t i, int k) const noexcept {
+    if (i / kGroup >= groups_.size()) return values_[k].size();
+    const Group& g = groups_[i / kGroup];
+    return g.rank[k] + static_cast<std::size_t>(std::popcount(g.nonzero[k] & ((std::uint64_t{1} << (i % kGroup)) - 1)));
+}
+
+// O(1) when the field stays 0 or non-0, or i is the last record (appending);
+// else the later values move and the later groups' ranks change: O(n).
+void EventList::setField(std::size_t i, int k, std::int32_t value) {
+    const std::size_t group = i / kGroup;
+    Group& g = groups_[group];
+    const std::uint64_t bit = std::uint64_t{1} << (i % kGroup);
+    std::vector<std::int32_t>& values = values_[k];
+    const auto at = static_cast<std::ptrdiff_t>(rankAt(i, k));
+    if (g.nonzero[k] & bit) {
+        if (value != 0) {
+            values[static_cast<std::size_t>(at)] = value;
+            return;
+        }
+        values.erase(values.begin() + at);
+        g.nonzero[k] &= ~bit;
+        for (std::size_t h = group + 1; h < groups_.size(); ++h) --groups_[h].rank[k];
+        return;
+    }
+    if (value == 0) return;
+    if (values.size() >= UINT32_MAX) throw std::length_error("EventList: more than 2^32 records");
+    values.insert(values.begin() + at, value);
+    g.nonzero[k] |= bit;
+    for (std::size_t h = group + 1; h < groups_.size(); ++h) ++groups_[h].rank[k];
 }
 
 void EventList::set(std::size_t i, const Event& e) {
@@ -87,8 +124,14 @@ void EventList::set(std::size_t i, const Event& e) {
 void EventList::reserve(std::size_t n) {
     time_offset_.reserve(n);
     meta_.reserve(n);
-    args_.reserve(3 * n);
+    groups_.reserve((n + kGroup - 1) / kGroup);
     blocks_.reserve((n + kBlock - 1) / kBlock);
+    // (values_ grow as they come: how many fields are 0 is not known yet; shrink_to_fit trims them)
+}
+
+void EventList::shrink_to_fit() {
+    for (auto& values : values_)
+        if (values.capacity() - values.size() > values.size() / 8) values.shrink_to_fit();
 }
 
 void EventList::clear() noexcept {
@@ -96,7 +139,8 @@ void EventList::clear() noexcept {
     time_offset_.clear();
     whole_times_.clear();
     meta_.clear();
-    args_.clear();
+    groups_.clear();
+    for (auto& values : values_) values.clear();
     wide_index_.clear();
     wide_.clear();
 }
@@ -107,9 +151,12 @@ void EventList::resize(std::size_t n) {
         while (size() < n) push_back(Event{});
         return;
     }
+    for (int k = 0; k < 3; ++k) values_[k].resize(rankAt(n, k));
+    groups_.resize((n + kGroup - 1) / kGroup);
+    if (n % kGroup != 0)
+        for (std::uint64_t& mask : groups_.back().nonzero) mask &= (std::uint64_t{1} << (n % kGroup)) - 1;
     time_offset_.resize(n);
     meta_.resize(n);
-    args_.resize(3 * n);
     blocks_.resize((n + kBlock - 1) / kBlock);
     // Whole-time blocks past the end are left in whole_times_ (unused).
     const auto cut = std::lower_bound(wide_index_.begin(), wide_index_.end(), static_cast<std::uint32_t>(n));
@@ -126,8 +173,8 @@ void EventList::insert(const_iterator at, const Event& e) {
 }
 
 std::size_t EventList::memoryBytes() const noexcept {
-    return bytesOf(blocks_) + bytesOf(time_offset_) + bytesOf(whole_times_) + bytesOf(meta_) + bytesOf(args_) + bytesOf(wide_index_) +
-           bytesOf(wide_);
+    return bytesOf(blocks_) + bytesOf(time_offset_) + bytesOf(whole_times_) + bytesOf(meta_) + bytesOf(groups_) + bytesOf(values_[0]) +
+           bytesOf(values_[1]) + bytesOf(values_[2]) + bytesOf(wide_index_) + bytesOf(wide_);
 }
 
 bool operator==(const EventList& a, const EventList& b) noexcept {

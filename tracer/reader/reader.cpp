@@ -76,6 +76,7 @@ bool parseTrace(std::span<const std::uint8_t> bytes, Trace& out, ReadError& erro
 
     // Each thread's events are in time order already: merge them.
     detail::mergeByTime(decoder.per_thread, out.events);
+    out.events.shrink_to_fit(); // the trace is kept as long as it is open
     h.duration_ns = out.events.empty() ? 0 : out.events.back().time;
     if (h.complete) {
         std::int64_t end = 0;

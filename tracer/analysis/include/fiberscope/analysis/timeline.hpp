@@ -44,7 +44,7 @@
 //     events (uint32) are indices into Trace::events.
 //   * Memory (issue 13; `fiberscope benchmark` prints it per structure): the
 //     model lives as long as the trace is open, beside the decoded events
-//     (20 bytes each, trace_event_list.hpp), so what an event index can
+//     (~15 bytes each, trace_event_list.hpp), so what an event index can
 //     give back is not copied: an Instant is only its record's index
 //     (instantTime, instantKind, instantLabel, instantFiber read the rest;
 //     a fiber no record field names is kept aside), lane intervals are
@@ -312,28 +312,31 @@ struct StateItem {
     ItemKind kind = ItemKind::Queued;
     std::uint8_t opcode = 0;
 };
-// Replay items packed (packed_list.hpp): 28 bytes where a StateItem is 40
-// (issue 13: ~0.2 items per event). The start is split in two words so the
+// Replay items packed (packed_list.hpp): 24 bytes where a StateItem is 40
+// (issue 13: ~0.2 items per event). The start is 48 bits (+-39 hours from
+// the recording's start, as a lane interval's) split in two words so the
 // item needs only 4-byte alignment; the end is a 32-bit span from it (an
-// open item's is kOpenSpan); the fiber is 32 bits and the slot or thread 16.
-// An item that does not fit (open-ended spans of 4.3 s or more, a crafted
-// trace's thread 70000) is kept whole.
+// open item's is kOpenSpan); the fiber is 32 bits, the slot or thread and
+// the fd 16. An item that does not fit (open-ended spans of 4.3 s or more,
+// a start 40 hours in, a crafted trace's thread 70000, an fd past 32767) is
+// kept whole.
 struct StateItemCodec {
     using Value = StateItem;
     struct Packed {
         std::uint32_t start_lo = 0;
-        std::uint32_t start_hi = 0;
+        std::uint16_t start_hi = 0; // the start's bits 32..47 (sign-extended when read)
+        std::uint16_t where = 0;
         std::uint32_t span = 0;    // end - start; kOpenSpan: end is kOpenEnd
         std::uint32_t fiber = 0;
         std::uint32_t event = 0;   // a wide item: the index of its value
-        std::int32_t fd = 0;
-        std::uint16_t where = 0;
+        std::int16_t fd = 0;
         std::uint8_t kind = 0;     // ItemKind; kWideKind: wide
         std::uint8_t opcode = 0;
     };
-    static_assert(sizeof(Packed) == 28);
+    static_assert(sizeof(Packed) == 24);
     static constexpr std::uint32_t kOpenSpan = UINT32_MAX;
     static constexpr std::uint8_t kWideKind = UINT8_MAX;
+    static constexpr std::int64_t kMaxStart = (std::int64_t{1} << 47) - 1;
     static bool pack(const StateItem& item, Packed& p) noexcept {
         std::uint32_t span = kOpenSpan;
         if (item.end != kOpenEnd) {
@@ -342,14 +345,16 @@ struct StateItemCodec {
             if (d >= kOpenSpan) return false;
             span = static_cast<std::uint32_t>(d);
         }
-        if (item.fiber > UINT32_MAX || item.where > UINT16_MAX || static_cast<std::uint8_t>(item.kind) == kWideKind) return false;
+        if (item.start > kMaxStart || item.start < -kMaxStart - 1 || item.fd > INT16_MAX || item.fd < INT16_MIN ||
+            item.fiber > UINT32_MAX || item.where > UINT16_MAX || static_cast<std::uint8_t>(item.kind) == kWideKind)
+            return false;
         const auto start = static_cast<std::uint64_t>(item.start);
         p.start_lo = static_cast<std::uint32_t>(start);
-        p.start_hi = static_cast<std::uint32_t>(start >> 32);
+        p.start_hi = static_cast<std::uint16_t>(start >> 32);
         p.span = span;
         p.fiber = static_cast<std::uint32_t>(item.fiber);
         p.event = item.event;
-        p.fd = item.fd;
+        p.fd = static_cast<std::int16_t>(item.fd);
         p.where = static_cast<std::uint16_t>(item.where);
         p.kind = static_cast<std::uint8_t>(item.kind);
         p.opcode = item.opcode;
@@ -357,7 +362,7 @@ struct StateItemCodec {
     }
     static StateItem unpack(const Packed& p) noexcept {
         StateItem item;
-        item.start = static_cast<std::int64_t>(static_cast<std::uint64_t>(p.start_hi) << 32 | p.start_lo);
+        item.start = static_cast<std::int64_t>(static_cast<std::uint64_t>(static_cast<std::int16_t>(p.start_hi)) << 32 | p.start_lo);
         item.end = p.span == kOpenSpan ? kOpenEnd : item.start + static_cast<std::int64_t>(p.span);
         item.fiber = p.fiber;
         item.fd = p.fd;
