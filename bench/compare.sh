@@ -247,7 +247,7 @@ def row(label, fs_run, peer_label, peer_run, unit, target=None, inverse_target=N
         tgt = "— (reference)"
     rows.append([label, fs_cell, ep_cell, peer_label, peer_cell, ratio, tgt])
 
-row("yield (ns per switch, 1 thread)", FS_YIELD, "Boost.Context resume", BC_RESUME, "ns", target=1.0)
+row("yield (ns per switch, 1 thread)", FS_YIELD, "Boost.Context resume", BC_RESUME, "ns", target=1.5)
 row("yield (ns per switch, 1 thread)", FS_YIELD, "Boost.Fiber yield", BF_YIELD, "ns")
 row("spawn+await empty fiber, threads=1", FS_SPAWN1, None, None, "ns")
 row("spawn+await empty fiber, threads=2", FS_SPAWN2, None, None, "ns")
