@@ -185,16 +185,17 @@ static Fiber* findReadyScaling(Loop& loop, Thread& thread) {
     // One worker thread in all (the loop may never start another): nobody
     // steals from our RunQueue, so it pops without a CAS.
     const bool alone = loop.allocated == 1;
+    const auto popYielder = [&] { return alone ? thread.run_queue.popAlone() : thread.run_queue.pop(); };
     if (++thread.own().schedule_tick % kOverflowFairness == 0) {
-        if (Fiber* fiber = alone ? thread.run_queue.popAlone() : thread.run_queue.pop()) return fiber;
+        if (Fiber* fiber = popYielder()) return fiber;
         if (Fiber* fiber = takeOverflow(loop, thread, 1)) return fiber;
     }
     if (Fiber* fiber = takeRunNext(thread)) return fiber;
     if (Fiber* fiber = popOwnScaling(thread)) return fiber;
-    if (Fiber* fiber = alone ? thread.run_queue.popAlone() : thread.run_queue.pop()) return fiber;
+    if (Fiber* fiber = popYielder()) return fiber;
     // Our RunQueue is empty: room for half a queue from the overflow list.
     if (Fiber* fiber = takeOverflow(loop, thread, RunQueue::kCapacity / 2)) return fiber;
-    // Our word holds kFinished (popOwn): a stolen remainder may go there.
+    // Our word is empty (nullptr or kFinished): a stolen remainder may go there.
     if (Fiber* fiber = stealReady(loop, thread)) return fiber;
     if (Fiber* fiber = stealHalf(loop, thread)) return fiber;
     // relaxed: nobody hands a scaling thread work; only we push here.
