@@ -30,36 +30,104 @@ Event EventList::wideAt(std::size_t i) const noexcept {
     return wide_[static_cast<std::size_t>(it - wide_index_.begin())];
 }
 
+std::uint32_t EventList::escapesBetween(int k, std::size_t from, std::size_t to) const noexcept {
+    std::uint32_t n = 0;
+    for (std::size_t a = from; a < to; ++a) n += codes_[k][a] == kEscape;
+    return n;
+}
+
+std::uint16_t EventList::encode(Group& g, int k, std::int32_t value) noexcept {
+    if (value >= 0 && value < kWindowCode) return static_cast<std::uint16_t>(value);
+    const unsigned bit = 1u << k;
+    if (!(g.has_base & bit)) {
+        // Centred on the first value, so ids a little below it fit too.
+        g.base[k] = static_cast<std::int32_t>(std::max<std::int64_t>(INT32_MIN, std::int64_t{value} - kWindowLead));
+        g.has_base = static_cast<std::uint8_t>(g.has_base | bit);
+    }
+    const std::int64_t d = std::int64_t{value} - g.base[k];
+    if (d >= 0 && d < kEscape - kWindowCode) return static_cast<std::uint16_t>(kWindowCode + d);
+    return kEscape;
+}
+
 void EventList::push_back(const Event& e) {
     const std::size_t i = size();
-    if (i % kBlock == 0) blocks_.push_back(Block{e.time, kNarrow});
+    if (i >= UINT32_MAX) throw std::length_error("EventList: more than 2^32 records");
+    if (i % kBlock == 0) {
+        Block b;
+        b.base = e.time;
+        b.at[kTime16] = static_cast<std::uint32_t>(times16_.size());
+        b.at[kTime32] = static_cast<std::uint32_t>(times32_.size());
+        b.at[kTimeWhole] = static_cast<std::uint32_t>(whole_times_.size());
+        blocks_.push_back(b);
+    }
     if (i % kGroup == 0) {
         Group g;
-        for (int k = 0; k < 3; ++k) g.rank[k] = static_cast<std::uint32_t>(values_[k].size());
+        for (int k = 0; k < 3; ++k) {
+            g.rank[k] = static_cast<std::uint32_t>(codes_[k].size());
+            g.escape_rank[k] = static_cast<std::uint32_t>(escapes_[k].size());
+        }
         groups_.push_back(g);
     }
-    time_offset_.push_back(0);
+    // A placeholder in the last block's array, which setTime fills (or widens).
+    switch (blocks_.back().mode) {
+    case kTime16: times16_.push_back(0); break;
+    case kTime32: times32_.push_back(0); break;
+    default: whole_times_.push_back(0); break;
+    }
     meta_.push_back(0);
     setTime(i, e.time);
     setRest(i, e);
 }
 
-void EventList::setTime(std::size_t i, std::int64_t time) {
-    Block& b = blocks_[i / kBlock];
-    if (b.whole == kNarrow) {
-        // A narrow block holds offsets in [0, 2^32) from its base.
-        if (time >= b.base && static_cast<std::uint64_t>(time - b.base) <= UINT32_MAX) {
-            time_offset_[i] = static_cast<std::uint32_t>(time - b.base);
-            return;
-        }
-        // Keep this block's times whole from now on.
-        const std::size_t first = i - i % kBlock;
-        b.whole = static_cast<std::uint32_t>(whole_times_.size());
-        whole_times_.resize(whole_times_.size() + kBlock, 0);
-        for (std::size_t k = first; k < size(); ++k) whole_times_[b.whole + k % kBlock] = b.base + time_offset_[k];
+std::size_t EventList::blockRecords(std::size_t b) const noexcept {
+    return std::min(kBlock, size() - b * kBlock);
+}
+
+// Moves block b's times to a wider array. O(its records) for the last block
+// (its times sit at the ends of the arrays); O(n) for an earlier one, whose
+// later blocks' positions shift.
+void EventList::widenBlock(std::size_t b, std::uint8_t mode) {
+    Block& block = blocks_[b];
+    const std::size_t n = blockRecords(b);
+    std::int64_t times[kBlock];
+    for (std::size_t r = 0; r < n; ++r) times[r] = time(b * kBlock + r);
+    const auto from = static_cast<std::ptrdiff_t>(block.at[block.mode]);
+    const auto count = static_cast<std::ptrdiff_t>(n);
+    switch (block.mode) {
+    case kTime16: times16_.erase(times16_.begin() + from, times16_.begin() + from + count); break;
+    case kTime32: times32_.erase(times32_.begin() + from, times32_.begin() + from + count); break;
+    default: break; // whole is the widest
     }
-    whole_times_[b.whole + i % kBlock] = time;
-    time_offset_[i] = 0;
+    const auto to = static_cast<std::ptrdiff_t>(block.at[mode]);
+    if (mode == kTime32) {
+        times32_.insert(times32_.begin() + to, n, 0);
+        for (std::size_t r = 0; r < n; ++r) times32_[static_cast<std::size_t>(to) + r] = static_cast<std::uint32_t>(times[r] - block.base);
+    } else {
+        whole_times_.insert(whole_times_.begin() + to, times, times + n);
+    }
+    for (std::size_t later = b + 1; later < blocks_.size(); ++later) {
+        blocks_[later].at[block.mode] -= static_cast<std::uint32_t>(n);
+        blocks_[later].at[mode] += static_cast<std::uint32_t>(n);
+    }
+    block.mode = mode;
+}
+
+void EventList::setTime(std::size_t i, std::int64_t time) {
+    const std::size_t b = i / kBlock, r = i % kBlock;
+    Block& block = blocks_[b];
+    // The narrowest mode that holds it (the offset from a base at or before it).
+    std::uint8_t need = kTimeWhole;
+    std::uint64_t offset = 0;
+    if (time >= block.base) {
+        offset = static_cast<std::uint64_t>(time) - static_cast<std::uint64_t>(block.base); // no overflow: time >= base
+        need = offset <= UINT16_MAX ? kTime16 : offset <= UINT32_MAX ? kTime32 : kTimeWhole;
+    }
+    if (need > block.mode) widenBlock(b, need);
+    switch (block.mode) {
+    case kTime16: times16_[block.at[kTime16] + r] = static_cast<std::uint16_t>(offset); break;
+    case kTime32: times32_[block.at[kTime32] + r] = static_cast<std::uint32_t>(offset); break;
+    default: whole_times_[block.at[kTimeWhole] + r] = time; break;
+    }
 }
 
 void EventList::setRest(std::size_t i, const Event& e) {
@@ -86,34 +154,57 @@ void EventList::setRest(std::size_t i, const Event& e) {
 }
 
 std::size_t EventList::rankAt(std::size_t i, int k) const noexcept {
-    if (i / kGroup >= groups_.size()) return values_[k].size();
+    if (i / kGroup >= groups_.size()) return codes_[k].size();
     const Group& g = groups_[i / kGroup];
     return g.rank[k] + static_cast<std::size_t>(std::popcount(g.nonzero[k] & ((std::uint64_t{1} << (i % kGroup)) - 1)));
 }
 
-// O(1) when the field stays 0 or non-0, or i is the last record (appending);
-// else the later values move and the later groups' ranks change: O(n).
+std::size_t EventList::escapeRankAt(std::size_t i, int k) const noexcept {
+    if (i / kGroup >= groups_.size()) return escapes_[k].size();
+    const Group& g = groups_[i / kGroup];
+    return g.escape_rank[k] + escapesBetween(k, g.rank[k], rankAt(i, k));
+}
+
+// O(1) when the field stays 0 or non-0 and stays escaped or not, or i is the
+// last record (appending); else the later codes or escapes move and the
+// later groups' ranks change: O(n).
 void EventList::setField(std::size_t i, int k, std::int32_t value) {
     const std::size_t group = i / kGroup;
     Group& g = groups_[group];
     const std::uint64_t bit = std::uint64_t{1} << (i % kGroup);
-    std::vector<std::int32_t>& values = values_[k];
-    const auto at = static_cast<std::ptrdiff_t>(rankAt(i, k));
-    if (g.nonzero[k] & bit) {
-        if (value != 0) {
-            values[static_cast<std::size_t>(at)] = value;
-            return;
-        }
-        values.erase(values.begin() + at);
-        g.nonzero[k] &= ~bit;
-        for (std::size_t h = group + 1; h < groups_.size(); ++h) --groups_[h].rank[k];
+    std::vector<std::uint16_t>& codes = codes_[k];
+    std::vector<std::int32_t>& escapes = escapes_[k];
+    const std::size_t at = rankAt(i, k);
+    const bool had = (g.nonzero[k] & bit) != 0;
+    const bool had_escape = had && codes[at] == kEscape;
+    if (!had && value == 0) return;
+    const std::uint16_t code = value != 0 ? encode(g, k, value) : 0;
+    const bool escape = value != 0 && code == kEscape;
+    const std::size_t escape_at = had_escape || escape ? escapeRankAt(i, k) : 0;
+    if (had_escape && escape) {
+        escapes[escape_at] = value;
         return;
     }
-    if (value == 0) return;
-    if (values.size() >= UINT32_MAX) throw std::length_error("EventList: more than 2^32 records");
-    values.insert(values.begin() + at, value);
-    g.nonzero[k] |= bit;
-    for (std::size_t h = group + 1; h < groups_.size(); ++h) ++groups_[h].rank[k];
+    if (had_escape) {
+        escapes.erase(escapes.begin() + static_cast<std::ptrdiff_t>(escape_at));
+        for (std::size_t h = group + 1; h < groups_.size(); ++h) --groups_[h].escape_rank[k];
+    }
+    if (escape) {
+        escapes.insert(escapes.begin() + static_cast<std::ptrdiff_t>(escape_at), value);
+        for (std::size_t h = group + 1; h < groups_.size(); ++h) ++groups_[h].escape_rank[k];
+    }
+    if (value == 0) {
+        codes.erase(codes.begin() + static_cast<std::ptrdiff_t>(at));
+        g.nonzero[k] &= ~bit;
+        for (std::size_t h = group + 1; h < groups_.size(); ++h) --groups_[h].rank[k];
+    } else if (had) {
+        codes[at] = code;
+    } else {
+        if (codes.size() >= UINT32_MAX) throw std::length_error("EventList: more than 2^32 field values");
+        codes.insert(codes.begin() + static_cast<std::ptrdiff_t>(at), code);
+        g.nonzero[k] |= bit;
+        for (std::size_t h = group + 1; h < groups_.size(); ++h) ++groups_[h].rank[k];
+    }
 }
 
 void EventList::set(std::size_t i, const Event& e) {
@@ -122,25 +213,33 @@ void EventList::set(std::size_t i, const Event& e) {
 }
 
 void EventList::reserve(std::size_t n) {
-    time_offset_.reserve(n);
     meta_.reserve(n);
     groups_.reserve((n + kGroup - 1) / kGroup);
     blocks_.reserve((n + kBlock - 1) / kBlock);
-    // (values_ grow as they come: how many fields are 0 is not known yet; shrink_to_fit trims them)
+    // (the times and codes grow as they come: which blocks are narrow and
+    // how many fields are 0 is not known yet; shrink_to_fit trims them)
 }
 
 void EventList::shrink_to_fit() {
-    for (auto& values : values_)
-        if (values.capacity() - values.size() > values.size() / 8) values.shrink_to_fit();
+    const auto trim = [](auto& v) {
+        if (v.capacity() - v.size() > v.size() / 8) v.shrink_to_fit();
+    };
+    trim(times16_);
+    trim(times32_);
+    trim(whole_times_);
+    for (auto& codes : codes_) trim(codes);
+    for (auto& escapes : escapes_) trim(escapes);
 }
 
 void EventList::clear() noexcept {
     blocks_.clear();
-    time_offset_.clear();
+    times16_.clear();
+    times32_.clear();
     whole_times_.clear();
     meta_.clear();
     groups_.clear();
-    for (auto& values : values_) values.clear();
+    for (auto& codes : codes_) codes.clear();
+    for (auto& escapes : escapes_) escapes.clear();
     wide_index_.clear();
     wide_.clear();
 }
@@ -151,14 +250,26 @@ void EventList::resize(std::size_t n) {
         while (size() < n) push_back(Event{});
         return;
     }
-    for (int k = 0; k < 3; ++k) values_[k].resize(rankAt(n, k));
+    for (int k = 0; k < 3; ++k) {
+        escapes_[k].resize(escapeRankAt(n, k)); // (reads the codes: before they are cut)
+        codes_[k].resize(rankAt(n, k));
+    }
     groups_.resize((n + kGroup - 1) / kGroup);
     if (n % kGroup != 0)
         for (std::uint64_t& mask : groups_.back().nonzero) mask &= (std::uint64_t{1} << (n % kGroup)) - 1;
-    time_offset_.resize(n);
-    meta_.resize(n);
+    // The arrays keep what the blocks before the last kept one own, and that
+    // block's first records.
     blocks_.resize((n + kBlock - 1) / kBlock);
-    // Whole-time blocks past the end are left in whole_times_ (unused).
+    std::size_t keep[3] = {0, 0, 0};
+    if (!blocks_.empty()) {
+        const Block& last = blocks_.back();
+        for (int m = 0; m < 3; ++m) keep[m] = last.at[m];
+        keep[last.mode] += n - (blocks_.size() - 1) * kBlock;
+    }
+    times16_.resize(keep[kTime16]);
+    times32_.resize(keep[kTime32]);
+    whole_times_.resize(keep[kTimeWhole]);
+    meta_.resize(n);
     const auto cut = std::lower_bound(wide_index_.begin(), wide_index_.end(), static_cast<std::uint32_t>(n));
     wide_.resize(static_cast<std::size_t>(cut - wide_index_.begin()));
     wide_index_.erase(cut, wide_index_.end());
@@ -173,8 +284,10 @@ void EventList::insert(const_iterator at, const Event& e) {
 }
 
 std::size_t EventList::memoryBytes() const noexcept {
-    return bytesOf(blocks_) + bytesOf(time_offset_) + bytesOf(whole_times_) + bytesOf(meta_) + bytesOf(groups_) + bytesOf(values_[0]) +
-           bytesOf(values_[1]) + bytesOf(values_[2]) + bytesOf(wide_index_) + bytesOf(wide_);
+    std::size_t bytes = bytesOf(blocks_) + bytesOf(times16_) + bytesOf(times32_) + bytesOf(whole_times_) + bytesOf(meta_) +
+                        bytesOf(groups_) + bytesOf(wide_index_) + bytesOf(wide_);
+    for (int k = 0; k < 3; ++k) bytes += bytesOf(codes_[k]) + bytesOf(escapes_[k]);
+    return bytes;
 }
 
 bool operator==(const EventList& a, const EventList& b) noexcept {

@@ -3,30 +3,39 @@
 // A viewer keeps every record of the trace it shows for as long as it is
 // open, and a trace holds tens of millions of them; the file spends ~6 bytes
 // on each, the plain decoded record (Event) 40. EventList stores the same
-// records in columns at ~15 bytes each (issue 13: memory while viewing):
-//   * time: a 32-bit offset from its block's base (blocks of 256 records in
-//     order, so a block spans at most ~4.3 s between its first and last
-//     record; a block that spans more, or runs backwards, keeps whole times),
+// records in columns at ~10 bytes each on a dense trace (issue 13: memory
+// while viewing):
+//   * time: an offset from its block's base (blocks of 256 records in
+//     order): 16 bits while the block spans under 65.5 us (a busy program
+//     records far more densely), else 32 bits (~4.3 s), else the block keeps
+//     whole times (a longer span, or times that run backwards). A block
+//     starts narrow and widens when a record does not fit; widening the
+//     last block moves only its own times (appending stays O(1) amortised).
 //   * thread (16 bits), kind and the enumerated field in one 32-bit word,
-//   * each of the three fields in 32 bits when it sign-extends from them:
-//     fiber and worker numbers, string ids, counts, fds and -errno results,
-//     and only when it is not 0. Most kinds have fewer than three fields
-//     besides the enumerated one (a switch: from, to; a park: none), and a
-//     field is often 0 (the idle loop's fiber, worker 0, no name), so about
-//     half of the field slots are 0 on the benchmark's trace. Per group
-//     of 64 records, a 64-bit mask per field says which records have it
-//     non-zero, and the count of non-zero values before the group (Group:
-//     40 bytes, 0.6 per record); the value of record i's field k is
-//     values_[k][rank + popcount(the mask's bits below i)], so a read stays
-//     O(1), a few instructions more than a plain column's.
+//   * each of the three fields only when it is not 0, in a 16-bit code:
+//     a value in [0, 32767] is the code itself (workers, counts, string ids,
+//     fds, small results); codes 0x8000..0xFFFE are an offset into a window
+//     of 32767 values that the group's first larger (or negative) value of
+//     that field opens around itself (fiber ids: the records of 64 in a row
+//     name fibers whose ids are close); 0xFFFF escapes to a 32-bit value
+//     kept apart (a result of -EAGAIN beside fiber ids, an id far from the
+//     window). Most kinds have fewer than three fields besides the
+//     enumerated one (a switch: from, to; a park: none), and a field is
+//     often 0 (the idle loop's fiber, worker 0, no name). Per group of 64
+//     records, a 64-bit mask per field says which records have it non-zero,
+//     with the count of codes and of escapes before the group and the
+//     window's base (Group: 64 bytes, 1 per record); the code of record i's
+//     field k is codes_[k][rank + popcount(the mask's bits below i)], so a
+//     read stays O(1) but for an escape (counted within its group: <= 63).
 //     A record with a wider field (a mutex's or queue's address, a huge
 //     count) or a thread past 65535 is kept whole beside the columns, found
 //     by a binary search over the few such records.
 // Reading a record decodes it into an Event (a value, not a reference), so
 // `const Event& e = events[i]` and `for (const Event& e : events)` read as
 // before; records are changed only through the member functions (appending
-// is O(1); set() that makes a field 0 or non-0, and insert(), are O(n): for
-// building traces by hand).
+// is O(1) amortised; set() that makes a field 0 or non-0 or changes whether
+// it escapes, set() that widens an earlier block, and insert(), are O(n): for
+// building traces by hand; resize() to fewer records costs what it drops).
 // Decoding on demand from the mapped file (Tracy, Perfetto) would take even
 // less, but every consumer reads records by index at random (hover, the
 // model's causes, filters), and a fixed-size record keeps that O(1).
@@ -77,12 +86,15 @@ public:
         return *this;
     }
 
-    std::size_t size() const noexcept { return time_offset_.size(); }
-    bool empty() const noexcept { return time_offset_.empty(); }
+    std::size_t size() const noexcept { return meta_.size(); }
+    bool empty() const noexcept { return meta_.empty(); }
 
     std::int64_t time(std::size_t i) const noexcept {
         const Block& b = blocks_[i / kBlock];
-        return b.whole == kNarrow ? b.base + time_offset_[i] : whole_times_[b.whole + i % kBlock];
+        const std::size_t r = i % kBlock;
+        if (b.mode == kTime16) return b.base + times16_[b.at[kTime16] + r];
+        if (b.mode == kTime32) return b.base + times32_[b.at[kTime32] + r];
+        return whole_times_[b.at[kTimeWhole] + r];
     }
     // One field, without decoding the rest.
     EventKind kind(std::size_t i) const noexcept {
@@ -110,9 +122,10 @@ public:
         const std::uint64_t below = (std::uint64_t{1} << r) - 1;
         for (int k = 0; k < 3; ++k) {
             const std::uint64_t mask = g.nonzero[k];
-            if (mask >> r & 1)
-                e.arg[k] = static_cast<std::uint64_t>(
-                    static_cast<std::int64_t>(values_[k][g.rank[k] + static_cast<std::uint32_t>(std::popcount(mask & below))]));
+            if (mask >> r & 1) {
+                const std::uint32_t at = g.rank[k] + static_cast<std::uint32_t>(std::popcount(mask & below));
+                e.arg[k] = static_cast<std::uint64_t>(static_cast<std::int64_t>(decode(g, k, at)));
+            }
         }
         return e;
     }
@@ -173,19 +186,36 @@ public:
 
 private:
     static constexpr std::uint32_t kWideBit = 1u << 31;
-    static constexpr std::uint32_t kNarrow = UINT32_MAX;
+
+    // Where a block keeps its times (see the design comment): modes only
+    // widen, 16 -> 32 -> whole.
+    static constexpr std::uint8_t kTime16 = 0, kTime32 = 1, kTimeWhole = 2;
     struct Block {
-        std::int64_t base = 0;     // the block's first time
-        std::uint32_t whole = kNarrow; // else: its times are whole_times_[whole, whole + kBlock)
+        std::int64_t base = 0; // the block's first time
+        // at[m]: how many entries of array m (times16_, times32_,
+        // whole_times_) belong to the blocks before this one; its own times
+        // are array `mode`'s [at[mode], at[mode] + its records).
+        std::uint32_t at[3] = {0, 0, 0};
+        std::uint8_t mode = kTime16;
     };
 
+    // Field codes (see the design comment).
+    static constexpr std::uint16_t kWindowCode = 0x8000; // codes below: the value itself
+    static constexpr std::uint16_t kEscape = 0xFFFF;
+    static constexpr std::int64_t kWindowLead = 16383;   // a window opens this far below its first value
+
     // Records [g * kGroup, (g + 1) * kGroup): bit r of nonzero[k] is set if
-    // record g * kGroup + r has field k non-0; rank[k]: how many records
-    // before the group have field k non-0 (its first value's index in values_[k]).
+    // record g * kGroup + r has field k non-0; rank[k]: how many codes of
+    // field k come before the group (its first code's index in codes_[k]);
+    // escape_rank[k]: likewise in escapes_[k]; base[k]: the window of field
+    // k, opened (bit k of has_base) by its first value that needed one.
     static constexpr std::size_t kGroup = 64;
     struct Group {
         std::uint64_t nonzero[3] = {0, 0, 0};
         std::uint32_t rank[3] = {0, 0, 0};
+        std::uint32_t escape_rank[3] = {0, 0, 0};
+        std::int32_t base[3] = {0, 0, 0};
+        std::uint8_t has_base = 0;
     };
 
     template <class It>
@@ -193,20 +223,33 @@ private:
         reserve(static_cast<std::size_t>(std::distance(first, last)));
         for (; first != last; ++first) push_back(*first);
     }
+    std::int32_t decode(const Group& g, int k, std::uint32_t at) const noexcept {
+        const std::uint16_t code = codes_[k][at];
+        if (code < kWindowCode) return code;
+        if (code != kEscape) return static_cast<std::int32_t>(g.base[k] + (code - kWindowCode));
+        return escapes_[k][g.escape_rank[k] + escapesBetween(k, g.rank[k], at)];
+    }
+    std::uint32_t escapesBetween(int k, std::size_t from, std::size_t to) const noexcept; // codes kEscape in codes_[k][from, to)
+    std::uint16_t encode(Group& g, int k, std::int32_t value) noexcept; // may open the group's window
     Event wideAt(std::size_t i) const noexcept;
+    std::size_t blockRecords(std::size_t b) const noexcept; // records in block b
+    void widenBlock(std::size_t b, std::uint8_t mode);
     void setTime(std::size_t i, std::int64_t time);
     void setRest(std::size_t i, const Event& e);
     void setField(std::size_t i, int k, std::int32_t value);
-    std::size_t rankAt(std::size_t i, int k) const noexcept; // field k's values before record i
+    std::size_t rankAt(std::size_t i, int k) const noexcept;       // field k's codes before record i
+    std::size_t escapeRankAt(std::size_t i, int k) const noexcept; // field k's escapes before record i
 
     std::vector<Block> blocks_;
-    std::vector<std::uint32_t> time_offset_; // from its block's base (unused in a whole block)
-    std::vector<std::int64_t> whole_times_;
-    std::vector<std::uint32_t> meta_;        // thread | small << 16 | kind << 24 | kWideBit
-    std::vector<Group> groups_;              // per kGroup records: which fields are not 0
-    std::vector<std::int32_t> values_[3];    // field k's non-zero values, by record (sign-extended when read)
-    std::vector<std::uint32_t> wide_index_;  // the records kept whole, by index
-    std::vector<Event> wide_;                // parallel to wide_index_ (time unused)
+    std::vector<std::uint16_t> times16_;    // time - its block's base, in 16-bit blocks
+    std::vector<std::uint32_t> times32_;    // likewise in 32-bit blocks
+    std::vector<std::int64_t> whole_times_; // the times of whole blocks
+    std::vector<std::uint32_t> meta_;       // thread | small << 16 | kind << 24 | kWideBit
+    std::vector<Group> groups_;             // per kGroup records: which fields are not 0, and where
+    std::vector<std::uint16_t> codes_[3];   // field k's non-zero values' codes, by record
+    std::vector<std::int32_t> escapes_[3];  // the values coded kEscape, by record (sign-extended when read)
+    std::vector<std::uint32_t> wide_index_; // the records kept whole, by index
+    std::vector<Event> wide_;               // parallel to wide_index_ (time unused)
 };
 
 } // namespace fiberscope::trace
