@@ -53,7 +53,9 @@
 //     the trace to read the model), and the events of a kind or of a thread are found
 //     through per-stride counts and bits (KindIndex), not lists of indices.
 //     Lists are allocated once at their final size where the look-ahead
-//     pass can count them, and trimmed.
+//     pass can count them, and trimmed. The fiber lanes' intervals, built
+//     in a block per lane, move into one store when the model is closed
+//     (Timeline::fiber_store, 8 bytes an interval: lane.hpp).
 #pragma once
 
 #include <array>
@@ -424,6 +426,13 @@ struct Timeline {
     std::vector<ThreadLane> threads;            // by worker index, then unknown workers by thread number
     std::vector<std::uint32_t> lane_of_thread;  // trace thread number -> index in `threads`
     std::vector<FiberLane> fibers;              // by fiber id (findFiber: O(1) for dense ids, else a binary search)
+    // The items of the fiber lanes that fit the compact format, one block
+    // for all (written when the model is closed; lane.hpp): the lanes'
+    // lists borrow their slices, so it lives as long as they are read. A
+    // copy of the Timeline copies those lists' items into blocks of their
+    // own and holds no store; a move keeps the slices where they are.
+    // (After `fibers`: assigned after them, when their old lists are gone.)
+    LaneStore fiber_store;
     FlowList flows;                             // by from.time
     // flow_reach[b] = the latest to.time of flows[0, (b + 1) * kFlowReachBlock):
     // where flowsInRange starts (8 bytes a block, where one a flow cost 8 a flow).
