@@ -117,9 +117,9 @@ void requireSameModel(const Timeline& a, const Timeline& b) {
         REQUIRE(x.parent == y.parent);
         REQUIRE(x.awaited_by == y.awaited_by);
         REQUIRE(x.created == y.created);
-        REQUIRE(x.finished == y.finished);
+        REQUIRE(x.finished() == y.finished());
         REQUIRE(x.created_thread == y.created_thread);
-        REQUIRE(x.finished_thread == y.finished_thread);
+        REQUIRE(x.finishedThread() == y.finishedThread());
         REQUIRE(x.named() == y.named());
         REQUIRE(x.createdInTrace() == y.createdInTrace());
         requireSameLane(x.lane, y.lane);
@@ -335,7 +335,8 @@ TEST_CASE("fiber lanes read from the model's store; copies and moves of the mode
         CHECK((iv[0].start == 2 && iv[0].end == 7 && iv[0].state == analysis::State::Ready && iv[0].fiber == 5 && iv[0].cause == 1));
         CHECK((iv[1].start == 7 && iv[1].end == 8 && iv[1].state == analysis::State::Running && iv[1].thread == 0 && iv[1].cause == 5));
         CHECK((iv[2].start == 8 && iv[2].end == 6'000'000'000 && iv[2].state == analysis::State::Finished && iv[2].cause == 6));
-        CHECK(five->finished == 8);
+        CHECK(five->finished() == 8);
+        CHECK(five->finishedThread() == 0);
         CHECK(six->lane.intervals.back().start == 6'000'000'000);
     };
     const Timeline tl = analysis::buildTimeline(trace);

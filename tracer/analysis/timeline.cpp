@@ -592,6 +592,10 @@ private:
 
     void setFiber(std::uint32_t f, std::int64_t t, State s, std::int32_t thread, WaitReason r, std::uint32_t cause) {
         FiberBuild& b = fb_[f];
+        // A finished fiber stays Finished (a damaged trace's later switch
+        // away from it changes nothing), so its Finished interval is its
+        // lane's last: FiberLane::finished reads it there.
+        if (b.finished) return;
         if (b.has_open) {
             if (b.open.state == s && b.open.reason == r && (s != State::Running || b.open.thread == thread)) {
                 if (s == State::Ready && thread >= 0) b.open.thread = thread; // placed on a queue now
@@ -634,8 +638,6 @@ private:
         b.finished = true;
         b.ready_since = -1;
         b.finish = FlowEnd{t, id, thread, event};
-        tl_.fibers[f].finished = t;
-        tl_.fibers[f].finished_thread = static_cast<std::int32_t>(thread);
         closeQueued(f, t);
         for (std::uint32_t z : b.zone_stack) tl_.fibers[f].zones[z].end = t;
         b.zone_stack.clear();
