@@ -143,7 +143,7 @@ void checkStats(const Trace& trace, const Timeline& tl, bool well_formed) {
         CHECK(f.latency.count == samples[f.id]);
         CHECK(f.name == fl->name());
         CHECK(f.created == fl->created);
-        CHECK(f.finished == fl->finished);
+        CHECK(f.finished == fl->finished());
         run += f.run_ns;
     }
     CHECK(stats.latency.count == tl.latencies.size());

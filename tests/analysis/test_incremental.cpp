@@ -117,9 +117,9 @@ void requireSameModel(const Timeline& a, const Timeline& b) {
         REQUIRE(x.parent == y.parent);
         REQUIRE(x.awaited_by == y.awaited_by);
         REQUIRE(x.created == y.created);
-        REQUIRE(x.finished == y.finished);
+        REQUIRE(x.finished() == y.finished());
         REQUIRE(x.created_thread == y.created_thread);
-        REQUIRE(x.finished_thread == y.finished_thread);
+        REQUIRE(x.finishedThread() == y.finishedThread());
         REQUIRE(x.named() == y.named());
         REQUIRE(x.createdInTrace() == y.createdInTrace());
         requireSameLane(x.lane, y.lane);
@@ -302,6 +302,70 @@ TEST_CASE("a model appended record by record equals the model built at once", "[
     const analysis::FiberLane* five = analysis::findFiber(tl, 5);
     REQUIRE(five);
     CHECK(five->name() == "worker five");
+}
+
+TEST_CASE("fiber lanes read from the model's store; copies and moves of the model read the same", "[analysis][incremental]") {
+    using trace::ScheduleHow;
+    using trace::SwitchReason;
+    const auto own = static_cast<std::uint8_t>(ScheduleHow::OwnQueue);
+    // Fiber 5 lives 6 ns (its lane goes to the store); fiber 6 runs for 6 s
+    // and fiber 1 waits as long, so their starts are over 2^32 ns apart: they
+    // keep blocks of their own.
+    std::vector<trace::Event> e = {
+        ev(1, 0, EventKind::ThreadStart, 0),
+        ev(2, 0, EventKind::FiberCreate, 5, 1, 0),
+        ev(3, 0, EventKind::Schedule, 5, 1, 0, own),
+        ev(4, 0, EventKind::FiberCreate, 6, 1, 0),
+        ev(5, 0, EventKind::Schedule, 6, 1, 0, own),
+        ev(7, 0, EventKind::Switch, 1, 5, 0, sw(SwitchReason::Yield)),
+        ev(8, 0, EventKind::Switch, 5, 6, 0, sw(SwitchReason::Finish)),
+        ev(6'000'000'000, 0, EventKind::Switch, 6, 1, 0, sw(SwitchReason::Finish)),
+    };
+    const Trace trace = test::makeTrace(1, std::move(e));
+    const auto check = [](const Timeline& tl, bool stored) {
+        const analysis::FiberLane* five = analysis::findFiber(tl, 5);
+        const analysis::FiberLane* six = analysis::findFiber(tl, 6);
+        REQUIRE(five);
+        REQUIRE(six);
+        CHECK(five->lane.intervals.inStore() == stored);
+        CHECK_FALSE(six->lane.intervals.inStore());
+        CHECK_FALSE(analysis::findFiber(tl, 1)->lane.intervals.inStore());
+        const auto& iv = five->lane.intervals;
+        REQUIRE(iv.size() == 3);
+        CHECK((iv[0].start == 2 && iv[0].end == 7 && iv[0].state == analysis::State::Ready && iv[0].fiber == 5 && iv[0].cause == 1));
+        CHECK((iv[1].start == 7 && iv[1].end == 8 && iv[1].state == analysis::State::Running && iv[1].thread == 0 && iv[1].cause == 5));
+        CHECK((iv[2].start == 8 && iv[2].end == 6'000'000'000 && iv[2].state == analysis::State::Finished && iv[2].cause == 6));
+        CHECK(five->finished() == 8);
+        CHECK(five->finishedThread() == 0);
+        CHECK(six->lane.intervals.back().start == 6'000'000'000);
+    };
+    const Timeline tl = analysis::buildTimeline(trace);
+    check(tl, true);
+    CHECK(tl.fiber_store.bytes() == (2 + 3) * sizeof(std::uint64_t));
+    // A copy owns its lanes' items and holds no store.
+    Timeline copy = tl;
+    check(copy, false);
+    CHECK(copy.fiber_store.bytes() == 0);
+    test::requireSameModel(copy, tl);
+    // A move keeps the slices; so does a move-assignment over a model that had its own.
+    Timeline built = analysis::buildTimeline(trace);
+    const Timeline moved = std::move(built);
+    check(moved, true);
+    test::requireSameModel(moved, tl);
+    copy = analysis::buildTimeline(trace);
+    check(copy, true);
+    test::requireSameModel(copy, tl);
+    // A copy-assignment over a model with a store.
+    Timeline assigned = analysis::buildTimeline(trace);
+    assigned = tl;
+    check(assigned, false);
+    test::requireSameModel(assigned, tl);
+    // The builder's snapshot closes a copy the same way.
+    TimelineBuilder builder;
+    builder.append(trace);
+    const Timeline snap = builder.snapshot(trace);
+    check(snap, true);
+    test::requireSameModel(snap, tl);
 }
 
 TEST_CASE("a model appended in pieces equals the model built at once on hostile traces", "[analysis][incremental]") {

@@ -216,6 +216,106 @@ TEST_CASE("lane intervals read back as pushed: ends from the next start, gaps, w
         }
 }
 
+TEST_CASE("a lane moved into a store reads back as built; one that does not fit keeps its own block", "[analysis][packed]") {
+    using analysis::Interval;
+    using analysis::IntervalList;
+    using analysis::State;
+    using analysis::WaitReason;
+    const auto iv = [](std::int64_t start, std::int64_t end, std::uint64_t fiber, std::int32_t thread, State state,
+                       WaitReason reason = WaitReason::None, std::uint32_t cause = 7) {
+        Interval i;
+        i.start = start, i.end = end, i.fiber = fiber, i.cause = cause, i.thread = thread, i.state = state, i.reason = reason;
+        return i;
+    };
+    const auto same = [](const IntervalList& l, const std::vector<Interval>& intervals) {
+        REQUIRE(l.size() == intervals.size());
+        for (std::size_t k = 0; k < intervals.size(); ++k) {
+            INFO("interval " << k);
+            const Interval a = l[k], &b = intervals[k];
+            REQUIRE(a.start == b.start);
+            REQUIRE(a.end == b.end);
+            REQUIRE(a.fiber == b.fiber);
+            REQUIRE(a.cause == b.cause);
+            REQUIRE(a.thread == b.thread);
+            REQUIRE(a.state == b.state);
+            REQUIRE(a.reason == b.reason);
+            REQUIRE(l.startOf(k) == b.start);
+            REQUIRE(l.endOf(k) == b.end);
+        }
+        std::size_t k = 0;
+        for (const Interval& i : l) REQUIRE(i.start == intervals[k++].start);
+    };
+    const std::uint64_t far = 1ull << 33; // a fiber id past 2^32 in one that fits otherwise
+    // Lanes that fit: the edges of every field the compact item keeps.
+    const std::vector<std::vector<Interval>> fitting = {
+        {iv(-40, 10, 3, -1, State::Ready, WaitReason::None, analysis::kNoEvent), // no thread, no cause, a negative start
+         iv(10, 10, 3, 0, State::Running, WaitReason::None, 1'000'000),       // zero length
+         iv(10, 20, 3, 254, State::Waiting, WaitReason::Exit, 999'999 + (1u << 17) - 2), // the last thread; the farthest cause
+         iv(30, 40, 3, 1, State::Ready, WaitReason::None, 999'999),           // after a gap; a cause below the first
+         iv(std::int64_t{UINT32_MAX} - 40, 9'000'000'000'000, 3, 2, State::Finished, WaitReason::None, 1'000'001)}, // the farthest start; a far end
+        {iv(-(1ll << 47), 5, UINT32_MAX, 4, State::Running, WaitReason::Mutex, UINT32_MAX - 1)}, // the least packed start, the largest fiber
+        {iv(0, 5, 3, 2, State::Idle), iv(9, 12, 3, 2, State::Parked), iv(12, 12, 3, 2, State::Waiting, WaitReason::Select)}, // two gaps
+    };
+    // Lanes that do not: each breaks one limit of the compact item.
+    const std::vector<std::vector<Interval>> other = {
+        {iv(0, 10, 3, 0, State::Ready), iv(10, 20, far, 0, State::Running)},                    // a fiber past 2^32 (wide)
+        {iv(0, 10, 3, 0, State::Ready), iv(10, 20, 4, 0, State::Running)},                      // two fibers
+        {iv(0, 10, 3, 0, State::Ready), iv(10, 20, 3, 70000, State::Running)},                  // thread 70000 (wide)
+        {iv(0, 10, 3, 0, State::Ready), iv(10 + std::int64_t{UINT32_MAX}, 20 + std::int64_t{UINT32_MAX}, 3, 0, State::Running)}, // starts 2^32 apart
+        {iv(0, 10, 3, 0, State::Ready, WaitReason::None, 5), iv(10, 20, 3, 0, State::Running, WaitReason::None, 5 + (1u << 17) - 1)},
+        {iv(1ll << 50, (1ll << 50) + 1, 3, 0, State::Ready)},                                   // a start past 48 bits (wide)
+        {iv(20, 30, 3, 0, State::Ready), iv(10, 40, 3, 0, State::Running)},                     // damaged: before the last end
+    };
+    std::vector<IntervalList> lists;
+    std::size_t words = 0;
+    for (const auto* set : {&fitting, &other})
+        for (const auto& intervals : *set) {
+            IntervalList& l = lists.emplace_back();
+            for (const Interval& i : intervals) l.push_back(i);
+            const std::size_t w = l.storeWords();
+            INFO("lane of " << intervals.size() << " at " << (set == &fitting ? "fitting " : "other ") << (&intervals - set->data()));
+            if (set == &fitting) REQUIRE(w == 2 + intervals.size());
+            else if (&intervals != &other.back()) REQUIRE(w == 0);
+            words += w;
+        }
+    analysis::LaneStore store(words);
+    std::uint64_t* at = store.data();
+    for (IntervalList& l : lists)
+        if (const std::size_t w = l.storeWords()) {
+            l.moveToStore(at);
+            at += w;
+            REQUIRE(l.inStore());
+            REQUIRE(l.itemBytes() == 0);
+        }
+    REQUIRE(at == store.data() + words);
+    std::size_t k = 0;
+    for (const auto* set : {&fitting, &other})
+        for (const auto& intervals : *set) {
+            INFO("lane " << k);
+            IntervalList& l = lists[k++];
+            same(l, intervals);
+            // A copy owns its items; so does a moved-to store's list (its slice moves with it).
+            const IntervalList copy = l;
+            REQUIRE_FALSE(copy.inStore());
+            same(copy, intervals);
+            IntervalList assigned;
+            assigned = l;
+            same(assigned, intervals);
+            const IntervalList moved = std::move(assigned);
+            same(moved, intervals);
+        }
+    // A store moved by pointer keeps the slices where they are.
+    analysis::LaneStore moved_store = std::move(store);
+    same(lists[0], fitting[0]);
+    // Appending to a list in the store first copies it out (the store is left as it was).
+    std::vector<Interval> longer = fitting[2];
+    longer.push_back(iv(20, 25, 3, 1, State::Ready));
+    lists[2].push_back(longer.back());
+    REQUIRE_FALSE(lists[2].inStore());
+    same(lists[2], longer);
+    same(lists[1], fitting[1]);
+}
+
 TEST_CASE("stored runs of a level of detail read back as pushed, packed or wide", "[analysis][packed]") {
     using analysis::StoredRun;
     const std::vector<StoredRun> runs = {

@@ -530,7 +530,7 @@ TEST_CASE("thread and fiber lanes of a hand-built trace", "[viewer]") {
     CHECK(child.name() == "fiber #2");
     CHECK(child.parent == 1);
     CHECK(child.created == 10);
-    CHECK(child.finished == 40);
+    CHECK(child.finished() == 40);
     checkLane(child.lane, {
                               {10, 20, State::Ready, 2},
                               {20, 40, State::Running, 2},
@@ -1300,7 +1300,7 @@ TEST_CASE("a recorded trace: lane invariants, finishes, explanations", "[viewer]
         if (finished.count(fl.fiber)) {
             CHECK(finishes == 1);
             CHECK(fl.lane.intervals.back().state == State::Finished);
-            CHECK(fl.finished >= 0);
+            CHECK(fl.finished() >= 0);
         } else {
             CHECK(finishes == 0);
         }

@@ -52,6 +52,9 @@ ModelFootprint modelFootprint(const Timeline& timeline) noexcept {
         f.zones += vectorBytes(tl.zones);
         f.lanes += stringBytes(tl.name);
     }
+    // The store of the fiber lanes that fit the compact format (their lists
+    // count no block of their own), then each lane's own blocks.
+    f.fiber_intervals += heapBytes(timeline.fiber_store.bytes());
     for (const FiberLane& fl : timeline.fibers) {
         addLane(fl.lane, f.fiber_intervals, f.lod);
         f.zones += heapVectorBytes(fl.zones);

@@ -18,8 +18,18 @@ IntervalList::Items::Items(const Items& other) {
     const std::size_t n = other.size();
     if (n == 0) return;
     reallocate(n);
-    std::memcpy(data_, other.data_, n * sizeof(Packed));
+    if (other.borrowed())
+        for (std::size_t k = 0; k < n; ++k) data_[k] = widen(other.slice(), k);
+    else
+        std::memcpy(data_, other.data_, n * sizeof(Packed));
     header()->size = static_cast<std::uint32_t>(n);
+}
+
+void IntervalList::Items::own(std::size_t n) {
+    if (!borrowed()) return;
+    Items copy(*this);
+    copy.reserve(n);
+    *this = std::move(copy);
 }
 
 void IntervalList::Items::reallocate(std::size_t n) {
@@ -40,11 +50,12 @@ void IntervalList::Items::reallocate(std::size_t n) {
 }
 
 void IntervalList::Items::reserve(std::size_t n) {
-    if (n > capacity()) reallocate(n);
+    if (borrowed()) own(std::max(n, size()));
+    else if (n > capacity()) reallocate(n);
 }
 
 void IntervalList::Items::shrink_to_fit() {
-    if (capacity() > size()) reallocate(size());
+    if (!borrowed() && capacity() > size()) reallocate(size());
 }
 
 IntervalList::IntervalList(const IntervalList& other)
@@ -99,6 +110,7 @@ std::int64_t IntervalList::gapEnd(std::size_t k) const noexcept {
 }
 
 void IntervalList::push_back(const Interval& iv) {
+    if (items_.borrowed()) items_.own(items_.size() + 1); // the store's slice is not ours to change
     const std::size_t k = items_.size();
     // The last item ends where this one starts, unless there is a gap (or an
     // overlap, which a damaged trace could make): then its end is kept aside.
@@ -125,6 +137,63 @@ void IntervalList::push_back(const Interval& iv) {
     }
     items_.push_back(p);
     last_end_ = iv.end;
+}
+
+// The compact format (lane.hpp): a slice's bases are its items' least
+// start and least cause (kNoEvent aside), so every offset is >= 0.
+std::size_t IntervalList::storeWords() const noexcept {
+    const std::size_t n = items_.size();
+    if (n == 0) return 0;
+    if (items_.borrowed()) return kSmallHeader + n;
+    if (n > kSmallMaxItems || wideCount() != 0) return 0;
+    // Every item is packed (not wide): its start fits 48 bits, its thread
+    // 8, its fiber 32. What is left to check is that the items share their
+    // fiber and that their starts and causes are near enough to the least.
+    std::int64_t lo = INT64_MAX, hi = INT64_MIN;
+    std::uint32_t cause_lo = UINT32_MAX, cause_hi = 0;
+    const std::uint32_t fiber = items_[0].fiber;
+    for (std::size_t k = 0; k < n; ++k) {
+        const Packed& p = items_[k];
+        if (p.fiber != fiber) return 0;
+        const std::int64_t start = startBits(p.bits);
+        lo = std::min(lo, start);
+        hi = std::max(hi, start);
+        if (p.cause != kNoEvent) {
+            cause_lo = std::min(cause_lo, p.cause);
+            cause_hi = std::max(cause_hi, p.cause);
+        }
+    }
+    // (Both differences are of values within 48 bits: no overflow.)
+    if (hi - lo > static_cast<std::int64_t>(UINT32_MAX)) return 0;
+    if (cause_lo != UINT32_MAX && cause_hi - cause_lo >= kSmallNoCause) return 0;
+    return kSmallHeader + n;
+}
+
+void IntervalList::moveToStore(std::uint64_t* slice) noexcept {
+    const std::size_t n = items_.size();
+    if (items_.borrowed()) {
+        std::memcpy(slice, items_.slice(), (kSmallHeader + n) * sizeof(std::uint64_t));
+        items_.borrow(slice);
+        return;
+    }
+    std::int64_t base = INT64_MAX;
+    std::uint32_t cause_base = UINT32_MAX;
+    for (std::size_t k = 0; k < n; ++k) {
+        base = std::min(base, startBits(items_[k].bits));
+        if (items_[k].cause != kNoEvent) cause_base = std::min(cause_base, items_[k].cause);
+    }
+    if (cause_base == UINT32_MAX) cause_base = 0;
+    slice[0] = static_cast<std::uint64_t>(n) << kStartBits | (static_cast<std::uint64_t>(base) & ((std::uint64_t{1} << kStartBits) - 1));
+    slice[1] = static_cast<std::uint64_t>(items_[0].fiber) << 32 | cause_base;
+    for (std::size_t k = 0; k < n; ++k) {
+        const Packed& p = items_[k];
+        const std::uint64_t offset = static_cast<std::uint64_t>(startBits(p.bits) - base); // < 2^32 (storeWords)
+        const std::uint64_t cause = p.cause == kNoEvent ? kSmallNoCause : p.cause - cause_base;
+        slice[kSmallHeader + k] = offset | cause << kSmallCauseShift | ((p.bits >> kThreadShift) & 0xff) << kSmallThreadShift |
+                                  ((p.bits >> kStateShift) & 7) << kSmallStateShift |
+                                  ((p.bits >> kReasonShift) & 7) << kSmallReasonShift | (p.bits & kGap ? kSmallGap : 0);
+    }
+    items_.borrow(slice);
 }
 
 } // namespace fiberscope::analysis

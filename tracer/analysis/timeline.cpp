@@ -592,6 +592,10 @@ private:
 
     void setFiber(std::uint32_t f, std::int64_t t, State s, std::int32_t thread, WaitReason r, std::uint32_t cause) {
         FiberBuild& b = fb_[f];
+        // A finished fiber stays Finished (a damaged trace's later switch
+        // away from it changes nothing), so its Finished interval is its
+        // lane's last: FiberLane::finished reads it there.
+        if (b.finished) return;
         if (b.has_open) {
             if (b.open.state == s && b.open.reason == r && (s != State::Running || b.open.thread == thread)) {
                 if (s == State::Ready && thread >= 0) b.open.thread = thread; // placed on a queue now
@@ -634,8 +638,6 @@ private:
         b.finished = true;
         b.ready_since = -1;
         b.finish = FlowEnd{t, id, thread, event};
-        tl_.fibers[f].finished = t;
-        tl_.fibers[f].finished_thread = static_cast<std::int32_t>(thread);
         closeQueued(f, t);
         for (std::uint32_t z : b.zone_stack) tl_.fibers[f].zones[z].end = t;
         b.zone_stack.clear();
@@ -1279,10 +1281,28 @@ void Builder::close(Timeline& out, const trace::Trace& trace) const {
         }
     }
     trimSlack(out.fibers);
+    // The fiber lanes' intervals move into one store (lane.hpp: a block per
+    // lane cost ~76 bytes with the allocator's): the lanes that fit the
+    // compact format are counted, then written in lane order, each list
+    // freeing its build block (buildTimeline's malloc_trim hands the pages
+    // back). A lane that does not fit keeps its block, trimmed.
+    std::size_t store_words = 0;
     for (FiberLane& fl : out.fibers) {
-        trimSlack(fl.lane.intervals);
         trimSlack(fl.zones);
         buildLaneIndex(fl.lane);
+        const std::size_t words = fl.lane.intervals.storeWords();
+        if (words == 0) trimSlack(fl.lane.intervals);
+        store_words += words;
+    }
+    {
+        LaneStore store(store_words);
+        std::uint64_t* at = store.data();
+        for (FiberLane& fl : out.fibers)
+            if (const std::size_t words = fl.lane.intervals.storeWords()) {
+                fl.lane.intervals.moveToStore(at);
+                at += words;
+            }
+        out.fiber_store = std::move(store); // (frees a store that an earlier close wrote, copied from above)
     }
     trimSlack(out.flows);
     trimSlack(out.latencies);

@@ -89,7 +89,7 @@ TraceStats computeStats(const Trace& trace, const analysis::Timeline& timeline) 
         f.parent = fl.parent;
         f.name = fl.name();
         f.created = fl.created;
-        f.finished = fl.finished;
+        f.finished = fl.finished();
         const analysis::LaneTotals totals = analysis::laneTotals(fl.lane);
         f.run_ns = totals.time(State::Running);
         f.wait_ns = totals.time(State::Ready) + totals.time(State::Waiting);

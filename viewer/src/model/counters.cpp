@@ -287,9 +287,9 @@ Counters computeCounters(const analysis::Timeline& tl) {
     births_deaths.reserve(tl.fibers.size() * 2);
     for (const analysis::FiberLane& f : tl.fibers) {
         const std::int64_t born = f.created >= 0 ? f.created : tl.start_time;
-        if (f.finished >= 0 && f.finished <= born) continue;
+        if (f.finished() >= 0 && f.finished() <= born) continue;
         births_deaths.emplace_back(born, +1);
-        if (f.finished >= 0) births_deaths.emplace_back(f.finished, -1);
+        if (const std::int64_t died = f.finished(); died >= 0) births_deaths.emplace_back(died, -1);
     }
     std::sort(births_deaths.begin(), births_deaths.end());
     std::int32_t alive = 0;

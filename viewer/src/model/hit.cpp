@@ -668,7 +668,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
     case EventKind::Await: {
         std::string text = c.fiber(e.arg[0]) + " awaits " + c.fiber(e.arg[1]) + " (Future::await() -> awaitFiber())";
         const FiberLane* target = findFiber(c.tl, e.arg[1]);
-        if (target && target->finished >= 0 && target->finished <= e.time)
+        if (target && target->finished() >= 0 && target->finished() <= e.time)
             text += "; it had already finished, so the awaiter is rescheduled at once";
         else text += " and switches away until it finishes";
         return make(text, "awaitFiber()", kFiber, i);

@@ -38,6 +38,26 @@
 // lost, and a lane with none pays one pointer for it. The list itself is 24
 // bytes. A read is a few instructions more than a vector's; the
 // level-of-detail walk keeps reads to O(pixels) per frame.
+//
+// Fiber lanes (issue 13, the benchmark's "fiber lane intervals": a fiber
+// every ~6.5 events, 3 or 6 intervals each): a block of its own per lane
+// cost ~76 bytes with the allocator's rounding and header. When the model is
+// closed, the lanes that fit a compact format move into one LaneStore block
+// owned by the Timeline (Timeline::fiber_store) and each list borrows its
+// slice: 16 bytes of slice header and 8 bytes an item, with no per-lane
+// allocation or capacity. An 8-byte item keeps what differs between a
+// lane's items: the start as a 32-bit offset from the slice's start base,
+// the cause as a 17-bit offset from its cause base (all ones: kNoEvent),
+// the thread + 1 (8 bits), the state, the reason and the gap flag. The
+// fiber is the slice's (a fiber lane's items all name its own fiber). A lane
+// whose items do not fit (one spanning 4.3 s or more, or 2^17 events or
+// more, or naming more than one fiber or a fiber past 2^32, or holding
+// wide items, or of 65536 items or more) keeps its own block of 16-byte
+// items, so nothing is lost. A borrowed list reads as an owned one; copying
+// it (or a Timeline) copies the items into a block of the copy's own, and
+// appending to it first does the same, so a store only ever backs the
+// lists it was written for, and moving a Timeline moves the store's block
+// by pointer, which keeps the slices where they are.
 #pragma once
 
 #include <array>
@@ -131,8 +151,9 @@ public:
     const_iterator begin() const noexcept;
     const_iterator end() const noexcept;
 
-    // Heap bytes by capacity: the packed items; the side list (whole
-    // intervals that do not pack, and the ends of items followed by a gap).
+    // Heap bytes by capacity: the packed items (0 while they are in a
+    // LaneStore, which counts them); the side list (whole intervals that do
+    // not pack, and the ends of items followed by a gap).
     std::size_t itemBytes() const noexcept { return items_.blockBytes(); }
     std::size_t wideBytes() const noexcept {
         return side_ ? sizeof(Side) + side_->whole.capacity() * sizeof(Side::Whole) + side_->ends.capacity() * sizeof(Side::End) : 0;
@@ -144,6 +165,14 @@ public:
     // pays one pointer for everything it rarely has, not one per part.
     const LaneIndex* index() const noexcept { return side_ ? side_->index.get() : nullptr; }
     void setIndex(std::unique_ptr<LaneIndex> index);
+
+    // The compact format (see the design comment above): how many words of
+    // a LaneStore the items take in it, 0 if they do not fit (or there are
+    // none). moveToStore writes them to `slice` (that many words, in a store
+    // that outlives this list's reads) and frees the list's own block.
+    std::size_t storeWords() const noexcept;
+    void moveToStore(std::uint64_t* slice) noexcept;
+    bool inStore() const noexcept { return items_.borrowed(); }
 
 private:
     // An item: `bits` holds the start (its low 48 bits, sign-extended), the
@@ -167,6 +196,21 @@ private:
     static std::int64_t startBits(std::uint64_t bits) noexcept {
         return static_cast<std::int64_t>(bits << (64 - kStartBits)) >> (64 - kStartBits);
     }
+    // The compact format, in a LaneStore slice: word 0 holds the item count
+    // (its high 16 bits) and the start base (its low 48, sign-extended as a
+    // Packed start), word 1 the fiber (high 32) and the cause base (low 32);
+    // then an item a word: the start's offset from the base in the low 32
+    // bits, then these fields.
+    static constexpr int kSmallCauseShift = 32;  // 17 bits: cause - cause base; kSmallNoCause: kNoEvent
+    static constexpr int kSmallThreadShift = 49; // 8 bits: thread + 1
+    static constexpr int kSmallStateShift = 57;  // 3 bits
+    static constexpr int kSmallReasonShift = 60; // 3 bits
+    static constexpr std::uint64_t kSmallGap = std::uint64_t{1} << 63;
+    static constexpr std::uint32_t kSmallNoCause = (1u << 17) - 1;
+    static constexpr std::size_t kSmallHeader = 2;          // words before the items
+    static constexpr std::size_t kSmallMaxItems = 0xffff;   // the count's 16 bits
+    // Item k of a slice as a 16-byte item (what a copy of the list holds).
+    static Packed widen(const std::uint64_t* slice, std::size_t k) noexcept;
     struct Side {
         using Whole = std::pair<std::uint32_t, Interval>; // by item index
         using End = std::pair<std::uint32_t, std::int64_t>; // a kGap item's end, by item index
@@ -186,6 +230,10 @@ private:
     // mostly fills the allocator's rounding: a block of 3 or 6 items takes
     // as many bytes with it as without). Grown by doubling, trimmed by
     // shrink_to_fit.
+    //
+    // Or borrowed: `data_` then points at a slice of a LaneStore (compact
+    // format, above), tagged by its low bit (a slice is 8-aligned); the list
+    // frees nothing, and owns a block again (own()) before it changes.
     class Items {
     public:
         Items() = default;
@@ -196,16 +244,25 @@ private:
             std::swap(data_, other.data_);
             return *this;
         }
-        ~Items() {
-            if (data_) std::free(header());
-        }
+        ~Items() { release(); }
 
-        std::size_t size() const noexcept { return data_ ? header()->size : 0; }
+        bool borrowed() const noexcept { return (reinterpret_cast<std::uintptr_t>(data_) & 1) != 0; }
+        // The slice (borrowed only).
+        const std::uint64_t* slice() const noexcept {
+            return reinterpret_cast<const std::uint64_t*>(reinterpret_cast<std::uintptr_t>(data_) & ~std::uintptr_t{1});
+        }
+        std::size_t size() const noexcept {
+            if (!data_) return 0;
+            return borrowed() ? static_cast<std::size_t>(slice()[0] >> kStartBits) : header()->size;
+        }
         bool empty() const noexcept { return size() == 0; }
-        std::size_t capacity() const noexcept { return data_ ? header()->capacity : 0; }
-        const Packed& operator[](std::size_t k) const noexcept { return data_[k]; }
-        Packed& back() noexcept { return data_[header()->size - 1]; }
+        std::size_t capacity() const noexcept { return borrowed() ? size() : data_ ? header()->capacity : 0; }
+        // Item k as a 16-byte item, whichever the storage.
+        Packed at(std::size_t k) const noexcept { return borrowed() ? widen(slice(), k) : data_[k]; }
+        const Packed& operator[](std::size_t k) const noexcept { return data_[k]; } // owned only
+        Packed& back() noexcept { return data_[header()->size - 1]; }               // owned only
         void push_back(const Packed& p) {
+            if (borrowed()) own(size() + 1);
             const std::size_t n = size(), cap = capacity();
             if (n == cap) reserve(cap ? 2 * cap : 1);
             data_[n] = p;
@@ -214,9 +271,18 @@ private:
         void reserve(std::size_t n);
         void shrink_to_fit();
         void clear() noexcept {
-            if (data_) header()->size = 0;
+            if (borrowed()) data_ = nullptr;
+            else if (data_) header()->size = 0;
         }
-        std::size_t blockBytes() const noexcept { return data_ ? sizeof(Header) + capacity() * sizeof(Packed) : 0; }
+        std::size_t blockBytes() const noexcept { return data_ && !borrowed() ? sizeof(Header) + capacity() * sizeof(Packed) : 0; }
+        // Borrows `slice` (its items are these, in the compact format),
+        // freeing the own block.
+        void borrow(std::uint64_t* slice) noexcept {
+            release();
+            data_ = reinterpret_cast<Packed*>(reinterpret_cast<std::uintptr_t>(slice) | 1);
+        }
+        // Copies borrowed items into an own block of capacity `n` (>= size).
+        void own(std::size_t n);
 
     private:
         struct Header {
@@ -225,8 +291,12 @@ private:
         };
         static_assert(sizeof(Header) % alignof(Packed) == 0);
         Header* header() const noexcept { return reinterpret_cast<Header*>(reinterpret_cast<char*>(data_) - sizeof(Header)); }
+        void release() noexcept {
+            if (data_ && !borrowed()) std::free(header());
+            data_ = nullptr;
+        }
         void reallocate(std::size_t n);
-        Packed* data_ = nullptr; // the items, after a Header in the same block; nullptr: no block
+        Packed* data_ = nullptr; // the items, after a Header in the same block; nullptr: no block; low bit set: a slice
     };
 
     const Interval& wideAt(std::size_t k) const noexcept;
@@ -242,12 +312,35 @@ private:
 inline IntervalList::const_iterator IntervalList::begin() const noexcept { return {this, 0}; }
 inline IntervalList::const_iterator IntervalList::end() const noexcept { return {this, items_.size()}; }
 
+inline IntervalList::Packed IntervalList::widen(const std::uint64_t* slice, std::size_t k) noexcept {
+    const std::uint64_t w = slice[kSmallHeader + k];
+    const std::int64_t start = startBits(slice[0]) + static_cast<std::int64_t>(static_cast<std::uint32_t>(w));
+    const auto cause = static_cast<std::uint32_t>((w >> kSmallCauseShift) & kSmallNoCause);
+    Packed p;
+    // (The start fitted 48 bits when the slice was written: the Packed field holds it.)
+    p.bits = (static_cast<std::uint64_t>(start) & ((std::uint64_t{1} << kStartBits) - 1)) |
+             ((w >> kSmallStateShift) & 7) << kStateShift | ((w >> kSmallReasonShift) & 7) << kReasonShift |
+             ((w >> kSmallThreadShift) & 0xff) << kThreadShift | (w & kSmallGap ? kGap : 0);
+    p.cause = cause == kSmallNoCause ? kNoEvent : static_cast<std::uint32_t>(slice[1]) + cause;
+    p.fiber = static_cast<std::uint32_t>(slice[1] >> 32);
+    return p;
+}
+
 inline std::int64_t IntervalList::startOf(std::size_t k) const noexcept {
+    if (items_.borrowed()) {
+        const std::uint64_t* s = items_.slice();
+        return startBits(s[0]) + static_cast<std::int64_t>(static_cast<std::uint32_t>(s[kSmallHeader + k]));
+    }
     const std::uint64_t bits = items_[k].bits;
     return bits & kWide ? wideAt(k).start : startBits(bits);
 }
 
 inline std::int64_t IntervalList::endOf(std::size_t k) const noexcept {
+    if (items_.borrowed()) {
+        if (k + 1 == items_.size()) return last_end_;
+        if (items_.slice()[kSmallHeader + k] & kSmallGap) return gapEnd(k);
+        return startOf(k + 1);
+    }
     const std::uint64_t bits = items_[k].bits;
     if (bits & kWide) return wideAt(k).end;
     if (k + 1 == items_.size()) return last_end_;
@@ -256,7 +349,7 @@ inline std::int64_t IntervalList::endOf(std::size_t k) const noexcept {
 }
 
 inline Interval IntervalList::operator[](std::size_t k) const noexcept {
-    const Packed& p = items_[k];
+    const Packed p = items_.at(k);
     if (p.bits & kWide) return wideAt(k);
     Interval iv;
     iv.start = startBits(p.bits);
@@ -268,6 +361,33 @@ inline Interval IntervalList::operator[](std::size_t k) const noexcept {
     iv.reason = static_cast<WaitReason>((p.bits >> kReasonShift) & 7);
     return iv;
 }
+
+// One block of lanes' items in the compact format (IntervalList::moveToStore),
+// owned by the Timeline whose fiber lanes borrow slices of it. Moving it
+// moves the block by pointer, so the slices stay valid. A copy is empty: a
+// copied list copies a borrowed list's items into a block of its own (the
+// lists of a copied Timeline do), so no list ever reads another store.
+class LaneStore {
+public:
+    LaneStore() = default;
+    explicit LaneStore(std::size_t words)
+        : words_(words ? std::make_unique_for_overwrite<std::uint64_t[]>(words) : nullptr), size_(words) {}
+    LaneStore(const LaneStore&) noexcept {}
+    LaneStore(LaneStore&&) noexcept = default;
+    // (Assigned after the lists that borrowed from it were: they read it no more.)
+    LaneStore& operator=(const LaneStore& other) noexcept {
+        if (this != &other) *this = LaneStore();
+        return *this;
+    }
+    LaneStore& operator=(LaneStore&&) noexcept = default;
+
+    std::uint64_t* data() noexcept { return words_.get(); }
+    std::size_t bytes() const noexcept { return size_ * sizeof(std::uint64_t); }
+
+private:
+    std::unique_ptr<std::uint64_t[]> words_;
+    std::size_t size_ = 0; // words
+};
 
 // A vector held behind one pointer: 8 bytes in its owner while empty, for
 // the lists that most lanes never fill (a fiber lane of 3 intervals has no

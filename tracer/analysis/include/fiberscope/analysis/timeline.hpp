@@ -53,7 +53,9 @@
 //     the trace to read the model), and the events of a kind or of a thread are found
 //     through per-stride counts and bits (KindIndex), not lists of indices.
 //     Lists are allocated once at their final size where the look-ahead
-//     pass can count them, and trimmed.
+//     pass can count them, and trimmed. The fiber lanes' intervals, built
+//     in a block per lane, move into one store when the model is closed
+//     (Timeline::fiber_store, 8 bytes an interval: lane.hpp).
 #pragma once
 
 #include <array>
@@ -150,17 +152,16 @@ private:
 };
 
 // (Members ordered for packing: there is one per fiber, millions in a big
-// trace, so it is 88 bytes: issue 13. What it only sometimes has shares one
+// trace, so it is 80 bytes: issue 13. What it only sometimes has shares one
 // pointer, the lane's side block (lane.hpp); whether it was named or created
-// in the trace is read from the fields that say so, not kept twice.)
+// in the trace is read from the fields that say so, and when and where it
+// finished from its lane's Finished interval, not kept twice.)
 struct FiberLane {
     std::uint64_t fiber = 0;
     std::uint64_t parent = 0;     // 0: created by an idle loop, or unknown
     std::uint64_t awaited_by = 0; // the fiber that awaited it (Future::await), 0 if none
     std::int64_t created = -1;    // -1: before the recording started
-    std::int64_t finished = -1;   // -1: did not finish in the trace
     std::int32_t created_thread = -1; // -1: no fiber-create record (it ran before the recording began)
-    std::int32_t finished_thread = -1;
     CompactName recorded_name;    // its fiber-name (or create) record's name, if any
     Lane lane;                    // Ready / Running / Waiting / Finished
     HeapVector<Zone> zones;       // by start (most fibers open none: 8 bytes then)
@@ -169,6 +170,17 @@ struct FiberLane {
     bool named() const noexcept { return !recorded_name.empty(); }
     // Its fiber-create record is in the trace.
     bool createdInTrace() const noexcept { return created_thread >= 0; }
+    // When and on which thread its function returned (its finishing switch),
+    // -1 if it did not finish in the trace: its lane's Finished interval,
+    // which is the lane's last (a finished fiber stays Finished to the
+    // trace's end; later records naming it, in a damaged trace, change
+    // nothing).
+    std::int64_t finished() const noexcept {
+        return !lane.intervals.empty() && lane.intervals.back().state == State::Finished ? lane.intervals.back().start : -1;
+    }
+    std::int32_t finishedThread() const noexcept {
+        return !lane.intervals.empty() && lane.intervals.back().state == State::Finished ? lane.intervals.back().thread : -1;
+    }
     // Its recorded name, else "main" for fiber 1, else "fiber #id".
     std::string name() const;
 };
@@ -424,6 +436,13 @@ struct Timeline {
     std::vector<ThreadLane> threads;            // by worker index, then unknown workers by thread number
     std::vector<std::uint32_t> lane_of_thread;  // trace thread number -> index in `threads`
     std::vector<FiberLane> fibers;              // by fiber id (findFiber: O(1) for dense ids, else a binary search)
+    // The items of the fiber lanes that fit the compact format, one block
+    // for all (written when the model is closed; lane.hpp): the lanes'
+    // lists borrow their slices, so it lives as long as they are read. A
+    // copy of the Timeline copies those lists' items into blocks of their
+    // own and holds no store; a move keeps the slices where they are.
+    // (After `fibers`: assigned after them, when their old lists are gone.)
+    LaneStore fiber_store;
     FlowList flows;                             // by from.time
     // flow_reach[b] = the latest to.time of flows[0, (b + 1) * kFlowReachBlock):
     // where flowsInRange starts (8 bytes a block, where one a flow cost 8 a flow).
