@@ -155,29 +155,35 @@ TEST_CASE("replay items read back as pushed, packed or wide, and ended later", "
     (void)packed(edges, 3);
 }
 
+namespace {
+
+// An interval by its fields (cause 7 unless given).
+analysis::Interval laneInterval(std::int64_t start, std::int64_t end, std::uint64_t fiber, std::int32_t thread, analysis::State state,
+                                analysis::WaitReason reason = analysis::WaitReason::None, std::uint32_t cause = 7) {
+    analysis::Interval i;
+    i.start = start, i.end = end, i.fiber = fiber, i.cause = cause, i.thread = thread, i.state = state, i.reason = reason;
+    return i;
+}
+
+} // namespace
+
 TEST_CASE("lane intervals read back as pushed: ends from the next start, gaps, wide ones", "[analysis][packed]") {
     using analysis::Interval;
     using analysis::State;
     using analysis::WaitReason;
-    const auto iv = [](std::int64_t start, std::int64_t end, std::uint64_t fiber, std::int32_t thread, State state,
-                       WaitReason reason = WaitReason::None, std::uint32_t cause = 7) {
-        Interval i;
-        i.start = start, i.end = end, i.fiber = fiber, i.cause = cause, i.thread = thread, i.state = state, i.reason = reason;
-        return i;
-    };
     const std::vector<Interval> intervals = {
-        iv(-50, 10, 3, -1, State::Ready, WaitReason::None, analysis::kNoEvent), // no thread, no cause, a negative start
-        iv(10, 10, 3, 0, State::Running),                                      // zero length
-        iv(10, 6'000'000'010, 3, 254, State::Waiting, WaitReason::Exit),      // over 4 s; the last packable thread
-        iv(6'000'000'100, 6'000'000'200, 3, 1, State::Ready),                 // after a gap
-        iv(6'000'000'200, 6'000'000'300, 1ull << 35, 2, State::Running),      // a fiber past 2^32: wide
-        iv(6'000'000'300, 6'000'000'400, 3, 255, State::Waiting, WaitReason::Io), // thread 255: wide
-        iv(6'000'000'400, 6'000'000'500, 3, 2, State::Finished),              // after two wide ones
-        iv(6'000'000'600, 6'000'000'700, 3, 2, State::Idle),                  // a gap after a packed one, then...
-        iv(1ll << 50, (1ll << 50) + 5, 3, 2, State::Parked),                  // ...a start past 48 bits: wide
-        iv((1ll << 50) + 9, (1ll << 50) + 9, 3, 2, State::Parked),            // after a wide one, with a gap: wide
-        iv(20, 30, 3, 2, State::Running),                                      // earlier than the last end (damaged)
-        iv(30, 40, 3, 2, State::Ready),                                        // and on from there
+        laneInterval(-50, 10, 3, -1, State::Ready, WaitReason::None, analysis::kNoEvent), // no thread, no cause, a negative start
+        laneInterval(10, 10, 3, 0, State::Running),                                      // zero length
+        laneInterval(10, 6'000'000'010, 3, 254, State::Waiting, WaitReason::Exit),      // over 4 s; the last packable thread
+        laneInterval(6'000'000'100, 6'000'000'200, 3, 1, State::Ready),                 // after a gap
+        laneInterval(6'000'000'200, 6'000'000'300, 1ull << 35, 2, State::Running),      // a fiber past 2^32: wide
+        laneInterval(6'000'000'300, 6'000'000'400, 3, 255, State::Waiting, WaitReason::Io), // thread 255: wide
+        laneInterval(6'000'000'400, 6'000'000'500, 3, 2, State::Finished),              // after two wide ones
+        laneInterval(6'000'000'600, 6'000'000'700, 3, 2, State::Idle),                  // a gap after a packed one, then...
+        laneInterval(1ll << 50, (1ll << 50) + 5, 3, 2, State::Parked),                  // ...a start past 48 bits: wide
+        laneInterval((1ll << 50) + 9, (1ll << 50) + 9, 3, 2, State::Parked),            // after a wide one, with a gap: wide
+        laneInterval(20, 30, 3, 2, State::Running),                                      // earlier than the last end (damaged)
+        laneInterval(30, 40, 3, 2, State::Ready),                                        // and on from there
     };
     analysis::IntervalList list;
     for (const Interval& i : intervals) list.push_back(i);
@@ -206,7 +212,7 @@ TEST_CASE("lane intervals read back as pushed: ends from the next start, gaps, w
     std::int64_t t = 0;
     for (int s = 0; s < analysis::kStateCount; ++s)
         for (int r = 0; r <= static_cast<int>(WaitReason::Exit); ++r, t += 10)
-            all.push_back(iv(t, t + 10, 1, 0, static_cast<State>(s), static_cast<WaitReason>(r)));
+            all.push_back(laneInterval(t, t + 10, 1, 0, static_cast<State>(s), static_cast<WaitReason>(r)));
     CHECK(all.wideCount() == 0);
     std::size_t k = 0;
     for (int s = 0; s < analysis::kStateCount; ++s)
@@ -221,12 +227,6 @@ TEST_CASE("a lane moved into a store reads back as built; one that does not fit 
     using analysis::IntervalList;
     using analysis::State;
     using analysis::WaitReason;
-    const auto iv = [](std::int64_t start, std::int64_t end, std::uint64_t fiber, std::int32_t thread, State state,
-                       WaitReason reason = WaitReason::None, std::uint32_t cause = 7) {
-        Interval i;
-        i.start = start, i.end = end, i.fiber = fiber, i.cause = cause, i.thread = thread, i.state = state, i.reason = reason;
-        return i;
-    };
     const auto same = [](const IntervalList& l, const std::vector<Interval>& intervals) {
         REQUIRE(l.size() == intervals.size());
         for (std::size_t k = 0; k < intervals.size(); ++k) {
@@ -248,23 +248,23 @@ TEST_CASE("a lane moved into a store reads back as built; one that does not fit 
     const std::uint64_t far = 1ull << 33; // a fiber id past 2^32 in one that fits otherwise
     // Lanes that fit: the edges of every field the compact item keeps.
     const std::vector<std::vector<Interval>> fitting = {
-        {iv(-40, 10, 3, -1, State::Ready, WaitReason::None, analysis::kNoEvent), // no thread, no cause, a negative start
-         iv(10, 10, 3, 0, State::Running, WaitReason::None, 1'000'000),       // zero length
-         iv(10, 20, 3, 254, State::Waiting, WaitReason::Exit, 999'999 + (1u << 17) - 2), // the last thread; the farthest cause
-         iv(30, 40, 3, 1, State::Ready, WaitReason::None, 999'999),           // after a gap; a cause below the first
-         iv(std::int64_t{UINT32_MAX} - 40, 9'000'000'000'000, 3, 2, State::Finished, WaitReason::None, 1'000'001)}, // the farthest start; a far end
-        {iv(-(1ll << 47), 5, UINT32_MAX, 4, State::Running, WaitReason::Mutex, UINT32_MAX - 1)}, // the least packed start, the largest fiber
-        {iv(0, 5, 3, 2, State::Idle), iv(9, 12, 3, 2, State::Parked), iv(12, 12, 3, 2, State::Waiting, WaitReason::Select)}, // two gaps
+        {laneInterval(-40, 10, 3, -1, State::Ready, WaitReason::None, analysis::kNoEvent), // no thread, no cause, a negative start
+         laneInterval(10, 10, 3, 0, State::Running, WaitReason::None, 1'000'000),       // zero length
+         laneInterval(10, 20, 3, 254, State::Waiting, WaitReason::Exit, 999'999 + (1u << 17) - 2), // the last thread; the farthest cause
+         laneInterval(30, 40, 3, 1, State::Ready, WaitReason::None, 999'999),           // after a gap; a cause below the first
+         laneInterval(std::int64_t{UINT32_MAX} - 40, 9'000'000'000'000, 3, 2, State::Finished, WaitReason::None, 1'000'001)}, // the farthest start; a far end
+        {laneInterval(-(1ll << 47), 5, UINT32_MAX, 4, State::Running, WaitReason::Mutex, UINT32_MAX - 1)}, // the least packed start, the largest fiber
+        {laneInterval(0, 5, 3, 2, State::Idle), laneInterval(9, 12, 3, 2, State::Parked), laneInterval(12, 12, 3, 2, State::Waiting, WaitReason::Select)}, // two gaps
     };
     // Lanes that do not: each breaks one limit of the compact item.
     const std::vector<std::vector<Interval>> other = {
-        {iv(0, 10, 3, 0, State::Ready), iv(10, 20, far, 0, State::Running)},                    // a fiber past 2^32 (wide)
-        {iv(0, 10, 3, 0, State::Ready), iv(10, 20, 4, 0, State::Running)},                      // two fibers
-        {iv(0, 10, 3, 0, State::Ready), iv(10, 20, 3, 70000, State::Running)},                  // thread 70000 (wide)
-        {iv(0, 10, 3, 0, State::Ready), iv(10 + std::int64_t{UINT32_MAX}, 20 + std::int64_t{UINT32_MAX}, 3, 0, State::Running)}, // starts 2^32 apart
-        {iv(0, 10, 3, 0, State::Ready, WaitReason::None, 5), iv(10, 20, 3, 0, State::Running, WaitReason::None, 5 + (1u << 17) - 1)},
-        {iv(1ll << 50, (1ll << 50) + 1, 3, 0, State::Ready)},                                   // a start past 48 bits (wide)
-        {iv(20, 30, 3, 0, State::Ready), iv(10, 40, 3, 0, State::Running)},                     // damaged: before the last end
+        {laneInterval(0, 10, 3, 0, State::Ready), laneInterval(10, 20, far, 0, State::Running)},                    // a fiber past 2^32 (wide)
+        {laneInterval(0, 10, 3, 0, State::Ready), laneInterval(10, 20, 4, 0, State::Running)},                      // two fibers
+        {laneInterval(0, 10, 3, 0, State::Ready), laneInterval(10, 20, 3, 70000, State::Running)},                  // thread 70000 (wide)
+        {laneInterval(0, 10, 3, 0, State::Ready), laneInterval(10 + std::int64_t{UINT32_MAX}, 20 + std::int64_t{UINT32_MAX}, 3, 0, State::Running)}, // starts 2^32 apart
+        {laneInterval(0, 10, 3, 0, State::Ready, WaitReason::None, 5), laneInterval(10, 20, 3, 0, State::Running, WaitReason::None, 5 + (1u << 17) - 1)},
+        {laneInterval(1ll << 50, (1ll << 50) + 1, 3, 0, State::Ready)},                                   // a start past 48 bits (wide)
+        {laneInterval(20, 30, 3, 0, State::Ready), laneInterval(10, 40, 3, 0, State::Running)},                     // damaged: before the last end
     };
     std::vector<IntervalList> lists;
     std::size_t words = 0;
@@ -309,7 +309,7 @@ TEST_CASE("a lane moved into a store reads back as built; one that does not fit 
     same(lists[0], fitting[0]);
     // Appending to a list in the store first copies it out (the store is left as it was).
     std::vector<Interval> longer = fitting[2];
-    longer.push_back(iv(20, 25, 3, 1, State::Ready));
+    longer.push_back(laneInterval(20, 25, 3, 1, State::Ready));
     lists[2].push_back(longer.back());
     REQUIRE_FALSE(lists[2].inStore());
     same(lists[2], longer);
