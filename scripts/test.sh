@@ -7,13 +7,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh clang libclang-rt-14-dev
 jobs=$(nproc)
+# Each stage says how long it took, so a slow CI run shows where its time went.
+stage_start=$(date +%s)
+stage_name=""
+stage() {
+  local now; now=$(date +%s)
+  [ -n "$stage_name" ] && echo "-- $stage_name: $((now - stage_start)) s"
+  stage_name=$1; stage_start=$now
+  [ -n "$1" ] && echo "== $1 =="
+  return 0
+}
 
-echo "== plain build (build/) =="
+stage "plain build (build/)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFIBERSCOPE_WERROR=ON >/dev/null
 cmake --build build -j "$jobs"
 ctest --test-dir build --output-on-failure -j 1
 
-echo "== ASan + UBSan build (build-asan/) =="
+stage "ASan + UBSan build (build-asan/)"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFIBERSCOPE_SANITIZE=ON >/dev/null
 cmake --build build-asan -j "$jobs"
 # Sanitized runs are slower: the stress tests scale their sizes down by 10.
@@ -21,7 +31,7 @@ FIBERSCOPE_TEST_SCALE=10 ASAN_OPTIONS=detect_leaks=1:allow_user_segv_handler=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j 1
 
-echo "== ThreadSanitizer build (build-tsan/): the runtime suite on both backends =="
+stage "ThreadSanitizer build (build-tsan/): the runtime suite on both backends"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFIBERSCOPE_TSAN=ON >/dev/null
 cmake --build build-tsan -j "$jobs" --target test_runtime
 # TSan tracks each fiber like a thread and allows about 8000 at once: the
@@ -30,7 +40,7 @@ cmake --build build-tsan -j "$jobs" --target test_runtime
 FIBERSCOPE_TEST_SCALE=50 TSAN_OPTIONS=halt_on_error=1:die_after_fork=0:report_signal_unsafe=0 \
   ctest --test-dir build-tsan --output-on-failure -j 1 -R '^runtime'
 
-echo "== trace fuzzing: the reader and every consumer (clang libFuzzer, bounded) =="
+stage "trace fuzzing: the reader and every consumer (clang libFuzzer, bounded)"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DFIBERSCOPE_FUZZ=ON >/dev/null
 cmake --build build-fuzz --target fuzz_trace_reader fuzz_seed_corpus -j "$jobs"
 # Seeds: a trace recorded from every lesson (plain build), the crafted
@@ -58,6 +68,7 @@ fi
 tail -n 3 build-fuzz/fuzz.log
 echo "fuzzing: no finding"
 
+stage ""
 # aarch64: the runtime suite cross-built and run under qemu-user (bounded; one
 # line and no failure where the arm64 packages cannot be installed).
 scripts/test_aarch64.sh
