@@ -142,7 +142,7 @@ void checkStats(const Trace& trace, const Timeline& tl, bool well_formed) {
         CHECK(f.migrations == sums.moves);
         CHECK(f.latency.count == samples[f.id]);
         CHECK(f.name == fl->name());
-        CHECK(f.created == fl->created);
+        CHECK(f.created == fl->created());
         CHECK(f.finished == fl->finished());
         run += f.run_ns;
     }
@@ -219,7 +219,7 @@ void checkExport(const Trace& trace, const Timeline& tl) {
         if (fl.fiber == 0) continue;
         INFO("fiber " << fl.fiber);
         CHECK(fiber_run_ns[fl.fiber] == sumLane(fl.lane).at(State::Running));
-        CHECK(fiber_zones[fl.fiber] == fl.zones.size());
+        CHECK(fiber_zones[fl.fiber] == fl.zones().size());
     }
 
     // Arrows: the model's flows, one each. An arrow ending at a switch-in

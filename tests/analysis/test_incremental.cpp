@@ -114,16 +114,16 @@ void requireSameModel(const Timeline& a, const Timeline& b) {
         INFO("fiber lane " << f << " (" << y.name() << ")");
         REQUIRE(x.fiber == y.fiber);
         REQUIRE(x.name() == y.name());
-        REQUIRE(x.parent == y.parent);
-        REQUIRE(x.awaited_by == y.awaited_by);
-        REQUIRE(x.created == y.created);
+        REQUIRE(x.parent() == y.parent());
+        REQUIRE(x.awaitedBy() == y.awaitedBy());
+        REQUIRE(x.created() == y.created());
         REQUIRE(x.finished() == y.finished());
-        REQUIRE(x.created_thread == y.created_thread);
+        REQUIRE(x.createdThread() == y.createdThread());
         REQUIRE(x.finishedThread() == y.finishedThread());
         REQUIRE(x.named() == y.named());
         REQUIRE(x.createdInTrace() == y.createdInTrace());
         requireSameLane(x.lane, y.lane);
-        requireSameZones(x.zones.begin(), x.zones.size(), y.zones.begin(), y.zones.size());
+        requireSameZones(x.zones().data(), x.zones().size(), y.zones().data(), y.zones().size());
     }
     REQUIRE(a.flows.size() == b.flows.size());
     for (std::size_t k = 0; k < a.flows.size(); ++k) {
@@ -296,7 +296,7 @@ TEST_CASE("a model appended record by record equals the model built at once", "[
     // Thread 1 ran fiber 7 from its first record, and the zone is fiber 7's.
     const analysis::FiberLane* seven = analysis::findFiber(tl, 7);
     REQUIRE(seven);
-    REQUIRE(seven->zones.size() == 1);
+    REQUIRE(seven->zones().size() == 1);
     CHECK(seven->lane.intervals.begin()->start == 4);
     // The fiber named after its create record is named.
     const analysis::FiberLane* five = analysis::findFiber(tl, 5);

@@ -180,7 +180,7 @@ TEST_CASE("operations in flight per thread and in all, and fibers alive", "[view
     const auto alive = [&](std::int64_t t) {
         std::int32_t n = 0;
         for (const analysis::FiberLane& f : tl.fibers) {
-            const std::int64_t born = f.created >= 0 ? f.created : tl.start_time;
+            const std::int64_t born = f.created() >= 0 ? f.created() : tl.start_time;
             if (born <= t && (f.finished() < 0 || t < f.finished())) ++n;
         }
         return n;

@@ -528,8 +528,8 @@ TEST_CASE("thread and fiber lanes of a hand-built trace", "[viewer]") {
     const FiberLane& child = tl.fibers[1];
     CHECK(child.fiber == 2);
     CHECK(child.name() == "fiber #2");
-    CHECK(child.parent == 1);
-    CHECK(child.created == 10);
+    CHECK(child.parent() == 1);
+    CHECK(child.created() == 10);
     CHECK(child.finished() == 40);
     checkLane(child.lane, {
                               {10, 20, State::Ready, 2},
@@ -1308,7 +1308,7 @@ TEST_CASE("a recorded trace: lane invariants, finishes, explanations", "[viewer]
         if (fl.name() == "root") {
             // Its own zone, and those of the workers it started (spawnWorker is a zone).
             std::vector<const analysis::Zone*> own;
-            for (const auto& z : fl.zones)
+            for (const auto& z : fl.zones())
                 if (trace.string(z.label).rfind("spawnWorker", 0) != 0) own.push_back(&z);
             REQUIRE(own.size() == 1);
             CHECK(trace.string(own[0]->label) == "building the tree");

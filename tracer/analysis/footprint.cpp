@@ -12,12 +12,6 @@ std::size_t vectorBytes(const std::vector<T>& v) noexcept {
     return heapBytes(v.capacity() * sizeof(T));
 }
 
-// The vector's own block and its elements' (nothing while it was never filled).
-template <class T>
-std::size_t heapVectorBytes(const HeapVector<T>& v) noexcept {
-    return v.get() ? heapBytes(sizeof(std::vector<T>)) + vectorBytes(*v.get()) : 0;
-}
-
 // A packed list's blocks: its items and its side list of wide values.
 template <class Codec>
 std::size_t packedBytes(const PackedList<Codec>& list) noexcept {
@@ -57,8 +51,8 @@ ModelFootprint modelFootprint(const Timeline& timeline) noexcept {
     f.fiber_intervals += heapBytes(timeline.fiber_store.bytes());
     for (const FiberLane& fl : timeline.fibers) {
         addLane(fl.lane, f.fiber_intervals, f.lod);
-        f.zones += heapVectorBytes(fl.zones);
-        f.lanes += heapBytes(fl.recorded_name.heapBytes());
+        f.zones += heapBytes(fl.zoneBytes());
+        f.lanes += heapBytes(fl.rareBytes()) + heapBytes(fl.nameBytes());
     }
     f.events_by_kind += vectorBytes(timeline.kinds.before) + vectorBytes(timeline.kinds.thread_bits);
     f.flows += packedBytes(timeline.flows) + vectorBytes(timeline.flow_reach);

@@ -639,7 +639,7 @@ private:
         b.ready_since = -1;
         b.finish = FlowEnd{t, id, thread, event};
         closeQueued(f, t);
-        for (std::uint32_t z : b.zone_stack) tl_.fibers[f].zones[z].end = t;
+        for (std::uint32_t z : b.zone_stack) tl_.fibers[f].editZones()[z].end = t;
         b.zone_stack.clear();
         if (auto it = awaiters_.find(id); it != awaiters_.end()) {
             const FlowEnd end = b.finish;
@@ -850,8 +850,9 @@ private:
             if (tb.running) {
                 const std::uint32_t f = fiberIndex(tb.running);
                 zone.depth = static_cast<std::uint32_t>(fb_[f].zone_stack.size());
-                fb_[f].zone_stack.push_back(static_cast<std::uint32_t>(tl_.fibers[f].zones.size()));
-                tl_.fibers[f].zones.push_back(zone);
+                std::vector<Zone>& zones = tl_.fibers[f].editZones();
+                fb_[f].zone_stack.push_back(static_cast<std::uint32_t>(zones.size()));
+                zones.push_back(zone);
             } else {
                 zone.depth = static_cast<std::uint32_t>(tb.zone_stack.size());
                 tb.zone_stack.push_back(static_cast<std::uint32_t>(tl.zones.size()));
@@ -866,7 +867,7 @@ private:
             if (tb.running) {
                 const std::uint32_t f = fiberIndex(tb.running);
                 stack = &fb_[f].zone_stack;
-                if (!stack->empty()) zone = &tl_.fibers[f].zones[stack->back()];
+                if (!stack->empty()) zone = &tl_.fibers[f].editZones()[stack->back()];
             } else if (!stack->empty()) {
                 zone = &tl.zones[stack->back()];
             }
@@ -890,9 +891,7 @@ private:
         case EventKind::FiberCreate: {
             const std::uint32_t f = fiberIndex(e.arg[0]);
             FiberLane& fl = tl_.fibers[f];
-            fl.created = t;
-            fl.created_thread = thread; // (>= 0: createdInTrace)
-            fl.parent = e.arg[1];
+            fl.setCreated(t, static_cast<std::int32_t>(thread), e.arg[1]); // (thread >= 0: createdInTrace)
             if (fb_[f].name_id == 0 && e.arg[2] != 0) fb_[f].name_id = e.arg[2]; // string 0 is the empty name
             makeReady(f, t, -1, i);
             pending_.pushBack(fb_[f].pending, Flow{FlowKind::Spawn, FlowEnd{t, e.arg[1], T, i}, {}});
@@ -1055,7 +1054,7 @@ private:
         case EventKind::Await: {
             const std::uint32_t waiter = fiberIndex(e.arg[0]);
             const std::uint32_t target = fiberIndex(e.arg[1]);
-            tl_.fibers[target].awaited_by = e.arg[0];
+            tl_.fibers[target].setAwaitedBy(e.arg[0]);
             if (fb_[target].finished) pending_.pushBack(fb_[waiter].pending, Flow{FlowKind::AwaitChain, fb_[target].finish, {}});
             else awaiters_[e.arg[1]].push_back(e.arg[0]);
             return;
@@ -1223,14 +1222,17 @@ void Builder::close(Timeline& out, const trace::Trace& trace) const {
             if (intervals.size() == intervals.capacity()) intervals.reserve(intervals.size() + 1); // exact, not doubled
             intervals.push_back(open);
         }
-        for (std::uint32_t z : b.zone_stack) fl.zones[z].end = end_time;
-        // Zones are opened in time order, so this is a no-op check in practice.
-        const auto by_start = [](const Zone& a, const Zone& z) { return a.start < z.start; };
-        if (!std::is_sorted(fl.zones.begin(), fl.zones.end(), by_start)) std::stable_sort(fl.zones.begin(), fl.zones.end(), by_start);
+        if (!fl.zones().empty()) {
+            std::vector<Zone>& zones = fl.editZones();
+            for (std::uint32_t z : b.zone_stack) zones[z].end = end_time;
+            // Zones are opened in time order, so this is a no-op check in practice.
+            const auto by_start = [](const Zone& a, const Zone& z) { return a.start < z.start; };
+            if (!std::is_sorted(zones.begin(), zones.end(), by_start)) std::stable_sort(zones.begin(), zones.end(), by_start);
+        }
         // Its name: the string its create or fiber-name record gave (read now,
         // so a string defined after the record still names it), else its number.
         // (An id whose string is empty or undefined names nothing: named() is false.)
-        if (b.name_id != 0) fl.recorded_name = CompactName(trace.string(b.name_id));
+        if (b.name_id != 0) fl.setRecordedName(trace.string(b.name_id));
     }
     // Lanes by worker index, then the threads of no known worker by number.
     {
@@ -1288,7 +1290,7 @@ void Builder::close(Timeline& out, const trace::Trace& trace) const {
     // back). A lane that does not fit keeps its block, trimmed.
     std::size_t store_words = 0;
     for (FiberLane& fl : out.fibers) {
-        trimSlack(fl.zones);
+        fl.trimZones();
         buildLaneIndex(fl.lane);
         const std::size_t words = fl.lane.intervals.storeWords();
         if (words == 0) trimSlack(fl.lane.intervals);
@@ -1371,26 +1373,35 @@ std::uint64_t instantFiber(const trace::Trace& trace, const ThreadLane& lane, st
     return it != kept.end() && it->first == k ? it->second : 0;
 }
 
-CompactName::CompactName(std::string_view text) {
-    if (text.empty()) return;
-    const std::uint32_t length = text.size() > UINT32_MAX ? UINT32_MAX : static_cast<std::uint32_t>(text.size());
-    data_ = static_cast<char*>(std::malloc(sizeof length + length));
-    if (!data_) throw std::bad_alloc();
-    std::memcpy(data_, &length, sizeof length);
-    std::memcpy(data_ + sizeof length, text.data(), length);
+void FiberLane::setCreated(std::int64_t time, std::int32_t thread, std::uint64_t parent) {
+    constexpr std::int64_t kMaxTime = (std::int64_t{1} << (kTimeBits - 1)) - 1;
+    if (thread >= 0 && thread + 1 < kWideThread && time <= kMaxTime && time >= -kMaxTime - 1) {
+        created_ = (static_cast<std::uint64_t>(time) & ((std::uint64_t{1} << kTimeBits) - 1)) |
+                   static_cast<std::uint64_t>(thread + 1) << kTimeBits;
+    } else {
+        created_ = std::uint64_t{kWideThread} << kTimeBits;
+        rare().created = time;
+        rare().created_thread = thread;
+    }
+    if (parent < kWideLink) {
+        parent_ = static_cast<std::uint32_t>(parent);
+    } else {
+        parent_ = kWideLink;
+        rare().parent = parent;
+    }
 }
 
-std::string_view CompactName::view() const noexcept {
-    if (!data_) return {};
-    std::uint32_t length = 0;
-    std::memcpy(&length, data_, sizeof length);
-    return {data_ + sizeof length, length};
+void FiberLane::setAwaitedBy(std::uint64_t fiber) {
+    if (fiber < kWideLink) {
+        awaited_by_ = static_cast<std::uint32_t>(fiber);
+    } else {
+        awaited_by_ = kWideLink;
+        rare().awaited_by = fiber;
+    }
 }
-
-std::size_t CompactName::heapBytes() const noexcept { return data_ ? sizeof(std::uint32_t) + view().size() : 0; }
 
 std::string FiberLane::name() const {
-    if (named()) return std::string(recorded_name.view());
+    if (named()) return std::string(recordedName());
     if (fiber == 1) return "main";
     char buf[32] = "fiber #";
     const auto end = std::to_chars(buf + 7, buf + sizeof buf, fiber).ptr;

@@ -490,8 +490,8 @@ std::vector<FiberItem> fiberItems(const ExportState& s, const analysis::FiberLan
     }
     // Zone edges sorted by (time, recorded order); edges without a record last, deeper first.
     std::vector<std::tuple<std::int64_t, std::uint64_t, std::size_t, bool>> edges; // time, order, zone, begin
-    for (std::size_t z = 0; z < fl.zones.size(); ++z) {
-        const analysis::Zone& zone = fl.zones[z];
+    for (std::size_t z = 0; z < fl.zones().size(); ++z) {
+        const analysis::Zone& zone = fl.zones()[z];
         edges.emplace_back(zone.start, zone.begin_event, z, true);
         const std::uint64_t order = zone.end_event != analysis::kNoEvent ? zone.end_event : (std::uint64_t{1} << 40) - zone.depth;
         edges.emplace_back(zone.end, order, z, false);
@@ -502,7 +502,7 @@ std::vector<FiberItem> fiberItems(const ExportState& s, const analysis::FiberLan
         item.time = time;
         item.kind = begin ? FiberItem::ZoneBegin : FiberItem::ZoneEnd;
         if (begin) {
-            item.label = s.trace.string(fl.zones[z].label);
+            item.label = s.trace.string(fl.zones()[z].label);
             if (item.label.empty()) item.label = "zone";
         }
         items.push_back(std::move(item));

@@ -86,9 +86,9 @@ TraceStats computeStats(const Trace& trace, const analysis::Timeline& timeline) 
         if (fl.fiber == 0) continue;
         FiberStats f;
         f.id = fl.fiber;
-        f.parent = fl.parent;
+        f.parent = fl.parent();
         f.name = fl.name();
-        f.created = fl.created;
+        f.created = fl.created();
         f.finished = fl.finished();
         const analysis::LaneTotals totals = analysis::laneTotals(fl.lane);
         f.run_ns = totals.time(State::Running);

@@ -129,10 +129,10 @@ Hit hitFiberLane(const Timeline& timeline, std::size_t lane, std::int64_t time, 
     const FiberLane& fl = timeline.fibers[lane];
     hit.lane = lane;
     if (zones) {
-        if (const std::size_t k = hitZone(fl.zones, time); k != kNone) {
+        if (const std::size_t k = hitZone(fl.zones(), time); k != kNone) {
             hit.kind = HitKind::Zone;
             hit.index = k;
-            hit.event = fl.zones[k].begin_event;
+            hit.event = fl.zones()[k].begin_event;
             return hit;
         }
     }
@@ -294,7 +294,7 @@ Phrase leavePhrase(const Ctx& c, std::uint32_t i) {
     case SwitchReason::Finish: {
         const FiberLane* fl = findFiber(c.tl, sw.arg[0]);
         std::string text = "finished (its function returned) and finishFiber() switched away for good";
-        if (fl && fl->awaited_by && fl->awaited_by == to) text += ", straight to its awaiter " + c.fiber(to);
+        if (fl && fl->awaitedBy() && fl->awaitedBy() == to) text += ", straight to its awaiter " + c.fiber(to);
         return {text, "finishFiber()", kFiber};
     }
     case SwitchReason::Handoff:
@@ -476,7 +476,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
     case EventKind::FiberFinish: {
         std::string text = c.fiber(e.arg[0]) + "'s function had returned; on the other side of its last switch handleSwitchMessage() published it as finished";
         const FiberLane* fl = findFiber(c.tl, e.arg[0]);
-        if (fl && fl->awaited_by) text += ", releasing its awaiter " + c.fiber(fl->awaited_by);
+        if (fl && fl->awaitedBy()) text += ", releasing its awaiter " + c.fiber(fl->awaitedBy());
         return make(text, "handleSwitchMessage()", kSwitchMessage, i);
     }
     case EventKind::FiberRecycle:
@@ -706,7 +706,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
         std::string text = "zone '" + c.tr.string(e.arg[0]) + "' began on " + c.fiber(running) + " (trace::Zone)";
         const std::vector<Zone>* zones = nullptr;
         if (running) {
-            if (const FiberLane* fl = findFiber(c.tl, running)) zones = &fl->zones.vector();
+            if (const FiberLane* fl = findFiber(c.tl, running)) zones = &fl->zones();
         } else if (const ThreadLane* tl = findThread(c.tl, e.thread)) {
             zones = &tl->zones;
         }
@@ -867,7 +867,7 @@ Explanation explainFiberInterval(const Timeline& timeline, const trace::Trace& t
     case State::Finished: {
         std::string text = fiber + " finished at " + formatTime(in.start) + " on " + on(in.thread) +
                            ": its function returned and finishFiber() switched away for good";
-        if (fl.awaited_by) text += "; " + c.fiber(fl.awaited_by) + " awaited it";
+        if (fl.awaitedBy()) text += "; " + c.fiber(fl.awaitedBy()) + " awaited it";
         return make(text, "finishFiber()", kFiber, in.cause);
     }
     default: break;
@@ -891,8 +891,8 @@ Explanation explain(const Timeline& timeline, const trace::Trace& trace, const H
         return fiber_lane ? explainFiberInterval(timeline, trace, hit.lane, hit.index)
                           : explainThreadInterval(timeline, trace, hit.lane, hit.index);
     case HitKind::Zone:
-        if (fiber_lane && hit.lane < timeline.fibers.size() && hit.index < timeline.fibers[hit.lane].zones.size())
-            return explainZone(timeline, trace, timeline.fibers[hit.lane].zones[hit.index], timeline.fibers[hit.lane].fiber);
+        if (fiber_lane && hit.lane < timeline.fibers.size() && hit.index < timeline.fibers[hit.lane].zones().size())
+            return explainZone(timeline, trace, timeline.fibers[hit.lane].zones()[hit.index], timeline.fibers[hit.lane].fiber);
         if (!fiber_lane && hit.lane < timeline.threads.size() && hit.index < timeline.threads[hit.lane].zones.size())
             return explainZone(timeline, trace, timeline.threads[hit.lane].zones[hit.index], 0);
         return {};

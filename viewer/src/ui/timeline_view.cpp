@@ -748,7 +748,7 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
                 continue;
             }
             const FiberLane& f = tl.fibers[i];
-            const double born = f.created >= 0 ? static_cast<double>(f.created) : static_cast<double>(tl.start_time);
+            const double born = f.created() >= 0 ? static_cast<double>(f.created()) : static_cast<double>(tl.start_time);
             const std::int64_t finished = f.finished();
             const double died = finished >= 0 ? static_cast<double>(finished) : static_cast<double>(tl.end_time);
             if (died >= app.view.start && born <= app.view.end) alive.push_back(i);

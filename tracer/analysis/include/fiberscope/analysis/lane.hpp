@@ -389,56 +389,6 @@ private:
     std::size_t size_ = 0; // words
 };
 
-// A vector held behind one pointer: 8 bytes in its owner while empty, for
-// the lists that most lanes never fill (a fiber lane of 3 intervals has no
-// levels of detail and no prefix sums; there may be millions of fiber lanes).
-template <class T>
-class HeapVector {
-public:
-    HeapVector() = default;
-    HeapVector(const HeapVector& other) : v_(other.v_ ? std::make_unique<std::vector<T>>(*other.v_) : nullptr) {}
-    HeapVector(HeapVector&&) noexcept = default;
-    HeapVector& operator=(const HeapVector& other) {
-        if (this != &other) v_ = other.v_ ? std::make_unique<std::vector<T>>(*other.v_) : nullptr;
-        return *this;
-    }
-    HeapVector& operator=(HeapVector&&) noexcept = default;
-
-    std::size_t size() const noexcept { return v_ ? v_->size() : 0; }
-    bool empty() const noexcept { return !v_ || v_->empty(); }
-    std::size_t capacity() const noexcept { return v_ ? v_->capacity() : 0; }
-    const T& operator[](std::size_t k) const noexcept { return (*v_)[k]; }
-    T& operator[](std::size_t k) noexcept { return (*v_)[k]; }
-    const T& back() const noexcept { return v_->back(); }
-    const T* begin() const noexcept { return v_ ? v_->data() : nullptr; }
-    const T* end() const noexcept { return v_ ? v_->data() + v_->size() : nullptr; }
-    T* begin() noexcept { return v_ ? v_->data() : nullptr; }
-    T* end() noexcept { return v_ ? v_->data() + v_->size() : nullptr; }
-    void clear() noexcept { v_.reset(); }
-    void shrink_to_fit() {
-        if (v_) v_->shrink_to_fit();
-    }
-    // As a vector (an empty one while none was made), for code that takes one.
-    const std::vector<T>& vector() const noexcept {
-        static const std::vector<T> none;
-        return v_ ? *v_ : none;
-    }
-    operator const std::vector<T>&() const noexcept { return vector(); }
-    void reserve(std::size_t n) { vec().reserve(n); }
-    void push_back(const T& value) { vec().push_back(value); }
-    template <class... Args>
-    T& emplace_back(Args&&... args) { return vec().emplace_back(std::forward<Args>(args)...); }
-    // The vector itself, if any (for counting its bytes).
-    const std::vector<T>* get() const noexcept { return v_.get(); }
-
-private:
-    std::vector<T>& vec() {
-        if (!v_) v_ = std::make_unique<std::vector<T>>();
-        return *v_;
-    }
-    std::unique_ptr<std::vector<T>> v_;
-};
-
 // A run of consecutive intervals drawn as one: what visibleBlocks returns, and
 // what the levels of detail store. A block of one interval has count 1.
 struct Block {

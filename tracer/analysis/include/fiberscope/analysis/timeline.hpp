@@ -128,48 +128,53 @@ struct ThreadLane {
 // fiber running on the thread when it was recorded.
 std::uint64_t instantFiber(const trace::Trace& trace, const ThreadLane& lane, std::size_t k) noexcept;
 
-// A string in 8 bytes that allocates nothing while empty (a std::string is
-// 32): most fibers have no recorded name and are printed by number.
-class CompactName {
-public:
-    CompactName() = default;
-    explicit CompactName(std::string_view text);
-    CompactName(const CompactName& other) : CompactName(other.view()) {}
-    CompactName(CompactName&& other) noexcept : data_(std::exchange(other.data_, nullptr)) {}
-    CompactName& operator=(const CompactName& other) { return *this = CompactName(other); }
-    CompactName& operator=(CompactName&& other) noexcept {
-        std::swap(data_, other.data_);
-        return *this;
-    }
-    ~CompactName() { std::free(data_); }
-
-    bool empty() const noexcept { return data_ == nullptr; }
-    std::string_view view() const noexcept;
-    std::size_t heapBytes() const noexcept; // the allocation's size (0: none)
-
-private:
-    char* data_ = nullptr; // a 32-bit length, then the characters
-};
-
-// (Members ordered for packing: there is one per fiber, millions in a big
-// trace, so it is 80 bytes: issue 13. What it only sometimes has shares one
-// pointer, the lane's side block (lane.hpp); whether it was named or created
-// in the trace is read from the fields that say so, and when and where it
-// finished from its lane's Finished interval, not kept twice.)
+// One fiber's row. There is one per fiber, millions in a big trace (issue
+// 13: a fiber every ~6.5 events in the benchmark's trace), so it is 56
+// bytes, not the 96 its fields would take as plain members:
+//   * its links (parent, awaiter) are 32 bits each, and when and where it was
+//     created share one word (a 48-bit time, as a lane interval's, and the
+//     thread + 1 in 16 bits); a value that does not fit (a crafted trace's
+//     fiber past 2^32, thread 70000 or a time 40 hours in) is kept whole in
+//     the rare block, so nothing is lost;
+//   * what most fibers never have (a recorded name, zones, whole links)
+//     shares one pointer, the rare block, allocated when first needed;
+//   * whether it was named or created in the trace is read from the fields
+//     that say so, and when and where it finished from its lane's Finished
+//     interval, not kept twice.
+// Written by the model's builder (setCreated, setAwaitedBy, setRecordedName,
+// editZones), then only read.
 struct FiberLane {
     std::uint64_t fiber = 0;
-    std::uint64_t parent = 0;     // 0: created by an idle loop, or unknown
-    std::uint64_t awaited_by = 0; // the fiber that awaited it (Future::await), 0 if none
-    std::int64_t created = -1;    // -1: before the recording started
-    std::int32_t created_thread = -1; // -1: no fiber-create record (it ran before the recording began)
-    CompactName recorded_name;    // its fiber-name (or create) record's name, if any
     Lane lane;                    // Ready / Running / Waiting / Finished
-    HeapVector<Zone> zones;       // by start (most fibers open none: 8 bytes then)
 
-    // A fiber-name (or create) record named it: recorded_name.
-    bool named() const noexcept { return !recorded_name.empty(); }
+    // The fiber that created it (its fiber-create record's parent), 0: created
+    // by an idle loop, or unknown.
+    std::uint64_t parent() const noexcept { return parent_ == kWideLink ? rare_->parent : parent_; }
+    // The fiber that awaited it (Future::await), 0 if none.
+    std::uint64_t awaitedBy() const noexcept { return awaited_by_ == kWideLink ? rare_->awaited_by : awaited_by_; }
+    // When and on which trace thread its fiber-create record was made; -1
+    // (both) when the trace has none (it ran before the recording began).
+    std::int64_t created() const noexcept {
+        const auto thread = static_cast<std::uint16_t>(created_ >> kTimeBits);
+        if (thread == kWideThread) return rare_->created;
+        return thread == 0 ? -1 : static_cast<std::int64_t>(created_ << (64 - kTimeBits)) >> (64 - kTimeBits);
+    }
+    std::int32_t createdThread() const noexcept {
+        const auto thread = static_cast<std::uint16_t>(created_ >> kTimeBits);
+        return thread == kWideThread ? rare_->created_thread : static_cast<std::int32_t>(thread) - 1;
+    }
+    // Its zones (user annotation spans it opened), by start.
+    const std::vector<Zone>& zones() const noexcept {
+        static const std::vector<Zone> none;
+        return rare_ ? rare_->zones : none;
+    }
+
+    // Its fiber-name (or create) record's name, if any.
+    std::string_view recordedName() const noexcept { return rare_ ? std::string_view(rare_->name) : std::string_view(); }
+    // A fiber-name (or create) record named it: recordedName().
+    bool named() const noexcept { return !recordedName().empty(); }
     // Its fiber-create record is in the trace.
-    bool createdInTrace() const noexcept { return created_thread >= 0; }
+    bool createdInTrace() const noexcept { return createdThread() >= 0; }
     // When and on which thread its function returned (its finishing switch),
     // -1 if it did not finish in the trace: its lane's Finished interval,
     // which is the lane's last (a finished fiber stays Finished to the
@@ -183,7 +188,64 @@ struct FiberLane {
     }
     // Its recorded name, else "main" for fiber 1, else "fiber #id".
     std::string name() const;
+
+    // The builder's (thread >= 0).
+    void setCreated(std::int64_t time, std::int32_t thread, std::uint64_t parent);
+    void setAwaitedBy(std::uint64_t fiber);
+    void setRecordedName(std::string_view name) {
+        if (!name.empty() || rare_) rare().name = name;
+    }
+    std::vector<Zone>& editZones() { return rare().zones; }
+    // The bytes of its heap blocks: the rare block, its name's (a short name
+    // lives inside the block) and its zones'.
+    std::size_t rareBytes() const noexcept { return rare_ ? sizeof(Rare) : 0; }
+    std::size_t nameBytes() const noexcept { return rare_ && rare_->name.capacity() > 15 ? rare_->name.capacity() + 1 : 0; }
+    std::size_t zoneBytes() const noexcept { return rare_ ? rare_->zones.capacity() * sizeof(Zone) : 0; }
+    void trimZones() {
+        if (rare_) rare_->zones.shrink_to_fit();
+    }
+
+private:
+    struct Rare {
+        std::string name;
+        std::vector<Zone> zones;
+        std::uint64_t parent = 0;     // when parent_ is kWideLink
+        std::uint64_t awaited_by = 0; // when awaited_by_ is kWideLink
+        std::int64_t created = -1;    // when created_'s thread is kWideThread
+        std::int32_t created_thread = -1;
+    };
+    // A pointer that copies what it points at.
+    class RarePtr {
+    public:
+        RarePtr() = default;
+        RarePtr(const RarePtr& other) : p_(other.p_ ? std::make_unique<Rare>(*other.p_) : nullptr) {}
+        RarePtr(RarePtr&&) noexcept = default;
+        RarePtr& operator=(const RarePtr& other) {
+            if (this != &other) p_ = other.p_ ? std::make_unique<Rare>(*other.p_) : nullptr;
+            return *this;
+        }
+        RarePtr& operator=(RarePtr&&) noexcept = default;
+        explicit operator bool() const noexcept { return p_ != nullptr; }
+        Rare* operator->() const noexcept { return p_.get(); }
+        Rare& make() {
+            if (!p_) p_ = std::make_unique<Rare>();
+            return *p_;
+        }
+
+    private:
+        std::unique_ptr<Rare> p_;
+    };
+    static constexpr std::uint32_t kWideLink = UINT32_MAX;
+    static constexpr int kTimeBits = 48;
+    static constexpr std::uint16_t kWideThread = UINT16_MAX;
+    Rare& rare() { return rare_.make(); }
+
+    std::uint32_t parent_ = 0;
+    std::uint32_t awaited_by_ = 0;
+    std::uint64_t created_ = 0; // the time in the low 48 bits, the thread + 1 in the high 16 (0: none)
+    RarePtr rare_;
 };
+static_assert(sizeof(FiberLane) == 56);
 
 enum class FlowKind : std::uint8_t { Wakeup, Steal, Spawn, Completion, AwaitChain, Cancel, Canceled, MutexHandoff, ConditionWake };
 inline constexpr int kFlowKindCount = 9;
