@@ -24,7 +24,10 @@ cmake --build build -j "$jobs"
 ctest --test-dir build --output-on-failure -j 1
 
 stage "ASan + UBSan build (build-asan/)"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFIBERSCOPE_SANITIZE=ON >/dev/null
+# -O1 -g1 (line tables: reports still name file and line): the sanitized
+# tree compiles in about half the time of -O2 -g, which was most of CI's time.
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFIBERSCOPE_SANITIZE=ON \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" >/dev/null
 cmake --build build-asan -j "$jobs"
 # Sanitized runs are slower: the stress tests scale their sizes down by 10.
 FIBERSCOPE_TEST_SCALE=10 ASAN_OPTIONS=detect_leaks=1:allow_user_segv_handler=1 \
