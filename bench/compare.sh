@@ -289,7 +289,7 @@ if bytes_per_event is not None:
     rows.append(["trace bytes per event (skynet)", f"{bytes_per_event:.2f} B", "—", "Go new tracer (published)", "~4.5 B",
                  f"{bytes_per_event / 4.5:.2f}x", f"<= 8 B: {'met' if bytes_per_event <= 8 else 'MISSED'}"])
 
-header = ["benchmark", "fiberscope (io_uring)", "epoll backend (ratio)", "peer", "peer time", "ratio (fiberscope/peer)", "target"]
+header = ["benchmark", "fiberscope (io_uring)", "epoll backend (its ratio to the peer)", "peer", "peer time", "ratio (fiberscope/peer)", "target"]
 widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
 line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
 print()
