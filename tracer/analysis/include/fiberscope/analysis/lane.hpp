@@ -2,7 +2,7 @@
 // fiber), and what is precomputed on them once so frames stay cheap.
 //
 // Design: a lane is a sorted list of non-overlapping intervals, plus
-//   * levels of detail (lod.hpp): for granularities g = 1, 8, 64, ... ns,
+//   * levels of detail (lod.hpp): for granularities g = 1, 16, 256, ... ns,
 //     the runs of consecutive intervals whose starts fall in the same g-ns
 //     bucket, merged into one Block. Only runs of two or more intervals are
 //     stored (an interval alone in its bucket is read from `intervals`), and a

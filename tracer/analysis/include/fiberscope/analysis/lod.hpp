@@ -4,8 +4,8 @@
 // coarsest stored level whose granularity g is at most one pixel, binary
 // searches the first interval in view, and walks the level's units (merged
 // runs and lone intervals) in order. Every unit of a level starts in its own
-// g-ns bucket, and g > ns_per_pixel / 8 (the next level is coarser than a
-// pixel), so a frame touches at most ~9 units per pixel however many
+// g-ns bucket, and g > ns_per_pixel / 16 (the next level is coarser than a
+// pixel), so a frame touches at most ~17 units per pixel however many
 // intervals the lane holds: O(log n + pixels). A level that would merge less
 // than a quarter of the units of the finer level below it is not stored
 // (lod.cpp): where it is missing the finer level is walked instead, which on
