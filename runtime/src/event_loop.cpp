@@ -46,7 +46,6 @@ extern "C" [[noreturn]] void fiberscope_main_idle(const ContextPair* received) {
     sanitizerFinishSwitch(nullptr);
     handleSwitchMessage(received);
     Thread& thread = *currentThread();
-    thread.own().trace_time = 0;
     idle(thread);
     FIBERSCOPE_TRACE_EVENT(emit::threadStop(now));
     yield(&thread.loop->main_fiber, PendingTask::nothing, trace::SwitchReason::Exit);
@@ -203,9 +202,13 @@ void EventLoop::yield() {
         return;
     }
     // A fiber that yields in a loop keeps its thread from ever going idle,
-    // where the driver is normally serviced: service it here now and then.
+    // where the driver is normally serviced: service it here now and then,
+    // every 8th yield if it has work waiting (a look at the ring: ~1 ns of
+    // a ~10 ns yield), every 1024th anyway.
     Thread& thread = *current;
-    if (thread.driver.hasPendingWork() || ++thread.own().yields_since_poll >= 1024) pollDriver(thread);
+    const unsigned yields = ++thread.own().yields_since_poll;
+    if (yields >= 1024 || ((yields & 7) == 0 && thread.driver.hasPendingWork())) pollDriver(thread);
+    if (thread.runningFiber() && yieldAlone(thread)) return;
     detail::yield(nullptr, PendingTask::reschedule, trace::SwitchReason::Yield);
 }
 

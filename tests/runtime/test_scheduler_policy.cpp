@@ -442,3 +442,67 @@ TEST_CASE("RunQueue: FIFO pops, a thief takes the older half, a full ring gives 
     CHECK(owner.push(fibers[detail::RunQueue::kCapacity].get()));
     CHECK(owner.pop() == fibers[detail::RunQueue::kCapacity / 2].get());
 }
+
+TEST_CASE("RunQueue::rotateAlone: the oldest out, the caller in at the back; nothing on an empty ring", "[policy]") {
+    // What a one-worker loop's yield does to its ring (yieldAlone, switch.cpp).
+    std::vector<std::unique_ptr<detail::Fiber>> fibers;
+    for (std::uint64_t id = 0; id <= detail::RunQueue::kCapacity; ++id) {
+        fibers.push_back(std::make_unique<detail::Fiber>());
+        fibers.back()->id = 100 + id;
+    }
+    detail::RunQueue ring;
+    // Empty: nothing comes out and the caller is not queued.
+    CHECK(ring.rotateAlone(fibers[0].get()) == nullptr);
+    CHECK(ring.looksEmpty());
+    // Three queued: each rotation returns the oldest and queues the caller
+    // last, as a pop and then a push would.
+    for (int i = 0; i < 3; ++i) REQUIRE(ring.push(fibers[i].get()));
+    CHECK(ring.rotateAlone(fibers[3].get()) == fibers[0].get());
+    CHECK(ring.rotateAlone(fibers[0].get()) == fibers[1].get());
+    for (int i : {2, 3, 0}) CHECK(ring.pop() == fibers[i].get());
+    CHECK(ring.pop() == nullptr);
+    // Full: the caller takes the slot the oldest left, across the wrap.
+    for (std::uint32_t i = 0; i < detail::RunQueue::kCapacity; ++i) REQUIRE(ring.push(fibers[i].get()));
+    CHECK_FALSE(ring.push(fibers[detail::RunQueue::kCapacity].get()));
+    CHECK(ring.rotateAlone(fibers[detail::RunQueue::kCapacity].get()) == fibers[0].get());
+    for (std::uint32_t i = 1; i <= detail::RunQueue::kCapacity; ++i) CHECK(ring.pop() == fibers[i].get());
+    CHECK(ring.pop() == nullptr);
+}
+
+TEST_CASE("a one-worker loop's short yield: a lone yielder runs on; yielders still let I/O and new work in", "[policy]") {
+    test::Watchdog watchdog("yielders on a one-worker loop beside a sleeper", 60s);
+    auto loop = scalingLoop(1);
+    EventLoop& l = *loop;
+    // The main fiber alone: its ring is empty, every yield returns at once.
+    for (int i = 0; i < 10000; ++i) l.yield();
+    // Two fibers yield until a third, asleep in the driver, wakes: the
+    // yields must service the driver now and then (EventLoop::yield), or
+    // the sleeper never wakes and the watchdog fires.
+    for (int round = 0; round < 20; ++round) {
+        INFO("round " << round);
+        std::atomic<bool> woke{false};
+        long yields[2] = {0, 0};
+        auto yielder = [&l, &woke](long& count) {
+            // relaxed: the flag is set and read on this one thread.
+            while (!woke.load(std::memory_order_relaxed)) {
+                l.yield();
+                ++count;
+            }
+        };
+        Future<void> a = l.async([&] { yielder(yields[0]); });
+        Future<void> b = l.async([&] { yielder(yields[1]); });
+        Future<void> sleeper = l.async([&] {
+            REQUIRE(l.sleep(2ms));
+            woke.store(true, std::memory_order_relaxed);
+        });
+        // New work while they yield: a spawn goes to run_next, which the
+        // short way leaves to the generic one; it runs and is awaited.
+        Future<int> spawned = l.async([] { return 7; });
+        CHECK(spawned.await() == 7);
+        a.await();
+        b.await();
+        sleeper.await();
+        CHECK(yields[0] > 0);
+        CHECK(yields[1] > 0);
+    }
+}

@@ -1,6 +1,8 @@
 // AArch64 (AAPCS64) context switch (included by context.hpp).
 //
-// x1 carries the message both ways. sp and the frame pointer x29 are saved by
+// x1 carries the message both ways; the two contexts come in x0 and x2,
+// not loaded from the message the caller has just stored (as on x86_64,
+// where that reload stalled). sp and the frame pointer x29 are saved by
 // hand; the resume address is local label 1. All other general-purpose
 // registers (but x18, the platform register, which Linux leaves to user code
 // and is clobbered too) and all vector registers are clobbered, so the
@@ -20,8 +22,9 @@ namespace fiberscope::detail {
 
 __attribute__((always_inline)) inline const ContextPair* contextSwitch(const ContextPair* message) {
     register const ContextPair* x1 asm("x1") = message;
+    register Context* x0 asm("x0") = message->prev;
+    register Context* x2 asm("x2") = message->ready;
     asm volatile(
-        "ldp x0, x2, [x1]\n\t"   // x0 = prev context, x2 = ready context
         "ldr x3, [x2, #16]\n\t"  // x3 = ready resume address
         "mov x4, sp\n\t"
         "stp x4, x29, [x0]\n\t"
@@ -31,9 +34,9 @@ __attribute__((always_inline)) inline const ContextPair* contextSwitch(const Con
         "mov sp, x4\n\t"
         "br x3\n"
         "1:\n\t"
-        : "+r"(x1)
+        : "+r"(x1), "+r"(x0), "+r"(x2)
         :
-        : "x0", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13", "x14",
+        : "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13", "x14",
           "x15", "x16", "x17", "x18", "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27",
           "x28", "x30", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11",
           "v12", "v13", "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24",

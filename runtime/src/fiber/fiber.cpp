@@ -173,7 +173,6 @@ void reportDetachedException(const Fiber* fiber, const std::exception_ptr& excep
 extern "C" [[noreturn]] void fiberscope_fiber_main(const ContextPair* received) {
     sanitizerFinishSwitch(nullptr);
     handleSwitchMessage(received);
-    currentThread()->own().trace_time = 0; // the decision that started us is over
     Fiber* fiber = currentFiber();
     fiber->task->run(fiber->task);
     finishFiber(fiber);

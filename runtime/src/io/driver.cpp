@@ -102,10 +102,6 @@ void Driver::flush() noexcept {
     if (backend_ == IoBackend::io_uring && ring.pendingSubmissions()) ring.submit();
 }
 
-bool Driver::hasPendingWork() const noexcept {
-    return backend_ == IoBackend::io_uring && (ring.pendingSubmissions() || ring.pendingCompletions());
-}
-
 bool Driver::hasPendingCompletions() const noexcept {
     return backend_ == IoBackend::io_uring && ring.pendingCompletions();
 }

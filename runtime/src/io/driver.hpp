@@ -77,7 +77,10 @@ public:
     void flush() noexcept;
     // Whether requests wait to be submitted, or completions to be reaped
     // (a busy thread services its driver now and then: EventLoop::yield).
-    bool hasPendingWork() const noexcept;
+    // Inline: EventLoop::yield asks on every yield.
+    bool hasPendingWork() const noexcept {
+        return backend_ == IoBackend::io_uring && (ring.pendingSubmissions() || ring.pendingCompletions());
+    }
     // Whether completions wait to be reaped (a searching thread stops).
     bool hasPendingCompletions() const noexcept;
     // Enters the kernel without waiting (io_uring runs deferred completion

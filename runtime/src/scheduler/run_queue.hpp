@@ -77,6 +77,24 @@ public:
         return fiber;
     }
 
+    // Owner only, and only where no thief can exist (as popAlone): takes
+    // the oldest fiber and queues `fiber` at the tail in one step, what a
+    // pop and then a push do, without reading back what either just wrote.
+    // nullptr (and `fiber` not queued): the queue was empty.
+    Fiber* rotateAlone(Fiber* fiber) noexcept {
+        // relaxed (all): no other thread reads the ring (popAlone).
+        const std::uint32_t h = head_.load(std::memory_order_relaxed);
+        const std::uint32_t t = tail_.load(std::memory_order_relaxed);
+        if (t == h) return nullptr;
+        Fiber* oldest = slots_[h % kCapacity].load(std::memory_order_relaxed);
+        // t - h <= kCapacity and the head slot is free now: the tail slot is
+        // the head slot when the ring is full, else an empty one.
+        slots_[t % kCapacity].store(fiber, std::memory_order_relaxed);
+        head_.store(h + 1, std::memory_order_relaxed);
+        tail_.store(t + 1, std::memory_order_relaxed);
+        return oldest;
+    }
+
     // Owner only: moves the older half of a full queue to `out` (a list
     // through queue_next), for the loop's overflow list, and says how many.
     // 0 if thieves took some meanwhile (the push can be retried).

@@ -25,10 +25,7 @@ static bool registerAwaiter(std::atomic<Fiber*>& awaiter, Fiber* fiber) {
     return true;
 }
 
-void handleSwitchMessage(const ContextPair* received) {
-    Thread& thread = *currentThread();
-    const SwitchMessage& message = *SwitchMessage::from(received);
-    thread.current_context = message.contexts.ready;
+static void performPendingTask(Thread& thread, const SwitchMessage& message) {
     Loop& loop = *thread.loop;
     switch (message.task) {
     case PendingTask::nothing:
@@ -106,6 +103,16 @@ void handleSwitchMessage(const ContextPair* received) {
         return;
     }
     }
+}
+
+void handleSwitchMessage(const ContextPair* received) {
+    Thread& thread = *currentThread();
+    const SwitchMessage& message = *SwitchMessage::from(received);
+    thread.current_context = message.contexts.ready;
+    performPendingTask(thread, message);
+    // The decision that switched to us (its switch record and the pending
+    // task's records share its timestamp) is over.
+    thread.own().trace_time = 0;
 }
 
 } // namespace fiberscope::detail

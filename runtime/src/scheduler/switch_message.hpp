@@ -64,7 +64,8 @@ struct SwitchMessage {
     }
 };
 
-// Runs on the receiving side of every switch, first thing.
+// Runs on the receiving side of every switch, first thing; it ends the
+// decision that made the switch (Thread::Owned::trace_time).
 void handleSwitchMessage(const ContextPair* received);
 
 } // namespace fiberscope::detail
