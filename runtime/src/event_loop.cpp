@@ -201,15 +201,7 @@ void EventLoop::yield() {
         std::this_thread::yield();
         return;
     }
-    // A fiber that yields in a loop keeps its thread from ever going idle,
-    // where the driver is normally serviced: service it here now and then,
-    // every 8th yield if it has work waiting (a look at the ring: ~1 ns of
-    // a ~10 ns yield), every 1024th anyway.
-    Thread& thread = *current;
-    const unsigned yields = ++thread.own().yields_since_poll;
-    if (yields >= 1024 || ((yields & 7) == 0 && thread.driver.hasPendingWork())) pollDriver(thread);
-    if (thread.runningFiber() && yieldAlone(thread)) return;
-    detail::yield(nullptr, PendingTask::reschedule, trace::SwitchReason::Yield);
+    yieldRunning(*current);
 }
 
 bool EventLoop::cancelRequested() {

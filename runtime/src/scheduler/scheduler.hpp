@@ -10,7 +10,7 @@
 //   search.cpp           the scaling policy's search before parking
 //   grow.cpp             starting workers lazily
 //   victims.hpp          the one round-robin walk over other threads
-//   switch.cpp           yield(): the switch itself; yieldAlone()
+//   switch.cpp           yield(): the switch itself; yieldRunning()
 //   switch_message.*     switch-then-act: the pending task after a switch
 // Below it, io/driver.hpp wakes and parks threads on either backend; the
 // scheduler never asks which one runs.
@@ -172,11 +172,12 @@ inline void yield(Fiber* ready, PendingTask task, trace::SwitchReason reason) {
     yield(ready, message);
 }
 
-// EventLoop::yield's short way (switch.cpp): on a loop of one worker thread
-// of the scaling policy, untraced, with no new work waiting, the running
-// fiber queues itself on its ring and switches to the ring's head. False:
-// nothing was done, take the generic way (yield with PendingTask::reschedule).
-bool yieldAlone(Thread& thread);
+// EventLoop::yield on a worker: services the driver now and then, then
+// puts the running fiber back on a ready queue and runs the next one. On a
+// loop of one worker thread of the scaling policy, untraced, with no new
+// work waiting, it takes a short way (yieldAlone, switch.cpp): the fiber
+// queues itself on its ring and switches to the ring's head.
+void yieldRunning(Thread& thread);
 
 // The fiber running on the calling thread (the main fiber included).
 Fiber* currentFiber();
