@@ -80,8 +80,10 @@
 //   Thread::search_token): a burst of spawns wakes one thread, not one per
 //   spawn, and busy threads are never offered anything.
 // * A thread out of work searches before it parks (searchBeforePark,
-//   search.cpp): steal attempts with cpuRelax() between them, for kSearchNs;
-//   Loop::searching counts the searchers, at most half the threads.
+//   search.cpp): rounds of steal attempts for kSearchNs, with a pause
+//   between them that doubles from 150 ns to 4 us (each round reads the
+//   busy threads' lines); Loop::searching counts the searchers, at most
+//   half the threads.
 // * A spawned fiber goes to its spawner's run_next (Go's runnext), taken
 //   before the ring: a fiber spawned and then awaited runs on the spawner's
 //   thread with no cross-thread traffic; a searcher takes a run_next fiber

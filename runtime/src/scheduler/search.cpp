@@ -3,6 +3,8 @@
 // set, and leaves the set when it wakes. scheduler.hpp has the design.
 #include "scheduler/scheduler.hpp"
 
+#include <algorithm>
+
 #include "loop.hpp"
 #include "scheduler/idle_set.hpp"
 #include "scheduler/queue.hpp"
@@ -18,9 +20,20 @@ namespace fiberscope::detail {
 // not delivered while it spins (COOP_TASKRUN runs them when it enters the
 // kernel), so this also bounds their extra latency.
 static constexpr std::int64_t kSearchNs = 10'000;
-// cpuRelax() calls between two steal attempts: they keep a searcher from
-// pulling the busy threads' queue lines on every cycle.
+// cpuRelax() calls between two looks at a run_next being watched (after
+// the search, watchRunNext): they keep the watcher from pulling the
+// spawner's line on every cycle.
 static constexpr unsigned kRelaxPerRound = 8;
+// The pause between two rounds of steal attempts in a search: kFirstGapNs
+// after the first, doubling up to kMaxGapNs. Each round reads the other
+// threads' queue lines, which their owners write on every spawn and
+// wake-up: a fixed ~150 ns gap (8 pauses here) kept pulling those lines
+// away, and a spawn+await at 2 threads took 4.5x its 1-thread time
+// (issue 15; 1.9x with the back-off, bench/compare.sh). A thread just
+// woken to search still looks often at first, when work is most likely;
+// the cap bounds how late a searcher sees work that appears later.
+static constexpr std::int64_t kFirstGapNs = 150;
+static constexpr std::int64_t kMaxGapNs = 4'000;
 
 void leaveIdleSet(Loop& loop, Thread& thread) {
     if (thread.own().in_idle_set) {
@@ -162,6 +175,7 @@ Fiber* searchBeforePark(Loop& loop, Thread& thread) {
         RunNextSighting seen;
         const std::int64_t until = monotonicNanoseconds() + kSearchNs;
         trace::SearchOp why = trace::SearchOp::GaveUp; // why the search stopped, for the trace
+        std::int64_t gap = kFirstGapNs;
         for (;;) {
             if ((found = stealReady(loop, thread))) break;
             if ((found = stealHalf(loop, thread))) break;
@@ -173,7 +187,10 @@ Fiber* searchBeforePark(Loop& loop, Thread& thread) {
                 break;
             }
             if (now_ns >= until) break;
-            for (unsigned i = 0; i < kRelaxPerRound; ++i) cpuRelax();
+            const std::int64_t resume = std::min(now_ns + gap, until);
+            do cpuRelax();
+            while (monotonicNanoseconds() < resume);
+            gap = std::min(2 * gap, kMaxGapNs);
         }
         // seq_cst: before our idle bit in the Dekker pair with schedule()
         // and scheduleSpawned (a producer that reads the bit set then reads
