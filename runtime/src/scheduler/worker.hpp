@@ -47,7 +47,9 @@ struct Thread {
     // in (exchange); the owner takes it (exchange), or a searcher does (CAS)
     // once it has sat there a while (scheduler/search.cpp). Never holds a fiber
     // while its owner is parked: the owner looks here before it parks.
-    std::atomic<Fiber*> run_next{nullptr};
+    // A line of its own: the owner writes it on every spawn, and a searcher
+    // reads the queue word above on every round.
+    alignas(64) std::atomic<Fiber*> run_next{nullptr};
     // The scaling policy's ready queue (run_queue.hpp): a ring the owner
     // pushes to and pops from, and thieves take half of. The seed policy
     // uses ready_queue above instead.
