@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "model/describe.hpp"
+#include "platform/heap_trim.hpp"
 #include "ui/colors.hpp"
 
 namespace fiberscope::viewer {
@@ -366,6 +367,12 @@ void drawApp(App& app, const Fonts& fonts) {
     else ImGui::TextDisabled("Wheel: zoom at the pointer. Drag: pan. Shift+drag: select a range. Click: pin the "
                              "scheduler state there. F: fit. Z: zoom to selection. Backspace: back. Hover anything for an explanation.");
     ImGui::End();
+    // A model's first frame built what the viewer builds lazily (the counter
+    // tracks, the flow index, the event table's rows) and freed the scratch.
+    if (app.heap_trimmed_for != app.timeline.get()) {
+        app.heap_trimmed_for = app.timeline.get();
+        trimHeapAfterBuild(app.trace->events.memoryBytes());
+    }
 }
 
 } // namespace fiberscope::viewer

@@ -73,6 +73,9 @@ struct App {
     bool show_counters = true;         // counter tracks under the thread lanes (View > Counter tracks)
     unsigned flow_kinds = ~0u;         // the flow kinds drawn, bit FlowKind (View > Flow kinds, the legend)
     bool fit_requested = true;
+    // The model whose first frame's freed scratch was handed back to the
+    // system (drawApp; platform/heap_trim.hpp says why).
+    const void* heap_trimmed_for = nullptr;
     ViewHistory history;            // back/forward through the views commands left (ui/navigation.cpp)
     bool view_placed = false;       // the view has been placed on this trace (the first placement is not history)
     bool open_lesson_view = false;  // open on the lesson's first checkpoint's window once the trace is in
