@@ -190,10 +190,12 @@ public:
     }
 
     // Puts the calling fiber back on its thread's ready queue and runs the
-    // next ready fiber (or lets the idle loop run). The ready queue is a LIFO
-    // stack, as in the seed: with three or more fibers yielding on one
-    // thread, the two most recent take turns; yield is not a fairness tool.
-    // Every 1024 yields it also services the thread's driver: its ring or epoll instance (see pollDriver).
+    // next ready fiber (or lets the idle loop run). Under the scaling policy
+    // (the default) yielders take turns in FIFO order, after newly ready
+    // work; under the seed policy the queue is a LIFO stack, so with three
+    // or more fibers yielding on one thread the two most recent take turns.
+    // Now and then it also services the thread's driver, its ring or epoll
+    // instance: every 8th yield if work waits there, every 1024th anyway.
     void yield();
     // True once the calling fiber has been asked to cancel.
     bool cancelRequested();

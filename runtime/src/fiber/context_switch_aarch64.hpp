@@ -21,9 +21,14 @@
 namespace fiberscope::detail {
 
 __attribute__((always_inline)) inline const ContextPair* contextSwitch(const ContextPair* message) {
+    // Loaded into plain locals first: a load between a register variable's
+    // assignment and the asm may become a call (ThreadSanitizer's
+    // __tsan_read8), which would overwrite x0 and x1.
+    Context* const prev = message->prev;
+    Context* const ready = message->ready;
     register const ContextPair* x1 asm("x1") = message;
-    register Context* x0 asm("x0") = message->prev;
-    register Context* x2 asm("x2") = message->ready;
+    register Context* x0 asm("x0") = prev;
+    register Context* x2 asm("x2") = ready;
     asm volatile(
         "ldr x3, [x2, #16]\n\t"  // x3 = ready resume address
         "mov x4, sp\n\t"

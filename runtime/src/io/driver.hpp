@@ -77,7 +77,7 @@ public:
     void flush() noexcept;
     // Whether requests wait to be submitted, or completions to be reaped
     // (a busy thread services its driver now and then: EventLoop::yield).
-    // Inline: EventLoop::yield asks on every yield.
+    // Inline: a yield asks every 8th time (yieldRunning, scheduler/switch.cpp).
     bool hasPendingWork() const noexcept {
         return backend_ == IoBackend::io_uring && (ring.pendingSubmissions() || ring.pendingCompletions());
     }

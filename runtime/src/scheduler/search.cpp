@@ -29,7 +29,7 @@ static constexpr unsigned kRelaxPerRound = 8;
 // threads' queue lines, which their owners write on every spawn and
 // wake-up: a fixed ~150 ns gap (8 pauses here) kept pulling those lines
 // away, and a spawn+await at 2 threads took 4.5x its 1-thread time
-// (issue 15; 1.9x with the back-off, bench/compare.sh). A thread just
+// (issue 15; about 1.8x with the back-off, bench/compare.sh). A thread just
 // woken to search still looks often at first, when work is most likely;
 // the cap bounds how late a searcher sees work that appears later.
 static constexpr std::int64_t kFirstGapNs = 150;

@@ -58,10 +58,9 @@ void yield(Fiber* ready, SwitchMessage& message, bool finished) {
 static bool yieldAlone(Thread& thread) {
     const Loop& loop = *thread.loop;
     if (loop.allocated != 1 || !loop.scaling() || trace::enabled()) return false;
-    // relaxed (all three): hints. Only this thread fills run_next and the
-    // overflow list on a one-worker loop; another OS thread may push on the
-    // queue word (pushOwn) at any moment, and a push we miss is seen by the
-    // next findReadyFiber, as one just after a generic yield's would be.
+    // relaxed (all three): only this thread fills run_next, the queue word
+    // (the scaling policy hands no thread work) and, on a one-worker loop,
+    // the overflow list, so what they hold was written by us.
     if (thread.run_next.load(std::memory_order_relaxed) != nullptr) return false;
     if (Fiber* word = thread.ready_queue.load(std::memory_order_relaxed); word != nullptr && word != kFinished)
         return false;
@@ -80,7 +79,7 @@ static bool yieldAlone(Thread& thread) {
     const ContextPair* received = contextSwitch(&message.contexts);
     sanitizerFinishSwitch(fake_stack);
     // Resumed, on the same Thread (the loop has no other). A sender that
-    // asks for nothing (another yieldAlone, the idle loop starting us) needs
+    // asks for nothing (another yieldAlone, the idle loop resuming us) needs
     // only what handleSwitchMessage does first and last. The context it
     // resumed is ours: we know it, and reading it from the sender's message
     // would stall on the store the sender has just made (as contextSwitch's

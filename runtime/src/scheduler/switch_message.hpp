@@ -7,6 +7,9 @@
 // side performs the pending task (handleSwitchMessage) on its own stack.
 // The message lives on the sender's stack, which stays untouched until the
 // sender is resumed, and the handler copies what it needs before publishing.
+// One exception: on a loop of one worker thread, where nobody else can take
+// a fiber, yield queues itself first (yieldAlone, scheduler/switch.cpp), and
+// its receiver skips handleSwitchMessage when the sender asked for nothing.
 #pragma once
 
 #include <cstddef>
@@ -64,7 +67,8 @@ struct SwitchMessage {
     }
 };
 
-// Runs on the receiving side of every switch, first thing; it ends the
+// Runs on the receiving side of every switch, first thing (yieldAlone's
+// receiver does its part inline when there is nothing to do); it ends the
 // decision that made the switch (Thread::Owned::trace_time).
 void handleSwitchMessage(const ContextPair* received);
 

@@ -8,7 +8,8 @@
 // long-lived blocks, so the heap's top cannot shrink past them. On the
 // 10M-event benchmark trace that was ~37 MiB of the viewer's ~580 MiB
 // resident. malloc_trim returns the free pages inside the heap too
-// (MADV_DONTNEED). drawApp calls it once per model, after its first frame;
+// (MADV_DONTNEED). drawApp calls it once per model, after its first frame
+// (not at every snapshot of a live trace);
 // buildTimeline does the same for the model's own build
 // (tracer/analysis/timeline.cpp).
 #pragma once

@@ -369,7 +369,9 @@ void drawApp(App& app, const Fonts& fonts) {
     ImGui::End();
     // A model's first frame built what the viewer builds lazily (the counter
     // tracks, the flow index, the event table's rows) and freed the scratch.
-    if (app.heap_trimmed_for != app.timeline.get()) {
+    // Not while a live trace is open (app.live), whose model is replaced at
+    // every snapshot: a trim per snapshot would cost the frames.
+    if (!app.live && app.heap_trimmed_for != app.timeline.get()) {
         app.heap_trimmed_for = app.timeline.get();
         trimHeapAfterBuild(app.trace->events.memoryBytes());
     }
