@@ -11,15 +11,16 @@
 
 namespace fiberscope::detail {
 
-// Saves the current context in message.contexts.prev, resumes `next`, and
-// once something resumes us, performs what that sender asked.
-static void switchTo(Context* next, SwitchMessage& message, bool finished) {
+// Saves the current context in message.contexts.prev and resumes `next`
+// (message.contexts.ready), with the sanitizers told; once something
+// resumes us, returns what that sender sent.
+static const ContextPair* switchTo(Context* next, SwitchMessage& message, bool finished) {
     void* fake_stack = nullptr;
     sanitizerStartSwitch(finished ? nullptr : &fake_stack, next->stack_bottom, next->stack_size);
     tsanSwitchTo(next->tsan_fiber);
     const ContextPair* received = contextSwitch(&message.contexts);
     sanitizerFinishSwitch(fake_stack);
-    handleSwitchMessage(received);
+    return received;
 }
 
 void yield(Fiber* ready, SwitchMessage& message, bool finished) {
@@ -32,7 +33,7 @@ void yield(Fiber* ready, SwitchMessage& message, bool finished) {
     // One timestamp for the switch and the pending task the receiver runs.
     FIBERSCOPE_TRACE_EVENT_AT(message.trace_time, thread->own().trace_time = now;
                               emit::switchTo(now, traceId(*thread, message.contexts.prev), traceId(*thread, next), message.reason));
-    switchTo(next, message, finished);
+    handleSwitchMessage(switchTo(next, message, finished));
 }
 
 // Why act-then-switch is safe here, when everywhere else a fiber switches
@@ -73,11 +74,7 @@ static bool yieldAlone(Thread& thread) {
     SwitchMessage message;
     message.reason = trace::SwitchReason::Yield; // task: nothing, we are queued already
     message.contexts = {self, &next->context};
-    void* fake_stack = nullptr;
-    sanitizerStartSwitch(&fake_stack, next->context.stack_bottom, next->context.stack_size);
-    tsanSwitchTo(next->context.tsan_fiber);
-    const ContextPair* received = contextSwitch(&message.contexts);
-    sanitizerFinishSwitch(fake_stack);
+    const ContextPair* received = switchTo(&next->context, message, false);
     // Resumed, on the same Thread (the loop has no other). A sender that
     // asks for nothing (another yieldAlone, the idle loop resuming us) needs
     // only what handleSwitchMessage does first and last. The context it
