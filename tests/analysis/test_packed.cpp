@@ -316,6 +316,98 @@ TEST_CASE("a lane moved into a store reads back as built; one that does not fit 
     same(lists[1], fitting[1]);
 }
 
+TEST_CASE("a long lane compacted into chunks reads back as built, chunk by chunk compact or not", "[analysis][packed]") {
+    using analysis::Interval;
+    using analysis::IntervalList;
+    using analysis::State;
+    using analysis::WaitReason;
+    constexpr std::size_t kChunk = IntervalList::kChunk;
+    // Chunks of a thread-lane-like list, each breaking (or not) one limit of
+    // a compact chunk; `compact` says which should be stored compact.
+    std::vector<Interval> intervals;
+    std::vector<bool> compact;
+    std::int64_t t = 1000;
+    std::uint32_t cause = 100;
+    const auto chunk = [&](bool fits, auto&& make) {
+        for (std::size_t r = 0; r < kChunk; ++r) intervals.push_back(make(r));
+        compact.push_back(fits);
+    };
+    const auto busy = [&](std::size_t r, std::int32_t thread = 2) { // a running fiber, then the idle loop, in turn
+        const std::int64_t start = t;
+        t += 37;
+        return laneInterval(start, t, r % 2 ? 0 : 5000 + r, thread, r % 2 ? State::Idle : State::Running, WaitReason::None, cause += 3);
+    };
+    chunk(true, [&](std::size_t r) { return busy(r); });
+    chunk(true, [&](std::size_t r) { // the edges: the farthest start, cause and fiber, no cause, a gap, a reason
+        Interval i = busy(r);
+        if (i.fiber != 0) i.fiber = 70'000 + r;
+        i.cause = 20'000 + static_cast<std::uint32_t>(r);
+        if (r == 2) i.fiber = 70'000 + 0xfffe, i.cause = 20'000 + 8190;
+        if (r == 4) i.cause = analysis::kNoEvent;
+        if (r == 6) i.end = i.start + 5, t = i.start + 9; // a gap after it
+        if (r == 8) i.state = State::Waiting, i.reason = WaitReason::Exit;
+        if (r == kChunk - 1) t = intervals[intervals.size() - r].start + (std::int64_t{1} << 28) - 1, i.start = t - 1, i.end = t;
+        return i;
+    });
+    cause = 30'000;
+    chunk(false, [&](std::size_t r) { return busy(r, r == 9 ? 3 : 2); });                  // two threads
+    chunk(false, [&](std::size_t r) { Interval i = busy(r); if (r == 7) i.thread = 700; return i; }); // a wide item
+    chunk(false, [&](std::size_t r) {                                                         // 2^28 ns apart
+        Interval i = busy(r);
+        if (r == kChunk - 1) t = i.start = intervals[intervals.size() - r].start + (std::int64_t{1} << 28), i.end = t;
+        return i;
+    });
+    chunk(false, [&](std::size_t r) { Interval i = busy(r); if (r == 3) i.cause = cause + 8191; return i; }); // causes 8191 apart
+    chunk(false, [&](std::size_t r) { Interval i = busy(r); if (r == 2) i.fiber = 5000 + 0xffff; return i; }); // fibers 65535 apart
+    for (std::size_t r = 0; r < 9; ++r) intervals.push_back(busy(r)); // a short last chunk
+    compact.push_back(true);
+    IntervalList list;
+    for (const Interval& i : intervals) list.push_back(i);
+    const std::size_t before = list.itemBytes();
+    list.compact();
+    REQUIRE(list.compacted());
+    const auto same = [&](const IntervalList& l) {
+        REQUIRE(l.size() == intervals.size());
+        for (std::size_t k = 0; k < intervals.size(); ++k) {
+            INFO("interval " << k << " (chunk " << k / kChunk << ")");
+            const Interval a = l[k], &b = intervals[k];
+            REQUIRE(a.start == b.start);
+            REQUIRE(a.end == b.end);
+            REQUIRE(a.fiber == b.fiber);
+            REQUIRE(a.cause == b.cause);
+            REQUIRE(a.thread == b.thread);
+            REQUIRE(a.state == b.state);
+            REQUIRE(a.reason == b.reason);
+            REQUIRE(l.startOf(k) == b.start);
+            REQUIRE(l.endOf(k) == b.end);
+        }
+    };
+    same(list);
+    // Compact chunks take a word an item and three for their bases; the
+    // others two words an item.
+    std::size_t words = 0;
+    for (std::size_t c = 0; c < compact.size(); ++c) {
+        const std::size_t items = std::min(kChunk, intervals.size() - c * kChunk);
+        words += compact[c] ? 3 + items : 2 * items;
+    }
+    CHECK(list.itemBytes() >= words * 8);
+    CHECK(list.itemBytes() < words * 8 + 256);
+    CHECK(list.itemBytes() < before);
+    // A copy stays compact; appending copies the items back out first.
+    IntervalList copy = list;
+    REQUIRE(copy.compacted());
+    same(copy);
+    intervals.push_back(laneInterval(t, t + 10, 9, 2, State::Running));
+    copy.push_back(intervals.back());
+    REQUIRE_FALSE(copy.compacted());
+    same(copy);
+    // A short list is left as it is.
+    IntervalList short_list;
+    short_list.push_back(laneInterval(0, 10, 1, 0, State::Running));
+    short_list.compact();
+    CHECK_FALSE(short_list.compacted());
+}
+
 TEST_CASE("stored runs of a level of detail read back as pushed, packed or wide", "[analysis][packed]") {
     using analysis::StoredRun;
     const std::vector<StoredRun> runs = {

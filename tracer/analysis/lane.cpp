@@ -17,6 +17,10 @@ namespace fiberscope::analysis {
 IntervalList::Items::Items(const Items& other) {
     const std::size_t n = other.size();
     if (n == 0) return;
+    if (other.chunked()) { // a compacted list's copy stays compact
+        adopt(new Chunks(other.chunks()));
+        return;
+    }
     reallocate(n);
     if (other.borrowed())
         for (std::size_t k = 0; k < n; ++k) data_[k] = widen(other.slice(), k);
@@ -26,10 +30,28 @@ IntervalList::Items::Items(const Items& other) {
 }
 
 void IntervalList::Items::own(std::size_t n) {
-    if (!borrowed()) return;
-    Items copy(*this);
-    copy.reserve(n);
+    if (owned()) return;
+    const std::size_t size = this->size();
+    Items copy;
+    copy.reallocate(std::max(n, size));
+    for (std::size_t k = 0; k < size; ++k) copy.data_[k] = at(k);
+    if (copy.data_) copy.header()->size = static_cast<std::uint32_t>(size);
     *this = std::move(copy);
+}
+
+void IntervalList::Items::release() noexcept {
+    if (chunked()) delete &chunks();
+    else if (data_ && !borrowed()) std::free(header());
+    data_ = nullptr;
+}
+
+std::size_t IntervalList::Items::blockBytes() const noexcept {
+    if (!data_ || borrowed()) return 0;
+    if (chunked()) {
+        const Chunks& c = chunks();
+        return sizeof(Chunks) + c.at.capacity() * sizeof(std::uint32_t) + c.words.capacity() * sizeof(std::uint64_t);
+    }
+    return sizeof(Header) + capacity() * sizeof(Packed);
 }
 
 void IntervalList::Items::reallocate(std::size_t n) {
@@ -50,12 +72,12 @@ void IntervalList::Items::reallocate(std::size_t n) {
 }
 
 void IntervalList::Items::reserve(std::size_t n) {
-    if (borrowed()) own(std::max(n, size()));
+    if (!owned()) own(std::max(n, size()));
     else if (n > capacity()) reallocate(n);
 }
 
 void IntervalList::Items::shrink_to_fit() {
-    if (!borrowed() && capacity() > size()) reallocate(size());
+    if (owned() && capacity() > size()) reallocate(size());
 }
 
 IntervalList::IntervalList(const IntervalList& other)
@@ -110,7 +132,7 @@ std::int64_t IntervalList::gapEnd(std::size_t k) const noexcept {
 }
 
 void IntervalList::push_back(const Interval& iv) {
-    if (items_.borrowed()) items_.own(items_.size() + 1); // the store's slice is not ours to change
+    if (!items_.owned()) items_.own(items_.size() + 1); // a slice is not ours to change; chunks cannot grow
     const std::size_t k = items_.size();
     // The last item ends where this one starts, unless there is a gap (or an
     // overlap, which a damaged trace could make): then its end is kept aside.
@@ -151,9 +173,9 @@ std::size_t IntervalList::storeWords() const noexcept {
     // fiber and that their starts and causes are near enough to the least.
     std::int64_t lo = INT64_MAX, hi = INT64_MIN;
     std::uint32_t cause_lo = UINT32_MAX, cause_hi = 0;
-    const std::uint32_t fiber = items_[0].fiber;
+    const std::uint32_t fiber = items_.at(0).fiber;
     for (std::size_t k = 0; k < n; ++k) {
-        const Packed& p = items_[k];
+        const Packed p = items_.at(k);
         if (p.fiber != fiber) return 0;
         const std::int64_t start = startBits(p.bits);
         lo = std::min(lo, start);
@@ -179,14 +201,15 @@ void IntervalList::moveToStore(std::uint64_t* slice) noexcept {
     std::int64_t base = INT64_MAX;
     std::uint32_t cause_base = UINT32_MAX;
     for (std::size_t k = 0; k < n; ++k) {
-        base = std::min(base, startBits(items_[k].bits));
-        if (items_[k].cause != kNoEvent) cause_base = std::min(cause_base, items_[k].cause);
+        const Packed p = items_.at(k);
+        base = std::min(base, startBits(p.bits));
+        if (p.cause != kNoEvent) cause_base = std::min(cause_base, p.cause);
     }
     if (cause_base == UINT32_MAX) cause_base = 0;
     slice[0] = static_cast<std::uint64_t>(n) << kStartBits | (static_cast<std::uint64_t>(base) & ((std::uint64_t{1} << kStartBits) - 1));
-    slice[1] = static_cast<std::uint64_t>(items_[0].fiber) << 32 | cause_base;
+    slice[1] = static_cast<std::uint64_t>(items_.at(0).fiber) << 32 | cause_base;
     for (std::size_t k = 0; k < n; ++k) {
-        const Packed& p = items_[k];
+        const Packed p = items_.at(k);
         const std::uint64_t offset = static_cast<std::uint64_t>(startBits(p.bits) - base); // < 2^32 (storeWords)
         const std::uint64_t cause = p.cause == kNoEvent ? kSmallNoCause : p.cause - cause_base;
         slice[kSmallHeader + k] = offset | cause << kSmallCauseShift | ((p.bits >> kThreadShift) & 0xff) << kSmallThreadShift |
@@ -194,6 +217,84 @@ void IntervalList::moveToStore(std::uint64_t* slice) noexcept {
                                   ((p.bits >> kReasonShift) & 7) << kSmallReasonShift | (p.bits & kGap ? kSmallGap : 0);
     }
     items_.borrow(slice);
+}
+
+// Compacting (lane.hpp): each chunk's bases are its items' least start,
+// least cause (kNoEvent aside) and least fiber (0 aside), so every offset is
+// >= 0; a chunk whose items do not all fit keeps them as they are.
+void IntervalList::compact() {
+    const std::size_t n = items_.size();
+    if (!items_.owned() || n < kChunk || n > UINT32_MAX / 4) return;
+    auto chunks = std::make_unique<Chunks>();
+    chunks->size = static_cast<std::uint32_t>(n);
+    const std::size_t count = (n + kChunk - 1) / kChunk;
+    chunks->at.reserve(count);
+    std::size_t words = 0;
+    // Whether chunk [first, last) fits, and its bases.
+    struct Bases {
+        std::int64_t start = INT64_MAX;
+        std::uint32_t cause = UINT32_MAX, fiber = UINT32_MAX;
+        std::uint64_t thread = 0;
+    };
+    const auto fits = [&](std::size_t first, std::size_t last, Bases& b) {
+        std::int64_t hi = INT64_MIN;
+        std::uint32_t cause_hi = 0, fiber_hi = 0;
+        b.thread = (items_[first].bits >> kThreadShift) & 0xff;
+        for (std::size_t k = first; k < last; ++k) {
+            const Packed& p = items_[k];
+            if (p.bits & kWide || ((p.bits >> kThreadShift) & 0xff) != b.thread) return false;
+            const std::int64_t start = startBits(p.bits);
+            b.start = std::min(b.start, start);
+            hi = std::max(hi, start);
+            if (p.cause != kNoEvent) {
+                b.cause = std::min(b.cause, p.cause);
+                cause_hi = std::max(cause_hi, p.cause);
+            }
+            if (p.fiber != 0) {
+                b.fiber = std::min(b.fiber, p.fiber);
+                fiber_hi = std::max(fiber_hi, p.fiber);
+            }
+        }
+        if (b.cause == UINT32_MAX) b.cause = 0;
+        if (b.fiber == UINT32_MAX) b.fiber = 0;
+        // (Starts are within 48 bits: no overflow.)
+        return hi - b.start < (std::int64_t{1} << kChunkStartBits) && cause_hi - std::min(cause_hi, b.cause) < kChunkNoCause &&
+               fiber_hi - std::min(fiber_hi, b.fiber) < 0xffff;
+    };
+    std::vector<Bases> bases(count);
+    for (std::size_t c = 0; c < count; ++c) {
+        const std::size_t first = c * kChunk, last = std::min(n, first + kChunk);
+        const bool compact = fits(first, last, bases[c]);
+        chunks->at.push_back(static_cast<std::uint32_t>(words) | (compact ? Chunks::kCompactChunk : 0));
+        words += compact ? kChunkHeader + (last - first) : 2 * (last - first);
+    }
+    chunks->words.resize(words);
+    for (std::size_t c = 0; c < count; ++c) {
+        const std::size_t first = c * kChunk, last = std::min(n, first + kChunk);
+        const std::uint32_t at = chunks->at[c];
+        std::uint64_t* w = chunks->words.data() + (at & ~Chunks::kCompactChunk);
+        if (!(at & Chunks::kCompactChunk)) {
+            for (std::size_t k = first; k < last; ++k, w += 2) {
+                w[0] = items_[k].bits;
+                w[1] = static_cast<std::uint64_t>(items_[k].fiber) << 32 | items_[k].cause;
+            }
+            continue;
+        }
+        const Bases& b = bases[c];
+        w[0] = static_cast<std::uint64_t>(b.start);
+        w[1] = static_cast<std::uint64_t>(b.fiber) << 32 | b.cause;
+        w[2] = b.thread;
+        for (std::size_t k = first; k < last; ++k) {
+            const Packed& p = items_[k];
+            const auto offset = static_cast<std::uint64_t>(startBits(p.bits) - b.start);
+            const std::uint64_t cause = p.cause == kNoEvent ? kChunkNoCause : p.cause - b.cause;
+            const std::uint64_t fiber = p.fiber == 0 ? 0 : p.fiber - b.fiber + 1;
+            w[kChunkHeader + k - first] = offset | ((p.bits >> kStateShift) & 7) << kChunkStateShift |
+                                          ((p.bits >> kReasonShift) & 7) << kChunkReasonShift | (p.bits & kGap ? kChunkGap : 0) |
+                                          cause << kChunkCauseShift | fiber << kChunkFiberShift;
+        }
+    }
+    items_.adopt(chunks.release());
 }
 
 } // namespace fiberscope::analysis

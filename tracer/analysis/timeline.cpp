@@ -1266,6 +1266,7 @@ void Builder::close(Timeline& out, const trace::Trace& trace) const {
     const auto index_threads = [&out] {
         for (ThreadLane& tl : out.threads) {
             trimSlack(tl.lane.intervals);
+            tl.lane.intervals.compact();
             trimSlack(tl.instants);
             trimSlack(tl.instant_fibers);
             trimSlack(tl.zones);
@@ -1293,7 +1294,10 @@ void Builder::close(Timeline& out, const trace::Trace& trace) const {
         fl.trimZones();
         buildLaneIndex(fl.lane);
         const std::size_t words = fl.lane.intervals.storeWords();
-        if (words == 0) trimSlack(fl.lane.intervals);
+        if (words == 0) {
+            trimSlack(fl.lane.intervals);
+            fl.lane.intervals.compact();
+        }
         store_words += words;
     }
     {
