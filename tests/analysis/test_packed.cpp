@@ -165,6 +165,26 @@ analysis::Interval laneInterval(std::int64_t start, std::int64_t end, std::uint6
     return i;
 }
 
+// `list` reads back as `intervals`, field by field and through each reader.
+void requireIntervals(const analysis::IntervalList& list, const std::vector<analysis::Interval>& intervals) {
+    REQUIRE(list.size() == intervals.size());
+    for (std::size_t k = 0; k < intervals.size(); ++k) {
+        INFO("interval " << k << " (chunk " << k / analysis::IntervalList::kChunk << ")");
+        const analysis::Interval a = list[k], &b = intervals[k];
+        REQUIRE(a.start == b.start);
+        REQUIRE(a.end == b.end);
+        REQUIRE(a.fiber == b.fiber);
+        REQUIRE(a.cause == b.cause);
+        REQUIRE(a.thread == b.thread);
+        REQUIRE(a.state == b.state);
+        REQUIRE(a.reason == b.reason);
+        REQUIRE(list.startOf(k) == b.start);
+        REQUIRE(list.endOf(k) == b.end);
+    }
+    std::size_t k = 0;
+    for (const analysis::Interval& i : list) REQUIRE(i.start == intervals[k++].start);
+}
+
 } // namespace
 
 TEST_CASE("lane intervals read back as pushed: ends from the next start, gaps, wide ones", "[analysis][packed]") {
@@ -227,24 +247,7 @@ TEST_CASE("a lane moved into a store reads back as built; one that does not fit 
     using analysis::IntervalList;
     using analysis::State;
     using analysis::WaitReason;
-    const auto same = [](const IntervalList& l, const std::vector<Interval>& intervals) {
-        REQUIRE(l.size() == intervals.size());
-        for (std::size_t k = 0; k < intervals.size(); ++k) {
-            INFO("interval " << k);
-            const Interval a = l[k], &b = intervals[k];
-            REQUIRE(a.start == b.start);
-            REQUIRE(a.end == b.end);
-            REQUIRE(a.fiber == b.fiber);
-            REQUIRE(a.cause == b.cause);
-            REQUIRE(a.thread == b.thread);
-            REQUIRE(a.state == b.state);
-            REQUIRE(a.reason == b.reason);
-            REQUIRE(l.startOf(k) == b.start);
-            REQUIRE(l.endOf(k) == b.end);
-        }
-        std::size_t k = 0;
-        for (const Interval& i : l) REQUIRE(i.start == intervals[k++].start);
-    };
+    const auto same = requireIntervals;
     const std::uint64_t far = 1ull << 33; // a fiber id past 2^32 in one that fits otherwise
     // Lanes that fit: the edges of every field the compact item keeps.
     const std::vector<std::vector<Interval>> fitting = {
@@ -366,23 +369,7 @@ TEST_CASE("a long lane compacted into chunks reads back as built, chunk by chunk
     const std::size_t before = list.itemBytes();
     list.compact();
     REQUIRE(list.compacted());
-    const auto same = [&](const IntervalList& l) {
-        REQUIRE(l.size() == intervals.size());
-        for (std::size_t k = 0; k < intervals.size(); ++k) {
-            INFO("interval " << k << " (chunk " << k / kChunk << ")");
-            const Interval a = l[k], &b = intervals[k];
-            REQUIRE(a.start == b.start);
-            REQUIRE(a.end == b.end);
-            REQUIRE(a.fiber == b.fiber);
-            REQUIRE(a.cause == b.cause);
-            REQUIRE(a.thread == b.thread);
-            REQUIRE(a.state == b.state);
-            REQUIRE(a.reason == b.reason);
-            REQUIRE(l.startOf(k) == b.start);
-            REQUIRE(l.endOf(k) == b.end);
-        }
-    };
-    same(list);
+    requireIntervals(list, intervals);
     // Compact chunks take a word an item and three for their bases; the
     // others two words an item.
     std::size_t words = 0;
@@ -396,11 +383,11 @@ TEST_CASE("a long lane compacted into chunks reads back as built, chunk by chunk
     // A copy stays compact; appending copies the items back out first.
     IntervalList copy = list;
     REQUIRE(copy.compacted());
-    same(copy);
+    requireIntervals(copy, intervals);
     intervals.push_back(laneInterval(t, t + 10, 9, 2, State::Running));
     copy.push_back(intervals.back());
     REQUIRE_FALSE(copy.compacted());
-    same(copy);
+    requireIntervals(copy, intervals);
     // A short list is left as it is.
     IntervalList short_list;
     short_list.push_back(laneInterval(0, 10, 1, 0, State::Running));
