@@ -208,25 +208,9 @@ TEST_CASE("lane intervals read back as pushed: ends from the next start, gaps, w
     analysis::IntervalList list;
     for (const Interval& i : intervals) list.push_back(i);
     CHECK(list.wideCount() == 4);
-    const auto same = [](const Interval& a, const Interval& b) {
-        REQUIRE(a.start == b.start);
-        REQUIRE(a.end == b.end);
-        REQUIRE(a.fiber == b.fiber);
-        REQUIRE(a.cause == b.cause);
-        REQUIRE(a.thread == b.thread);
-        REQUIRE(a.state == b.state);
-        REQUIRE(a.reason == b.reason);
-    };
     const analysis::IntervalList copy = list;
-    for (const analysis::IntervalList* l : {static_cast<const analysis::IntervalList*>(&list), &copy}) {
-        REQUIRE(l->size() == intervals.size());
-        for (std::size_t k = 0; k < intervals.size(); ++k) {
-            INFO("interval " << k);
-            same((*l)[k], intervals[k]);
-            REQUIRE(l->startOf(k) == intervals[k].start);
-            REQUIRE(l->endOf(k) == intervals[k].end);
-        }
-    }
+    requireIntervals(list, intervals);
+    requireIntervals(copy, intervals);
     // Every state and wait reason survives the packing.
     analysis::IntervalList all;
     std::int64_t t = 0;
