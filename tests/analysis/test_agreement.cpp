@@ -231,14 +231,14 @@ void checkExport(const Trace& trace, const Timeline& tl) {
         REQUIRE(flow_to.count(id));
         arrows.emplace_back(std::get<0>(from), std::get<1>(from), std::get<2>(from), flow_to[id].first, flow_to[id].second);
     }
-    for (const Flow& f : tl.flows) flows.emplace_back(analysis::flowKindName(f.kind), f.from.thread, f.from.time, f.to.thread, f.to.time);
+    for (const Flow& f : analysis::flowsOf(tl)) flows.emplace_back(analysis::flowKindName(f.kind), f.from.thread, f.from.time, f.to.thread, f.to.time);
     std::sort(arrows.begin(), arrows.end());
     std::vector<std::size_t> order(tl.flows.size());
     for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return flows[a] < flows[b]; });
     REQUIRE(arrows.size() == flows.size());
     for (std::size_t k = 0; k < order.size(); ++k) {
-        const Flow& f = tl.flows[order[k]];
+        const Flow f = analysis::flowAt(tl, order[k]);
         const Arrow& a = arrows[k];
         INFO("flow " << analysis::flowKindName(f.kind) << " " << f.from.thread << "@" << f.from.time << " -> " << f.to.thread << "@"
                      << f.to.time << ", exported as -> " << std::get<3>(a) << "@" << std::get<4>(a));
@@ -470,7 +470,7 @@ Trace cancelAndHandOffTrace() {
 
 std::vector<Flow> flowsOf(const Timeline& tl, FlowKind kind) {
     std::vector<Flow> out;
-    for (const Flow& f : tl.flows)
+    for (const Flow& f : analysis::flowsOf(tl))
         if (f.kind == kind) out.push_back(f);
     return out;
 }

@@ -161,7 +161,7 @@ trace::Trace stealTrace() {
 }
 
 bool holdsKind(const Timeline& tl, const std::vector<std::uint32_t>& flows, FlowKind kind) {
-    return std::any_of(flows.begin(), flows.end(), [&](std::uint32_t i) { return tl.flows[i].kind == kind; });
+    return std::any_of(flows.begin(), flows.end(), [&](std::uint32_t i) { return analysis::flowAt(tl, i).kind == kind; });
 }
 
 } // namespace
@@ -169,8 +169,9 @@ bool holdsKind(const Timeline& tl, const std::vector<std::uint32_t>& flows, Flow
 TEST_CASE("flowsInRange returns flows with only one end in the range", "[viewer][flows]") {
     const trace::Trace trace = stealTrace();
     const Timeline tl = buildTimeline(trace);
-    const auto steal = std::find_if(tl.flows.begin(), tl.flows.end(), [](const Flow& f) { return f.kind == FlowKind::Steal; });
-    REQUIRE(steal != tl.flows.end());
+    const auto flows = analysis::flowsOf(tl);
+    const auto steal = std::find_if(flows.begin(), flows.end(), [](const Flow& f) { return f.kind == FlowKind::Steal; });
+    REQUIRE(steal != flows.end());
     REQUIRE(steal->from.time == 12);
     REQUIRE(steal->to.time == 21);
     const unsigned steals = flowBit(FlowKind::Steal);
@@ -223,14 +224,14 @@ TEST_CASE("the viewer draws every flow with an end in view, before any that only
     for (const Flow& f : made) tl.flows.push_back(f); // the model keeps them by from.time
     buildFlowIndex(tl, index);
     const auto endInView = [&](std::uint32_t i) {
-        const Flow& f = tl.flows[i];
+        const Flow f = analysis::flowAt(tl, i);
         return (f.from.time >= 400 && f.from.time <= 500) || (f.to.time >= 400 && f.to.time <= 500);
     };
     // A budget of 5: the three with an end in view, then two passing over.
     selectFlows(tl, index, FlowKind::Steal, 400, 500, 5, out);
     REQUIRE(out.size() == 5);
     CHECK(std::count_if(out.begin(), out.end(), endInView) == 3);
-    CHECK(std::all_of(out.begin(), out.end(), [&](std::uint32_t i) { return tl.flows[i].kind == FlowKind::Steal; }));
+    CHECK(std::all_of(out.begin(), out.end(), [&](std::uint32_t i) { return analysis::flowAt(tl, i).kind == FlowKind::Steal; }));
     CHECK(std::set<std::uint32_t>(out.begin(), out.end()).size() == out.size());
     // Enough budget: the three, and kMaxPassingOver of those passing over, each once.
     out.clear();
@@ -254,6 +255,6 @@ TEST_CASE("the viewer draws every flow with an end in view, before any that only
     CHECK(out.size() <= 100);
     CHECK(out.size() >= 50);
     std::int64_t latest = 0;
-    for (std::uint32_t i : out) latest = std::max(latest, dense.flows[i].from.time);
+    for (std::uint32_t i : out) latest = std::max(latest, analysis::flowAt(dense, i).from.time);
     CHECK(latest > 9000);
 }

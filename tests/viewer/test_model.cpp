@@ -540,12 +540,19 @@ TEST_CASE("thread and fiber lanes of a hand-built trace", "[viewer]") {
 
     // Flows: the spawn and the read's completion.
     std::map<FlowKind, std::vector<Flow>> flows;
-    for (const Flow& f : tl.flows) flows[f.kind].push_back(f);
+    for (const Flow& f : analysis::flowsOf(tl)) flows[f.kind].push_back(f);
     REQUIRE(flows[FlowKind::Spawn].size() == 1);
     CHECK(flows[FlowKind::Spawn][0].from.time == 10);
     CHECK(flows[FlowKind::Spawn][0].from.fiber == 1);
     CHECK(flows[FlowKind::Spawn][0].to.time == 20);
     CHECK(flows[FlowKind::Spawn][0].to.fiber == 2);
+    // The spawn is read back from fiber 2's lane (FlowStore), with the records at its ends.
+    CHECK(tl.flows.spawn_lanes.size() == 1);
+    CHECK(tl.flows.stored.size() == 1);
+    CHECK(trace.events[flows[FlowKind::Spawn][0].from.event].kind == EventKind::FiberCreate);
+    CHECK(flows[FlowKind::Spawn][0].from.thread == 0);
+    CHECK(trace.events[flows[FlowKind::Spawn][0].to.event].kind == EventKind::Switch);
+    CHECK(trace.events[flows[FlowKind::Spawn][0].to.event].time == 20);
     REQUIRE(flows[FlowKind::Completion].size() == 1);
     CHECK(flows[FlowKind::Completion][0].from.time == 20);
     CHECK(flows[FlowKind::Completion][0].to.time == 55);
@@ -569,6 +576,75 @@ TEST_CASE("thread and fiber lanes of a hand-built trace", "[viewer]") {
     CHECK(tl.latencies[0].run - tl.latencies[0].ready == 10);
     CHECK(tl.latencies[1].fiber == 1);
     CHECK(tl.latencies[1].run - tl.latencies[1].ready == 5);
+}
+
+TEST_CASE("spawn flows read back from their lanes keep every flow's place and fields", "[viewer]") {
+    // 150 children of the main fiber on two threads, each created, queued and
+    // run; every third one submits a read that completes before it runs again.
+    // Spawns (kept as lane indices) and completions (kept packed) interleave
+    // over several 64-flow words; child 7 is created twice (two spawns, to its
+    // one first run: its lane gives back neither, so both stay packed).
+    std::vector<trace::Event> events = {ev(0, 0, EventKind::ThreadStart, 0, 0), ev(0, 1, EventKind::ThreadStart, 1, 0)};
+    std::int64_t t = 10;
+    std::size_t expected_completions = 0;
+    for (std::uint64_t child = 2; child < 152; ++child, t += 10) {
+        const std::uint32_t th = child % 2;
+        events.push_back(ev(t, th, EventKind::FiberCreate, child, 1, 0));
+        if (child == 7) events.push_back(ev(t + 1, th, EventKind::FiberCreate, child, 1, 0));
+        events.push_back(ev(t + 2, th, EventKind::Schedule, child, 1, th, how(ScheduleHow::OwnQueue)));
+        events.push_back(ev(t + 3, th, EventKind::Switch, 0, child, 0, sw(SwitchReason::Idle)));
+        if (child % 3 == 0) {
+            events.push_back(ev(t + 4, th, EventKind::Submit, child, u(5), 0, kRead));
+            events.push_back(ev(t + 4, th, EventKind::Switch, child, 0, 0, sw(SwitchReason::IoWait)));
+            events.push_back(ev(t + 5, th, EventKind::Complete, child, u(1), 0, kRead));
+            events.push_back(ev(t + 6, th, EventKind::Switch, 0, child, 0, sw(SwitchReason::Idle)));
+            ++expected_completions;
+        }
+        events.push_back(ev(t + 7, th, EventKind::Switch, child, 0, 0, sw(SwitchReason::Finish)));
+        events.push_back(ev(t + 7, th, EventKind::FiberFinish, child));
+    }
+    const Trace trace = makeTrace(2, events, {});
+    const Timeline tl = buildTimeline(trace);
+    const auto flows = analysis::flowsOf(tl);
+    std::size_t spawns = 0, completions = 0;
+    std::int64_t last = INT64_MIN;
+    for (std::size_t k = 0; k < flows.size(); ++k) {
+        INFO("flow " << k);
+        const Flow f = flows[k];
+        CHECK(f.from.time >= last); // the one order, by from.time
+        last = f.from.time;
+        REQUIRE(f.from.event < trace.events.size());
+        REQUIRE(f.to.event < trace.events.size());
+        const trace::Event from = trace.events[f.from.event], to = trace.events[f.to.event];
+        CHECK(from.time == f.from.time);
+        CHECK(to.time == f.to.time);
+        CHECK(trace.threads[from.thread].number == f.from.thread);
+        CHECK(trace.threads[to.thread].number == f.to.thread);
+        CHECK(to.kind == EventKind::Switch);
+        CHECK(to.arg[1] == f.to.fiber);
+        if (f.kind == FlowKind::Spawn) {
+            ++spawns;
+            CHECK(from.kind == EventKind::FiberCreate);
+            CHECK(from.arg[0] == f.to.fiber);
+            CHECK(f.from.fiber == 1);
+            CHECK(f.to.time == 10 * static_cast<std::int64_t>(f.to.fiber - 1) + 3);
+        } else {
+            REQUIRE(f.kind == FlowKind::Completion);
+            ++completions;
+        }
+    }
+    CHECK(spawns == 151);
+    CHECK(completions == expected_completions);
+    CHECK(tl.flows.spawn_lanes.size() == 149); // all but child 7's
+    CHECK(tl.flows.stored.size() == completions + 2);
+    // A copy reads the same; a flow appended by hand after them reads back last.
+    Timeline copy = tl;
+    for (std::size_t k = 0; k < flows.size(); ++k) REQUIRE(analysis::flowAt(copy, k) == flows[k]);
+    const Flow extra{FlowKind::Wakeup, {t, 0, 0, 0}, {t + 1, 0, 1, 1}};
+    copy.flows.push_back(extra);
+    REQUIRE(copy.flows.size() == flows.size() + 1);
+    CHECK(analysis::flowAt(copy, flows.size()) == extra);
+    CHECK(analysis::flowAt(copy, flows.size() - 1) == flows[flows.size() - 1]);
 }
 
 TEST_CASE("stateAt on a hand-built trace", "[viewer]") {
@@ -646,7 +722,7 @@ TEST_CASE("steals, hand-offs and wake-ups", "[viewer]") {
     CHECK(s.threads[2].running == 5);
 
     std::map<FlowKind, std::vector<Flow>> flows;
-    for (const Flow& f : tl.flows) flows[f.kind].push_back(f);
+    for (const Flow& f : analysis::flowsOf(tl)) flows[f.kind].push_back(f);
     REQUIRE(flows[FlowKind::Steal].size() == 1);
     const Flow& steal = flows[FlowKind::Steal][0];
     CHECK(steal.from.time == 12); // when fiber 4 was queued on worker 0
@@ -668,7 +744,7 @@ TEST_CASE("steals, hand-offs and wake-ups", "[viewer]") {
     CHECK(in_view.size() == 3); // spawns of 3 (11 -> 40) and 5 (30 -> 36), the wake-up (30 -> 35)
     flowsInRange(tl, 33, 34, in_view, 1u << static_cast<unsigned>(FlowKind::Wakeup));
     REQUIRE(in_view.size() == 1);
-    CHECK(tl.flows[in_view[0]].kind == FlowKind::Wakeup);
+    CHECK(analysis::flowAt(tl, in_view[0]).kind == FlowKind::Wakeup);
     flowsInRange(tl, 0, 100, in_view);
     CHECK(in_view.size() == tl.flows.size());
     flowsInRange(tl, 0, 100, in_view, ~0u, 2);
@@ -844,7 +920,7 @@ TEST_CASE("explanations follow the scheduler policy the trace was recorded under
     CHECK(text(20).find("no other thread still searching") != std::string::npos);
     // Two steal flows, one per fiber moved.
     std::size_t steals = 0;
-    for (const auto& f : tl.flows) steals += f.kind == FlowKind::Steal;
+    for (const auto& f : analysis::flowsOf(tl)) steals += f.kind == FlowKind::Steal;
     CHECK(steals == 2);
     // The same records without the policy's mark read as the seed's.
     Trace seed = trace;
@@ -1341,7 +1417,7 @@ TEST_CASE("a recorded trace: lane invariants, finishes, explanations", "[viewer]
 
     // Flows point forward in time; spawns and completions exist.
     std::map<FlowKind, std::size_t> flow_kinds;
-    for (const Flow& f : tl.flows) {
+    for (const Flow& f : analysis::flowsOf(tl)) {
         ++flow_kinds[f.kind];
         CHECK(f.from.time <= f.to.time + 1000); // cross-thread clocks may disagree by a little
     }

@@ -310,7 +310,7 @@ void checkArrowAtEffect(fiberscope::viewer::FlowKind kind, const char* name) {
     REQUIRE(loadTrace(app, kTrace));
     // The flow of `kind` with the farthest cause.
     std::optional<Flow> far; // a copy: the model's flows are packed and read as values
-    for (const Flow& f : app.timeline->flows)
+    for (const Flow& f : flowsOf(*app.timeline))
         if (f.kind == kind && (!far || f.to.time - f.from.time > far->to.time - far->from.time)) far = f;
     REQUIRE(far);
     const std::int64_t length = far->to.time - far->from.time;
@@ -513,7 +513,7 @@ std::pair<double, double> viewWithout(const fiberscope::viewer::App& app, Color 
     std::vector<std::pair<double, double>> busy;
     for (const fiberscope::trace::Event& e : app.trace->events)
         if (recordColor(e.kind) == c) busy.emplace_back(static_cast<double>(e.time), static_cast<double>(e.time));
-    for (const Flow& f : app.timeline->flows)
+    for (const Flow& f : flowsOf(*app.timeline))
         if (flowColor(f.kind) == c)
             busy.emplace_back(static_cast<double>(std::min(f.from.time, f.to.time)),
                               static_cast<double>(std::max(f.from.time, f.to.time)));

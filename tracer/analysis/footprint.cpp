@@ -55,7 +55,8 @@ ModelFootprint modelFootprint(const Timeline& timeline) noexcept {
         f.lanes += heapBytes(fl.rareBytes()) + heapBytes(fl.nameBytes());
     }
     f.events_by_kind += vectorBytes(timeline.kinds.before) + vectorBytes(timeline.kinds.thread_bits);
-    f.flows += packedBytes(timeline.flows) + vectorBytes(timeline.flow_reach);
+    f.flows += packedBytes(timeline.flows.stored) + vectorBytes(timeline.flows.spawn_lanes) + vectorBytes(timeline.flows.from_lane) +
+               vectorBytes(timeline.flows.from_lane_before) + vectorBytes(timeline.flow_reach);
     f.latencies += packedBytes(timeline.latencies);
     f.replay_items += packedBytes(timeline.replay.items);
     f.replay_index += vectorBytes(timeline.replay.slots) + vectorBytes(timeline.replay.checkpoints);

@@ -29,6 +29,7 @@
 #endif
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -527,7 +528,7 @@ private:
         // Every flow starts at one create, complete, await, steal, mutex hand-off, condition
         // wake (a broadcast's: one per waiter, estimated as one), cancel delivery (two), or
         // matched wake-up pair.
-        reserveMore(tl_.flows, all(EventKind::FiberCreate) + all(EventKind::Complete) + all(EventKind::Await) + all(EventKind::Steal) + all(EventKind::StealHalf) +
+        reserveMore(tl_.flows.stored, all(EventKind::FiberCreate) + all(EventKind::Complete) + all(EventKind::Await) + all(EventKind::Steal) + all(EventKind::StealHalf) +
                                    all(EventKind::MutexHandoff) + all(EventKind::ConditionWake) + 2 * all(EventKind::CancelDelivered) +
                                    std::min(all(EventKind::WakeupSent), all(EventKind::WakeupReceived)));
         reserveMore(tl_.latencies, switch_ins); // at most one per switch to a fiber
@@ -1181,6 +1182,56 @@ private:
     }
 };
 
+// The spawn flow a fiber's lane gives back (FlowStore): from its creation
+// (the fiber-create record being the cause of its first interval) to its
+// first Running interval; false if it was not created in the trace or never ran.
+bool spawnFromLane(const FiberLane& fl, Flow& flow) noexcept {
+    const IntervalList& intervals = fl.lane.intervals;
+    if (!fl.createdInTrace() || intervals.empty()) return false;
+    for (const Interval& iv : intervals)
+        if (iv.state == State::Running) {
+            flow.kind = FlowKind::Spawn;
+            flow.from = FlowEnd{fl.created(), fl.parent(), static_cast<std::uint32_t>(fl.createdThread()), intervals.front().cause};
+            flow.to = FlowEnd{iv.start, fl.fiber, static_cast<std::uint32_t>(iv.thread), iv.cause};
+            return true;
+        }
+    return false;
+}
+
+// Keeps each spawn flow that its fiber's lane gives back, field for field,
+// as the index of that lane (FlowStore); the order of the flows is kept.
+void keepSpawnsInLanes(Timeline& out) {
+    FlowStore& flows = out.flows;
+    const std::size_t n = flows.stored.size();
+    if (!flows.spawn_lanes.empty() || n == 0) return; // (kept already)
+    std::vector<std::uint64_t> from_lane((n + 63) / 64, 0);
+    std::vector<std::uint32_t> lanes;
+    for (std::size_t k = 0; k < n; ++k) {
+        const Flow flow = flows.stored[k];
+        if (flow.kind != FlowKind::Spawn) continue;
+        const FiberLane* fl = findFiber(out, flow.to.fiber);
+        Flow given;
+        if (fl && spawnFromLane(*fl, given) && given == flow) {
+            from_lane[k / 64] |= std::uint64_t{1} << (k % 64);
+            lanes.push_back(static_cast<std::uint32_t>(fl - out.fibers.data()));
+        }
+    }
+    if (lanes.empty()) return;
+    FlowList stored;
+    stored.reserve(n - lanes.size());
+    for (std::size_t k = 0; k < n; ++k)
+        if (!(from_lane[k / 64] >> (k % 64) & 1)) stored.push_back(flows.stored[k]);
+    flows.stored = std::move(stored);
+    flows.spawn_lanes = std::move(lanes);
+    flows.from_lane_before.resize(from_lane.size());
+    std::uint32_t before = 0;
+    for (std::size_t w = 0; w < from_lane.size(); ++w) {
+        flows.from_lane_before[w] = before;
+        before += static_cast<std::uint32_t>(std::popcount(from_lane[w]));
+    }
+    flows.from_lane = std::move(from_lane);
+}
+
 // The end of the trace as far as `count` records go: the last of them, or
 // the header's duration if later.
 std::int64_t endTimeOf(const trace::Trace& trace, std::size_t count) noexcept {
@@ -1252,11 +1303,13 @@ void Builder::close(Timeline& out, const trace::Trace& trace) const {
         std::vector<std::uint32_t> order = fiberOrder();
         permute(out.fibers, order);
     }
-    sortFlows(out.flows);
+    sortFlows(out.flows.stored);
     // The reach of the longest flow so far, at the end of each block of flows.
     out.flow_reach.assign((out.flows.size() + kFlowReachBlock - 1) / kFlowReachBlock, INT64_MIN);
     std::int64_t reach = INT64_MIN;
-    for (std::size_t k = 0; k < out.flows.size(); ++k) out.flow_reach[k / kFlowReachBlock] = reach = std::max(reach, out.flows[k].to.time);
+    for (std::size_t k = 0; k < out.flows.size(); ++k)
+        out.flow_reach[k / kFlowReachBlock] = reach = std::max(reach, out.flows.stored[k].to.time);
+    keepSpawnsInLanes(out);
     // Give back the growth slack: the model lives as long as the trace is open.
     // The thread lanes are a few long lanes whose levels of detail take ~8% of
     // a 10M-event load: they are built on a second thread while this one does
@@ -1310,7 +1363,7 @@ void Builder::close(Timeline& out, const trace::Trace& trace) const {
             }
         out.fiber_store = std::move(store); // (frees a store that an earlier close wrote, copied from above)
     }
-    trimSlack(out.flows);
+    trimSlack(out.flows.stored);
     trimSlack(out.latencies);
     trimSlack(out.replay.items);
     for (auto& owners : out.replay.slots) owners.shrink_to_fit();
@@ -1458,6 +1511,18 @@ std::uint64_t runningFiber(const Timeline& timeline, std::uint32_t thread, std::
     return iv.state == State::Running ? iv.fiber : 0;
 }
 
+Flow flowAt(const Timeline& timeline, std::size_t k) noexcept {
+    const FlowStore& flows = timeline.flows;
+    if (flows.from_lane.empty()) return flows.stored[k];
+    const std::uint64_t word = flows.from_lane[k / 64];
+    const unsigned r = k % 64;
+    const std::size_t before = flows.from_lane_before[k / 64] + static_cast<std::size_t>(std::popcount(word & ((std::uint64_t{1} << r) - 1)));
+    if (!(word >> r & 1)) return flows.stored[k - before];
+    Flow flow;
+    (void)spawnFromLane(timeline.fibers[flows.spawn_lanes[before]], flow); // (it did when the flow was kept so)
+    return flow;
+}
+
 void flowsInRange(const Timeline& timeline, std::int64_t t0, std::int64_t t1, std::vector<std::uint32_t>& out,
                   unsigned kind_mask, std::size_t limit) {
     out.clear();
@@ -1466,7 +1531,7 @@ void flowsInRange(const Timeline& timeline, std::int64_t t0, std::int64_t t1, st
     // end at or after t0 (the flows before it all end before t0).
     std::size_t k = static_cast<std::size_t>(std::lower_bound(reach.begin(), reach.end(), t0) - reach.begin()) * kFlowReachBlock;
     for (; k < timeline.flows.size() && out.size() < limit; ++k) {
-        const Flow& flow = timeline.flows[k];
+        const Flow flow = flowAt(timeline, k);
         if (flow.from.time > t1) break;
         if (flow.to.time < t0) continue;
         if (!(kind_mask & (1u << static_cast<unsigned>(flow.kind)))) continue;

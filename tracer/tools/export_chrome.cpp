@@ -424,7 +424,7 @@ std::int64_t flowEndTime(const ExportState& s, const analysis::FlowEnd& to) {
 
 void writeFlows(ExportState& s) {
     std::uint64_t id = 1;
-    for (const analysis::Flow& flow : s.tl.flows)
+    for (const analysis::Flow& flow : analysis::flowsOf(s.tl))
         s.json.flow(id++, analysis::flowKindName(flow.kind), flow.from.thread, flow.from.time, flow.to.thread, flowEndTime(s, flow.to));
 }
 

@@ -58,9 +58,10 @@ struct FlowIndex {
 
 // A cheap fingerprint of a model's flows: a few of them, spread over the list.
 inline std::int64_t flowFingerprint(const Timeline& tl) noexcept {
-    std::uint64_t h = tl.flows.size();
-    for (std::size_t k = 0; k < 8 && !tl.flows.empty(); ++k) {
-        const Flow& f = tl.flows[(tl.flows.size() - 1) * k / 7];
+    const auto flows = analysis::flowsOf(tl);
+    std::uint64_t h = flows.size();
+    for (std::size_t k = 0; k < 8 && !flows.empty(); ++k) {
+        const Flow f = flows[(flows.size() - 1) * k / 7];
         h = h * 1000003u ^ static_cast<std::uint64_t>(f.from.time) ^ (static_cast<std::uint64_t>(f.to.time) << 1) ^
             static_cast<std::uint64_t>(f.kind);
     }
@@ -73,29 +74,30 @@ inline void buildFlowIndex(const Timeline& tl, FlowIndex& index) {
         k.by_to.clear();
         k.block_reach.clear();
     }
-    for (std::uint32_t i = 0; i < tl.flows.size(); ++i) index.kinds[static_cast<int>(tl.flows[i].kind)].by_from.push_back(i);
+    const auto flows = analysis::flowsOf(tl);
+    for (std::uint32_t i = 0; i < flows.size(); ++i) index.kinds[static_cast<int>(flows[i].kind)].by_from.push_back(i);
     for (auto& k : index.kinds) {
         // The model keeps flows by from.time; sort anyway (stable) so the index never depends on it.
-        const auto by_from = [&](std::uint32_t a, std::uint32_t b) { return tl.flows[a].from.time < tl.flows[b].from.time; };
+        const auto by_from = [&](std::uint32_t a, std::uint32_t b) { return flows[a].from.time < flows[b].from.time; };
         if (!std::is_sorted(k.by_from.begin(), k.by_from.end(), by_from)) std::stable_sort(k.by_from.begin(), k.by_from.end(), by_from);
         k.by_to = k.by_from;
         std::stable_sort(k.by_to.begin(), k.by_to.end(),
-                         [&](std::uint32_t a, std::uint32_t b) { return tl.flows[a].to.time < tl.flows[b].to.time; });
+                         [&](std::uint32_t a, std::uint32_t b) { return flows[a].to.time < flows[b].to.time; });
         k.block_reach.assign((k.by_from.size() + FlowIndex::kBlock - 1) / FlowIndex::kBlock, INT64_MIN);
         for (std::size_t p = 0; p < k.by_from.size(); ++p) {
-            const Flow& f = tl.flows[k.by_from[p]];
+            const Flow f = flows[k.by_from[p]];
             std::int64_t& reach = k.block_reach[p / FlowIndex::kBlock];
             reach = std::max({reach, f.from.time, f.to.time});
         }
     }
     index.timeline = &tl;
-    index.data = tl.flows.data();
+    index.data = tl.flows.stored.data();
     index.size = tl.flows.size();
     index.fingerprint = flowFingerprint(tl);
 }
 
 inline void ensureFlowIndex(const Timeline& tl, FlowIndex& index) {
-    if (index.timeline != &tl || index.data != tl.flows.data() || index.size != tl.flows.size() ||
+    if (index.timeline != &tl || index.data != tl.flows.stored.data() || index.size != tl.flows.size() ||
         index.fingerprint != flowFingerprint(tl))
         buildFlowIndex(tl, index);
 }
@@ -119,7 +121,7 @@ inline void selectFlows(const Timeline& tl, const FlowIndex& index, FlowKind kin
                         std::size_t budget, std::vector<std::uint32_t>& out) {
     if (budget == 0 || t1 < t0) return;
     const FlowIndex::Kind& k = index.kinds[static_cast<int>(kind)];
-    const auto& flows = tl.flows;
+    const auto flows = analysis::flowsOf(tl);
     const auto from_less = [&](std::uint32_t i, std::int64_t t) { return flows[i].from.time < t; };
     const auto from_upper = [&](std::int64_t t, std::uint32_t i) { return t < flows[i].from.time; };
     const auto to_less = [&](std::uint32_t i, std::int64_t t) { return flows[i].to.time < t; };

@@ -161,7 +161,7 @@ std::optional<TimeRange> checkpointRange(const App& app, const std::string& labe
             if (up == it->second.begin()) return std::nullopt;
             return *(up - 1);
         };
-        for (const Flow& f : app.timeline->flows) {
+        for (const Flow& f : flowsOf(*app.timeline)) {
             const std::int64_t t0 = std::min(f.from.time, f.to.time), t1 = std::max(f.from.time, f.to.time);
             if (t1 < lo || t0 > far) continue;
             links.push_back({static_cast<double>(f.from.time), static_cast<double>(f.to.time)});

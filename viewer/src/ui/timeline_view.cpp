@@ -451,7 +451,7 @@ void drawFlows(const App& app, const Timeline& tl, FlowIndex& index, std::uint32
     const float left = g.left, right = g.left + g.width;
     dl->PushClipRect(ImVec2(left - 1, g.origin.y), ImVec2(right + 1, g.origin.y + 1e6f), true);
     for (std::uint32_t index_of : flows) {
-        const Flow& f = tl.flows[index_of];
+        const Flow f = flowAt(tl, index_of);
         if (f.from.thread >= tl.lane_of_thread.size() || f.to.thread >= tl.lane_of_thread.size()) continue;
         const float y0 = laneCenter(lane_y, tl.lane_of_thread[f.from.thread]);
         const float y1 = laneCenter(lane_y, tl.lane_of_thread[f.to.thread]);

@@ -26,7 +26,7 @@ struct ModelFootprint {
     std::size_t zones = 0;            // thread and fiber zones
     std::size_t events_by_kind = 0;   // the kind index (Timeline::kinds; it was a list per kind)
     std::size_t lanes = 0;            // the ThreadLane and FiberLane structs themselves, and fiber names
-    std::size_t flows = 0;            // Timeline::flows and flow_reach
+    std::size_t flows = 0;            // Timeline::flows (FlowStore) and flow_reach
     std::size_t latencies = 0;        // Timeline::latencies
     std::size_t replay_items = 0;     // ReplayIndex::items
     std::size_t replay_index = 0;     // ReplayIndex::slots and checkpoints

@@ -14,7 +14,10 @@
 // (a live view copies both each poll; a compared run keeps its own). A packed
 // list keeps the model self-contained and its readers unchanged: like
 // IntervalList (lane.hpp), it hands out values, so `const Flow& f =
-// tl.flows[k]` and `for (const Flow& f : tl.flows)` read as from a vector.
+// list[k]` and `for (const Flow& f : list)` read as from a vector. (The one
+// exception to "values, not indices" is what a lane of the same model holds
+// already: a spawn flow is kept as its fiber's lane index, FlowStore in
+// timeline.hpp.)
 // What cannot be written through a reference any more is changed by set().
 //
 // A Codec provides:

@@ -50,7 +50,8 @@
 //     a fiber no record field names is kept aside), lane intervals are
 //     packed (lane.hpp), flows, latency samples and replay items are packed
 //     (packed_list.hpp: values, not record indices, so that no reader needs
-//     the trace to read the model), and the events of a kind or of a thread are found
+//     the trace to read the model; a spawn flow is read back from its
+//     fiber's lane, FlowStore), and the events of a kind or of a thread are found
 //     through per-stride counts and bits (KindIndex), not lists of indices.
 //     Lists are allocated once at their final size where the look-ahead
 //     pass can count them, and trimmed. The fiber lanes' intervals, built
@@ -255,6 +256,7 @@ struct FlowEnd {
     std::uint64_t fiber = 0;
     std::uint32_t thread = 0;       // trace thread number
     std::uint32_t event = kNoEvent; // the record at this end (if any)
+    friend bool operator==(const FlowEnd&, const FlowEnd&) = default;
 };
 
 // Wakeup: from = the wakeup-sent (fiber: the scheduling fiber), to = the
@@ -277,6 +279,7 @@ struct Flow {
     FlowKind kind = FlowKind::Wakeup;
     FlowEnd from;
     FlowEnd to;
+    friend bool operator==(const Flow&, const Flow&) = default;
 };
 
 // Flows are kept packed (packed_list.hpp): 32 bytes where a Flow is 56
@@ -335,6 +338,39 @@ struct FlowCodec {
     }
 };
 using FlowList = PackedList<FlowCodec>;
+
+// Every flow of the model (Timeline::flows), by from.time, read through
+// flowsOf(timeline) (a flow may be read back from its fiber's lane, so a
+// read needs the Timeline).
+//
+// Memory (issue 13): a spawn flow repeats what its fiber's lane already
+// holds: from is the fiber's creation (FiberLane::created, createdThread,
+// parent, and the cause of its first interval, the fiber-create record that
+// made it Ready), to is its first Running interval. In the benchmark's
+// trace three flows in four are spawns, 32 bytes each. When the model is
+// closed, each spawn flow that its lane gives back field for field is kept
+// as the index of that lane (4 bytes), and a bit per flow says which flows
+// are kept so (with the count of such before every 64th flow, so flow k is
+// found in O(1)); the others stay in `stored`, packed. The order, and so
+// every flow's index, is what it was: the one list by from.time.
+struct FlowStore {
+    FlowList stored;                            // the flows not given back by a lane, in order
+    std::vector<std::uint32_t> spawn_lanes;     // the others: the index in Timeline::fibers of each, in order
+    std::vector<std::uint64_t> from_lane;       // bit k % 64 of word k / 64: flow k is in spawn_lanes (empty: none is)
+    std::vector<std::uint32_t> from_lane_before; // per word: flows in spawn_lanes before it
+
+    std::size_t size() const noexcept { return stored.size() + spawn_lanes.size(); }
+    bool empty() const noexcept { return size() == 0; }
+    // Appends a flow (a model under construction, or one made by hand; not
+    // after the model is closed).
+    void push_back(const Flow& flow) {
+        if (!from_lane.empty() && size() % 64 == 0) {
+            from_lane_before.push_back(static_cast<std::uint32_t>(spawn_lanes.size()));
+            from_lane.push_back(0);
+        }
+        stored.push_back(flow);
+    }
+};
 
 // One ready episode: became ready at `ready`, switched in at `run` (one per
 // switch to a fiber, stored in 16 bytes: LatencyCodec; the thread it ran on
@@ -505,7 +541,7 @@ struct Timeline {
     // own and holds no store; a move keeps the slices where they are.
     // (After `fibers`: assigned after them, when their old lists are gone.)
     LaneStore fiber_store;
-    FlowList flows;                             // by from.time
+    FlowStore flows;                            // by from.time: read them with flowsOf(timeline)
     // flow_reach[b] = the latest to.time of flows[0, (b + 1) * kFlowReachBlock):
     // where flowsInRange starts (8 bytes a block, where one a flow cost 8 a flow).
     std::vector<std::int64_t> flow_reach;
@@ -570,6 +606,21 @@ void flowsInRange(const Timeline& timeline, std::int64_t t0, std::int64_t t1, st
                   unsigned kind_mask = ~0u, std::size_t limit = SIZE_MAX);
 
 const char* flowKindName(FlowKind kind) noexcept;
+
+// Flow k of the model (k < timeline.flows.size()).
+Flow flowAt(const Timeline& timeline, std::size_t k) noexcept;
+// The model's flows as a list of values: flowsOf(tl)[k], `for (const Flow& f :
+// flowsOf(tl))`. (It refers to `timeline`, which must outlive it.)
+struct FlowView {
+    using const_iterator = IndexIterator<FlowView, Flow>;
+    const Timeline* timeline = nullptr;
+    std::size_t size() const noexcept { return timeline->flows.size(); }
+    bool empty() const noexcept { return size() == 0; }
+    Flow operator[](std::size_t k) const noexcept { return flowAt(*timeline, k); }
+    const_iterator begin() const noexcept { return {this, 0}; }
+    const_iterator end() const noexcept { return {this, size()}; }
+};
+inline FlowView flowsOf(const Timeline& timeline) noexcept { return FlowView{&timeline}; }
 
 // Events by kind (trace.events indices; the trace the timeline was built from).
 // The first event of `kind` at index `from` or later, else trace.events.size().
