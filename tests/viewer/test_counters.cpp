@@ -195,6 +195,37 @@ TEST_CASE("operations in flight per thread and in all, and fibers alive", "[view
     }
 }
 
+TEST_CASE("a series' values read back as appended once compacted, spikes and extremes included", "[viewer][counters]") {
+    std::mt19937_64 rng(11);
+    std::vector<std::int32_t> want;
+    std::int32_t v = 0;
+    for (int i = 0; i < 5000; ++i) {
+        v += static_cast<std::int32_t>(rng() % 5) - 2; // a counter's small steps
+        want.push_back(rng() % 97 == 0 ? v + 254 + static_cast<std::int32_t>(rng() % 3) : v); // spikes at the edge of a byte
+    }
+    for (const std::int32_t edge : {INT32_MIN, INT32_MAX, INT32_MIN + 1, -1, 0, INT32_MAX}) want.push_back(edge);
+    ChangeValues values;
+    for (const std::int32_t w : want) values.push_back(w);
+    const std::size_t plain = values.bytes();
+    values.freeze();
+    REQUIRE(values.size() == want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        INFO("value " << i);
+        REQUIRE(values[i] == want[i]);
+    }
+    CHECK(values.bytes() * 3 < plain); // ~1.3 bytes a value, not 4
+    // Changed after it was compacted (by hand): it reads as changed.
+    values.setBack(7);
+    want.back() = 7;
+    values.pop_back();
+    want.pop_back();
+    values.push_back(INT32_MIN);
+    want.push_back(INT32_MIN);
+    values.freeze();
+    REQUIRE(values.size() == want.size());
+    CHECK(std::equal(values.begin(), values.end(), want.begin()));
+}
+
 TEST_CASE("decimation gives the true min and max in every pixel", "[viewer][counters]") {
     std::mt19937_64 rng(1414);
     for (int round = 0; round < 20; ++round) {

@@ -22,7 +22,7 @@ constexpr std::size_t kFan = 16; // values per block at each level of detail
 // one change point and dropping those that change nothing.
 void emit(CounterSeries& s, std::int64_t time, std::int32_t value) {
     if (!s.times.empty() && s.times.back() == time) {
-        s.values.back() = value;
+        s.values.setBack(value);
         const std::int32_t before = s.values.size() >= 2 ? s.values[s.values.size() - 2] : 0;
         if (before == value) s.times.pop_back(), s.values.pop_back();
         return;
@@ -173,17 +173,83 @@ void decimateCounter(const CounterSeries& s, double t0, double ns_per_pixel, int
     }
 }
 
+void ChangeValues::push_back(std::int32_t v) {
+    thaw();
+    plain_.push_back(v);
+}
+
+void ChangeValues::pop_back() {
+    thaw();
+    plain_.pop_back();
+}
+
+void ChangeValues::setBack(std::int32_t v) {
+    thaw();
+    plain_.back() = v;
+}
+
+void ChangeValues::thaw() {
+    if (!frozen_) return;
+    std::vector<std::int32_t> plain(size());
+    for (std::size_t i = 0; i < plain.size(); ++i) plain[i] = (*this)[i];
+    *this = ChangeValues();
+    plain_ = std::move(plain);
+}
+
+void ChangeValues::freeze() {
+    if (frozen_) return;
+    const std::size_t n = plain_.size();
+    mins_.assign((n + kBlock - 1) / kBlock, INT32_MAX);
+    for (std::size_t i = 0; i < n; ++i) mins_[i / kBlock] = std::min(mins_[i / kBlock], plain_[i]);
+    offsets_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::int64_t offset = static_cast<std::int64_t>(plain_[i]) - mins_[i / kBlock];
+        if (offset < kWhole) {
+            offsets_[i] = static_cast<std::uint8_t>(offset);
+        } else {
+            offsets_[i] = kWhole;
+            whole_.emplace_back(static_cast<std::uint32_t>(i), plain_[i]);
+        }
+    }
+    whole_.shrink_to_fit();
+    std::vector<std::int32_t>().swap(plain_); // (assigning {} would keep its block)
+    frozen_ = true;
+}
+
+std::int32_t ChangeValues::wholeAt(std::size_t i) const noexcept {
+    const auto it = std::lower_bound(whole_.begin(), whole_.end(), static_cast<std::uint32_t>(i),
+                                     [](const std::pair<std::uint32_t, std::int32_t>& w, std::uint32_t index) { return w.first < index; });
+    return it->second;
+}
+
+std::size_t ChangeValues::bytes() const noexcept {
+    return analysis::heapBytes(plain_.capacity() * sizeof(std::int32_t)) + analysis::heapBytes(mins_.capacity() * sizeof(std::int32_t)) +
+           analysis::heapBytes(offsets_.capacity()) + analysis::heapBytes(whole_.capacity() * sizeof(whole_[0]));
+}
+
 void indexCounter(CounterSeries& s) {
-    // The series is complete: give back its growth slack (it lives as long as the model).
+    // The series is complete: give back its growth slack and compact its
+    // values (it lives as long as the model).
     s.times.shrink_to_fit();
-    s.values.shrink_to_fit();
+    s.values.freeze();
     s.level_max.clear();
     s.level_min.clear();
     s.peak = 0;
     for (std::int32_t v : s.values) s.peak = std::max(s.peak, v);
-    const std::vector<std::int32_t>* below_max = &s.values;
-    const std::vector<std::int32_t>* below_min = &s.values;
-    while (below_max->size() > kFan) {
+    if (s.values.size() > kFan) { // the first level from the values
+        std::vector<std::int32_t> mx((s.values.size() + kFan - 1) / kFan, INT32_MIN);
+        std::vector<std::int32_t> mn(mx.size(), INT32_MAX);
+        for (std::size_t i = 0; i < s.values.size(); ++i) {
+            const std::int32_t v = s.values[i];
+            mx[i / kFan] = std::max(mx[i / kFan], v);
+            mn[i / kFan] = std::min(mn[i / kFan], v);
+        }
+        s.level_max.push_back(std::move(mx));
+        s.level_min.push_back(std::move(mn));
+    }
+    const std::vector<std::int32_t>* below_max = s.level_max.empty() ? nullptr : &s.level_max.back();
+    const std::vector<std::int32_t>* below_min = s.level_min.empty() ? nullptr : &s.level_min.back();
+    while (below_max && below_max->size() > kFan) {
         std::vector<std::int32_t> mx((below_max->size() + kFan - 1) / kFan, INT32_MIN);
         std::vector<std::int32_t> mn(mx.size(), INT32_MAX);
         for (std::size_t i = 0; i < below_max->size(); ++i) {
@@ -308,8 +374,7 @@ Counters computeCounters(const analysis::Timeline& tl) {
 
 std::size_t countersBytes(const Counters& c) noexcept {
     const auto series = [](const CounterSeries& s) {
-        std::size_t bytes = s.times.bytes() +
-                            analysis::heapBytes(s.values.capacity() * sizeof(std::int32_t)) +
+        std::size_t bytes = s.times.bytes() + s.values.bytes() +
                             analysis::heapBytes(s.level_max.capacity() * sizeof(s.level_max[0])) +
                             analysis::heapBytes(s.level_min.capacity() * sizeof(s.level_min[0]));
         for (const auto& level : s.level_max) bytes += analysis::heapBytes(level.capacity() * sizeof(std::int32_t));

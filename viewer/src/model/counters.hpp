@@ -69,9 +69,52 @@ private:
     std::vector<std::pair<std::uint32_t, std::int64_t>> whole_; // (index, time), by index
 };
 
+// A series' values, 1 byte each once the series is complete (issue 13:
+// 4 bytes a change point, ~1 per trace event on a fiber-heavy trace). Built
+// by appending (push_back, setBack, pop_back) into a plain list; freeze()
+// then keeps, per block of kBlock values, the block's least value and each
+// value's offset from it in a byte. A block's values are near each other
+// (a counter moves by a few at each change), so nearly every offset fits;
+// one that does not (a spike) is kept whole beside them, found by a binary
+// search over the few such. Reads give values, as ChangeTimes' do.
+class ChangeValues {
+public:
+    static constexpr std::size_t kBlock = 16;
+    using const_iterator = analysis::IndexIterator<ChangeValues, std::int32_t>;
+
+    std::size_t size() const noexcept { return frozen_ ? offsets_.size() : plain_.size(); }
+    bool empty() const noexcept { return size() == 0; }
+    std::int32_t operator[](std::size_t i) const noexcept {
+        if (!frozen_) return plain_[i];
+        const std::uint8_t offset = offsets_[i];
+        return offset == kWhole ? wholeAt(i) : static_cast<std::int32_t>(mins_[i / kBlock] + offset);
+    }
+    std::int32_t back() const noexcept { return (*this)[size() - 1]; }
+    const_iterator begin() const noexcept { return {this, 0}; }
+    const_iterator end() const noexcept { return {this, size()}; }
+    // While building (a frozen list thaws first: O(n)).
+    void push_back(std::int32_t v);
+    void pop_back();
+    void setBack(std::int32_t v);
+    // Compacts the list (done by indexCounter).
+    void freeze();
+    // Heap bytes by capacity, with the allocator's per-block overhead.
+    std::size_t bytes() const noexcept;
+
+private:
+    static constexpr std::uint8_t kWhole = UINT8_MAX;
+    std::int32_t wholeAt(std::size_t i) const noexcept;
+    void thaw();
+    bool frozen_ = false;
+    std::vector<std::int32_t> plain_;                           // while building
+    std::vector<std::int32_t> mins_;                            // frozen: per block, its least value
+    std::vector<std::uint8_t> offsets_;                         // frozen: value - its block's least; kWhole: in whole_
+    std::vector<std::pair<std::uint32_t, std::int32_t>> whole_; // frozen: (index, value), by index
+};
+
 struct CounterSeries {
     ChangeTimes times;                // change points, strictly increasing
-    std::vector<std::int32_t> values; // values[i] holds on [times[i], times[i+1]); 0 before times[0]
+    ChangeValues values;              // values[i] holds on [times[i], times[i+1]); 0 before times[0]
     std::int32_t peak = 0;            // the largest value anywhere
     // Per level of detail k >= 1: the min/max of each block of 16^k values.
     std::vector<std::vector<std::int32_t>> level_max, level_min;
