@@ -1203,7 +1203,8 @@ bool spawnFromLane(const FiberLane& fl, Flow& flow) noexcept {
 void keepSpawnsInLanes(Timeline& out) {
     FlowStore& flows = out.flows;
     const std::size_t n = flows.stored.size();
-    if (!flows.spawn_lanes.empty() || n == 0) return; // (kept already)
+    // (A model is closed once, with every flow still in `stored`.)
+    if (!flows.spawn_lanes.empty() || n == 0) return;
     std::vector<std::uint64_t> from_lane((n + 63) / 64, 0);
     std::vector<std::uint32_t> lanes;
     for (std::size_t k = 0; k < n; ++k) {
@@ -1221,14 +1222,16 @@ void keepSpawnsInLanes(Timeline& out) {
     stored.reserve(n - lanes.size());
     for (std::size_t k = 0; k < n; ++k)
         if (!(from_lane[k / 64] >> (k % 64) & 1)) stored.push_back(flows.stored[k]);
-    flows.stored = std::move(stored);
-    flows.spawn_lanes = std::move(lanes);
-    flows.from_lane_before.resize(from_lane.size());
+    std::vector<std::uint32_t> from_lane_before(from_lane.size());
     std::uint32_t before = 0;
     for (std::size_t w = 0; w < from_lane.size(); ++w) {
-        flows.from_lane_before[w] = before;
+        from_lane_before[w] = before;
         before += static_cast<std::uint32_t>(std::popcount(from_lane[w]));
     }
+    // (Nothing below allocates: the store changes whole or not at all.)
+    flows.stored = std::move(stored);
+    flows.spawn_lanes = std::move(lanes);
+    flows.from_lane_before = std::move(from_lane_before);
     flows.from_lane = std::move(from_lane);
 }
 

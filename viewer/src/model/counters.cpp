@@ -198,20 +198,25 @@ void ChangeValues::thaw() {
 
 void ChangeValues::freeze() {
     if (frozen_) return;
+    // Built aside, so that a failed allocation leaves the list as it was.
     const std::size_t n = plain_.size();
-    mins_.assign((n + kBlock - 1) / kBlock, INT32_MAX);
-    for (std::size_t i = 0; i < n; ++i) mins_[i / kBlock] = std::min(mins_[i / kBlock], plain_[i]);
-    offsets_.resize(n);
+    std::vector<std::int32_t> mins((n + kBlock - 1) / kBlock, INT32_MAX);
+    for (std::size_t i = 0; i < n; ++i) mins[i / kBlock] = std::min(mins[i / kBlock], plain_[i]);
+    std::vector<std::uint8_t> offsets(n);
+    std::vector<std::pair<std::uint32_t, std::int32_t>> whole;
     for (std::size_t i = 0; i < n; ++i) {
-        const std::int64_t offset = static_cast<std::int64_t>(plain_[i]) - mins_[i / kBlock];
+        const std::int64_t offset = static_cast<std::int64_t>(plain_[i]) - mins[i / kBlock];
         if (offset < kWhole) {
-            offsets_[i] = static_cast<std::uint8_t>(offset);
+            offsets[i] = static_cast<std::uint8_t>(offset);
         } else {
-            offsets_[i] = kWhole;
-            whole_.emplace_back(static_cast<std::uint32_t>(i), plain_[i]);
+            offsets[i] = kWhole;
+            whole.emplace_back(static_cast<std::uint32_t>(i), plain_[i]);
         }
     }
-    whole_.shrink_to_fit();
+    whole.shrink_to_fit();
+    mins_ = std::move(mins);
+    offsets_ = std::move(offsets);
+    whole_ = std::move(whole);
     std::vector<std::int32_t>().swap(plain_); // (assigning {} would keep its block)
     frozen_ = true;
 }

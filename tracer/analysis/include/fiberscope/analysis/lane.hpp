@@ -134,7 +134,8 @@ struct LaneIndex;
 // A lane's intervals, packed (see the design comment above). Reads return
 // Interval values, so `const Interval& iv = lane.intervals[k]` and
 // `for (const Interval& iv : lane.intervals)` read as from a vector; the only
-// way to change the list is push_back (its builder's).
+// way to change the list's intervals is push_back (its builder's): how they
+// are stored changes when the model is closed (compact, moveToStore).
 class IntervalList {
 public:
     using const_iterator = IndexIterator<IntervalList, Interval>;
@@ -281,6 +282,10 @@ private:
     // Or borrowed: `data_` then points at a slice of a LaneStore (compact
     // format, above), tagged by its low bit (a slice is 8-aligned); the list
     // frees nothing, and owns a block again (own()) before it changes.
+    //
+    // Or chunked: `data_` then points at a Chunks (compact(), above) that
+    // the list owns, tagged by bit 1; a copy copies it, and the list owns a
+    // block of 16-byte items again (own()) before it changes.
     class Items {
     public:
         Items() = default;
