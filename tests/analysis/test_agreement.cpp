@@ -126,7 +126,7 @@ void checkStats(const Trace& trace, const Timeline& tl, bool well_formed) {
     }
 
     std::map<std::uint64_t, std::uint64_t> samples; // fiber -> latency samples
-    for (const analysis::LatencySample& s : tl.latencies) ++samples[s.fiber];
+    for (const analysis::LatencySample& s : analysis::latenciesOf(tl)) ++samples[s.fiber];
     std::size_t fibers = 0;
     for (const FiberLane& fl : tl.fibers) fibers += fl.fiber != 0;
     REQUIRE(stats.fibers.size() == fibers);

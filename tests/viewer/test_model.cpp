@@ -547,7 +547,7 @@ TEST_CASE("thread and fiber lanes of a hand-built trace", "[viewer]") {
     CHECK(flows[FlowKind::Spawn][0].to.time == 20);
     CHECK(flows[FlowKind::Spawn][0].to.fiber == 2);
     // The spawn is read back from fiber 2's lane (FlowStore), with the records at its ends.
-    CHECK(tl.flows.spawn_lanes.size() == 1);
+    CHECK(tl.flows.refs.size() == 1);
     CHECK(tl.flows.stored.size() == 1);
     CHECK(trace.events[flows[FlowKind::Spawn][0].from.event].kind == EventKind::FiberCreate);
     CHECK(flows[FlowKind::Spawn][0].from.thread == 0);
@@ -571,14 +571,16 @@ TEST_CASE("thread and fiber lanes of a hand-built trace", "[viewer]") {
     for (const Instant& i : instants) CHECK(instantKind(trace, i) != EventKind::Switch);
 
     // Latencies: fiber 2 waited 10 ns to run, fiber 1 5 ns after its completion.
-    REQUIRE(tl.latencies.size() == 2);
-    CHECK(tl.latencies[0].fiber == 2);
-    CHECK(tl.latencies[0].run - tl.latencies[0].ready == 10);
-    CHECK(tl.latencies[1].fiber == 1);
-    CHECK(tl.latencies[1].run - tl.latencies[1].ready == 5);
+    const auto latencies = analysis::latenciesOf(tl);
+    REQUIRE(latencies.size() == 2);
+    CHECK(latencies[0].fiber == 2);
+    CHECK(latencies[0].run - latencies[0].ready == 10);
+    CHECK(latencies[1].fiber == 1);
+    CHECK(latencies[1].run - latencies[1].ready == 5);
+    CHECK(tl.latencies.refs.size() == 2); // both read back from the lanes' Ready and Running intervals
 }
 
-TEST_CASE("spawn flows read back from their lanes keep every flow's place and fields", "[viewer]") {
+TEST_CASE("spawn flows and latency samples read back from their lanes keep every item's place and fields", "[viewer]") {
     // 150 children of the main fiber on two threads, each created, queued and
     // run; every third one submits a read that completes before it runs again.
     // Spawns (kept as lane indices) and completions (kept packed) interleave
@@ -635,10 +637,31 @@ TEST_CASE("spawn flows read back from their lanes keep every flow's place and fi
     }
     CHECK(spawns == 151);
     CHECK(completions == expected_completions);
-    CHECK(tl.flows.spawn_lanes.size() == 149); // all but child 7's
+    CHECK(tl.flows.refs.size() == 149); // all but child 7's
     CHECK(tl.flows.stored.size() == completions + 2);
+    // The latency samples, read back from the lanes: each child waited 3 ns
+    // from its create to its first run (child 7 from its first create) and
+    // 1 ns from its read's completion.
+    const auto latencies = analysis::latenciesOf(tl);
+    REQUIRE(latencies.size() == 150 + expected_completions);
+    std::int64_t last_run = INT64_MIN;
+    for (std::size_t k = 0; k < latencies.size(); ++k) {
+        INFO("sample " << k);
+        const analysis::LatencySample x = latencies[k];
+        CHECK(x.run >= last_run);
+        last_run = x.run;
+        const std::int64_t created = 10 * static_cast<std::int64_t>(x.fiber - 1);
+        if (x.run == created + 3) CHECK(x.ready == created);
+        else CHECK((x.run == created + 6 && x.ready == created + 5));
+    }
+    CHECK(tl.latencies.refs.size() + tl.latencies.stored.size() == latencies.size());
+    CHECK(tl.latencies.stored.empty()); // every one is (child 7's lane turned Ready at its first create); flows above mix both
     // A copy reads the same; a flow appended by hand after them reads back last.
     Timeline copy = tl;
+    for (std::size_t k = 0; k < latencies.size(); ++k) {
+        const analysis::LatencySample a = analysis::latencyAt(copy, k), b = latencies[k];
+        REQUIRE((a.ready == b.ready && a.run == b.run && a.fiber == b.fiber));
+    }
     for (std::size_t k = 0; k < flows.size(); ++k) REQUIRE(analysis::flowAt(copy, k) == flows[k]);
     const Flow extra{FlowKind::Wakeup, {t, 0, 0, 0}, {t + 1, 0, 1, 1}};
     copy.flows.push_back(extra);
@@ -1261,7 +1284,7 @@ TEST_CASE("range statistics", "[viewer][stats]") {
                 CHECK(s.threads[l].parked_ns == parked);
             }
             std::vector<std::int64_t> lat;
-            for (const LatencySample& x : tl.latencies)
+            for (const LatencySample& x : analysis::latenciesOf(tl))
                 if (x.run >= a && x.run <= b) lat.push_back(x.run - x.ready);
             std::sort(lat.begin(), lat.end());
             CHECK(s.latency_samples == lat.size());

@@ -18,6 +18,11 @@ std::size_t packedBytes(const PackedList<Codec>& list) noexcept {
     return heapBytes(list.itemBytes()) + heapBytes(list.wideBytes());
 }
 
+template <class List, class Ref>
+std::size_t laneBackedBytes(const LaneBackedList<List, Ref>& list) noexcept {
+    return packedBytes(list.stored) + vectorBytes(list.refs) + vectorBytes(list.by_ref) + vectorBytes(list.by_ref_before);
+}
+
 std::size_t stringBytes(const std::string& s) noexcept {
     // Short names live inside the std::string (no heap block).
     return s.capacity() > 15 ? heapBytes(s.capacity() + 1) : 0;
@@ -55,9 +60,8 @@ ModelFootprint modelFootprint(const Timeline& timeline) noexcept {
         f.lanes += heapBytes(fl.rareBytes()) + heapBytes(fl.nameBytes());
     }
     f.events_by_kind += vectorBytes(timeline.kinds.before) + vectorBytes(timeline.kinds.thread_bits);
-    f.flows += packedBytes(timeline.flows.stored) + vectorBytes(timeline.flows.spawn_lanes) + vectorBytes(timeline.flows.from_lane) +
-               vectorBytes(timeline.flows.from_lane_before) + vectorBytes(timeline.flow_reach);
-    f.latencies += packedBytes(timeline.latencies);
+    f.flows += laneBackedBytes(timeline.flows) + vectorBytes(timeline.flow_reach);
+    f.latencies += laneBackedBytes(timeline.latencies);
     f.replay_items += packedBytes(timeline.replay.items);
     f.replay_index += vectorBytes(timeline.replay.slots) + vectorBytes(timeline.replay.checkpoints);
     for (const auto& owners : timeline.replay.slots) f.replay_index += vectorBytes(owners);

@@ -531,7 +531,7 @@ private:
         reserveMore(tl_.flows.stored, all(EventKind::FiberCreate) + all(EventKind::Complete) + all(EventKind::Await) + all(EventKind::Steal) + all(EventKind::StealHalf) +
                                    all(EventKind::MutexHandoff) + all(EventKind::ConditionWake) + 2 * all(EventKind::CancelDelivered) +
                                    std::min(all(EventKind::WakeupSent), all(EventKind::WakeupReceived)));
-        reserveMore(tl_.latencies, switch_ins); // at most one per switch to a fiber
+        reserveMore(tl_.latencies.stored, switch_ins); // at most one per switch to a fiber
         // Usually one item per schedule and per submit, plus the queues steals move.
         reserveMore(tl_.replay.items, all(EventKind::Schedule) + all(EventKind::Submit) + all(EventKind::Steal) + all(EventKind::StealHalf));
         // Fibers: those created, plus a few that were running before the recording began.
@@ -1201,38 +1201,47 @@ bool spawnFromLane(const FiberLane& fl, Flow& flow) noexcept {
 // Keeps each spawn flow that its fiber's lane gives back, field for field,
 // as the index of that lane (FlowStore); the order of the flows is kept.
 void keepSpawnsInLanes(Timeline& out) {
-    FlowStore& flows = out.flows;
-    const std::size_t n = flows.stored.size();
-    // (A model is closed once, with every flow still in `stored`.)
-    if (!flows.spawn_lanes.empty() || n == 0) return;
-    std::vector<std::uint64_t> from_lane((n + 63) / 64, 0);
-    std::vector<std::uint32_t> lanes;
-    for (std::size_t k = 0; k < n; ++k) {
-        const Flow flow = flows.stored[k];
-        if (flow.kind != FlowKind::Spawn) continue;
+    out.flows.keepRefs([&](std::size_t, const Flow& flow, std::uint32_t& lane) {
+        if (flow.kind != FlowKind::Spawn) return false;
         const FiberLane* fl = findFiber(out, flow.to.fiber);
         Flow given;
-        if (fl && spawnFromLane(*fl, given) && given == flow) {
-            from_lane[k / 64] |= std::uint64_t{1} << (k % 64);
-            lanes.push_back(static_cast<std::uint32_t>(fl - out.fibers.data()));
+        if (!fl || !spawnFromLane(*fl, given) || !(given == flow)) return false;
+        lane = static_cast<std::uint32_t>(fl - out.fibers.data());
+        return true;
+    });
+}
+
+// The sample a fiber's lane gives back (LatencyStore): the Ready interval
+// before its Running interval `k`, to that one.
+LatencySample latencyFromLane(const FiberLane& fl, std::size_t k) noexcept {
+    return LatencySample{fl.lane.intervals.startOf(k - 1), fl.lane.intervals.startOf(k), fl.fiber};
+}
+
+// Keeps each latency sample that its fiber's lane gives back as where in
+// that lane (LatencyStore). Samples are by run time, and a lane's Running
+// intervals too, so one cursor per lane finds each in one pass.
+void keepLatenciesInLanes(Timeline& out) {
+    if (out.latencies.stored.empty() || !out.latencies.refs.empty()) return;
+    std::vector<std::uint32_t> cursor(out.fibers.size(), 0); // per lane: the first interval not yet passed
+    out.latencies.keepRefs([&](std::size_t, const LatencySample& sample, LatencyRef& ref) {
+        const FiberLane* fl = findFiber(out, sample.fiber);
+        if (!fl) return false;
+        const std::size_t lane = static_cast<std::size_t>(fl - out.fibers.data());
+        const IntervalList& intervals = fl->lane.intervals;
+        std::size_t k = cursor[lane];
+        while (k < intervals.size() && intervals.startOf(k) < sample.run) ++k;
+        cursor[lane] = static_cast<std::uint32_t>(k);
+        // The Running interval from `run` (after any zero-length ones then).
+        for (; k < intervals.size() && intervals.startOf(k) == sample.run; ++k) {
+            if (k == 0 || intervals[k].state != State::Running || intervals[k - 1].state != State::Ready) continue;
+            const LatencySample given = latencyFromLane(*fl, k);
+            if (given.ready != sample.ready || given.run != sample.run || given.fiber != sample.fiber) continue;
+            ref = LatencyRef{static_cast<std::uint32_t>(lane), static_cast<std::uint32_t>(k)};
+            cursor[lane] = static_cast<std::uint32_t>(k + 1); // (one sample per Running interval)
+            return true;
         }
-    }
-    if (lanes.empty()) return;
-    FlowList stored;
-    stored.reserve(n - lanes.size());
-    for (std::size_t k = 0; k < n; ++k)
-        if (!(from_lane[k / 64] >> (k % 64) & 1)) stored.push_back(flows.stored[k]);
-    std::vector<std::uint32_t> from_lane_before(from_lane.size());
-    std::uint32_t before = 0;
-    for (std::size_t w = 0; w < from_lane.size(); ++w) {
-        from_lane_before[w] = before;
-        before += static_cast<std::uint32_t>(std::popcount(from_lane[w]));
-    }
-    // (Nothing below allocates: the store changes whole or not at all.)
-    flows.stored = std::move(stored);
-    flows.spawn_lanes = std::move(lanes);
-    flows.from_lane_before = std::move(from_lane_before);
-    flows.from_lane = std::move(from_lane);
+        return false;
+    });
 }
 
 // The end of the trace as far as `count` records go: the last of them, or
@@ -1312,7 +1321,6 @@ void Builder::close(Timeline& out, const trace::Trace& trace) const {
     std::int64_t reach = INT64_MIN;
     for (std::size_t k = 0; k < out.flows.size(); ++k)
         out.flow_reach[k / kFlowReachBlock] = reach = std::max(reach, out.flows.stored[k].to.time);
-    keepSpawnsInLanes(out);
     // Give back the growth slack: the model lives as long as the trace is open.
     // The thread lanes are a few long lanes whose levels of detail take ~8% of
     // a 10M-event load: they are built on a second thread while this one does
@@ -1366,8 +1374,12 @@ void Builder::close(Timeline& out, const trace::Trace& trace) const {
             }
         out.fiber_store = std::move(store); // (frees a store that an earlier close wrote, copied from above)
     }
+    // What the fiber lanes give back is kept as references to them (after
+    // the lanes' last change: they move into the store just above).
+    keepSpawnsInLanes(out);
+    keepLatenciesInLanes(out);
     trimSlack(out.flows.stored);
-    trimSlack(out.latencies);
+    trimSlack(out.latencies.stored);
     trimSlack(out.replay.items);
     for (auto& owners : out.replay.slots) owners.shrink_to_fit();
     buildReplayIndex(out);
@@ -1515,15 +1527,18 @@ std::uint64_t runningFiber(const Timeline& timeline, std::uint32_t thread, std::
 }
 
 Flow flowAt(const Timeline& timeline, std::size_t k) noexcept {
-    const FlowStore& flows = timeline.flows;
-    if (flows.from_lane.empty()) return flows.stored[k];
-    const std::uint64_t word = flows.from_lane[k / 64];
-    const unsigned r = k % 64;
-    const std::size_t before = flows.from_lane_before[k / 64] + static_cast<std::size_t>(std::popcount(word & ((std::uint64_t{1} << r) - 1)));
-    if (!(word >> r & 1)) return flows.stored[k - before];
+    const auto place = timeline.flows.place(k);
+    if (!place.ref) return timeline.flows.stored[place.index];
     Flow flow;
-    (void)spawnFromLane(timeline.fibers[flows.spawn_lanes[before]], flow); // (it did when the flow was kept so)
+    (void)spawnFromLane(timeline.fibers[timeline.flows.refs[place.index]], flow); // (it did when the flow was kept so)
     return flow;
+}
+
+LatencySample latencyAt(const Timeline& timeline, std::size_t k) noexcept {
+    const auto place = timeline.latencies.place(k);
+    if (!place.ref) return timeline.latencies.stored[place.index];
+    const LatencyRef ref = timeline.latencies.refs[place.index];
+    return latencyFromLane(timeline.fibers[ref.lane], ref.interval);
 }
 
 void flowsInRange(const Timeline& timeline, std::int64_t t0, std::int64_t t1, std::vector<std::uint32_t>& out,

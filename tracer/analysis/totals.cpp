@@ -26,9 +26,10 @@ std::size_t fiberLaneIndex(const Timeline& timeline, std::uint64_t fiber) noexce
 FiberLatencies latenciesByFiber(const Timeline& timeline) {
     FiberLatencies out;
     out.offsets.assign(timeline.fibers.size() + 1, 0);
-    std::vector<std::uint32_t> lane_of(timeline.latencies.size());
-    for (std::size_t k = 0; k < timeline.latencies.size(); ++k) {
-        const std::size_t lane = fiberLaneIndex(timeline, timeline.latencies[k].fiber);
+    const auto latencies = latenciesOf(timeline);
+    std::vector<std::uint32_t> lane_of(latencies.size());
+    for (std::size_t k = 0; k < latencies.size(); ++k) {
+        const std::size_t lane = fiberLaneIndex(timeline, latencies[k].fiber);
         lane_of[k] = static_cast<std::uint32_t>(lane == kNone ? timeline.fibers.size() : lane);
         if (lane != kNone) ++out.offsets[lane + 1];
     }
@@ -37,7 +38,7 @@ FiberLatencies latenciesByFiber(const Timeline& timeline) {
     std::vector<std::size_t> next(out.offsets.begin(), out.offsets.end() - 1);
     for (std::size_t k = 0; k < timeline.latencies.size(); ++k) {
         if (lane_of[k] == timeline.fibers.size()) continue;
-        const LatencySample& s = timeline.latencies[k];
+        const LatencySample s = latencies[k];
         out.values[next[lane_of[k]]++] = s.run - s.ready;
     }
     return out;

@@ -87,7 +87,7 @@ RangeStats rangeStats(const Timeline& timeline, const trace::Trace& trace, std::
         stats.threads.push_back(u);
     }
 
-    const auto& lat = timeline.latencies;
+    const auto lat = analysis::latenciesOf(timeline);
     const auto lo = std::lower_bound(lat.begin(), lat.end(), t0, [](const LatencySample& s, std::int64_t t) { return s.run < t; });
     const auto hi = std::upper_bound(lo, lat.end(), t1, [](std::int64_t t, const LatencySample& s) { return t < s.run; });
     std::vector<std::int64_t> values;

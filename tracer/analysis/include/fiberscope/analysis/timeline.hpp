@@ -60,6 +60,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <memory>
 #include <cstdint>
 #include <string>
@@ -339,6 +340,74 @@ struct FlowCodec {
 };
 using FlowList = PackedList<FlowCodec>;
 
+// A long list of the model (by some order) whose items a fiber lane of the
+// same model may give back field for field: such an item is kept as a Ref
+// to that lane (a few bytes) instead of as a packed value, and a bit per
+// item says which items are (with the count of such before every 64th
+// item, so item k is found in O(1): place()). The order, and so every
+// item's index, is the list's. Split once, when the model is closed
+// (keepRefs); appending after that appends values.
+template <class List, class Ref>
+struct LaneBackedList {
+    List stored;                                // the items kept as values, in order
+    std::vector<Ref> refs;                      // the items kept as Refs, in order
+    std::vector<std::uint64_t> by_ref;          // bit k % 64 of word k / 64: item k is in refs (empty: none is)
+    std::vector<std::uint32_t> by_ref_before;   // per word: items in refs before it
+
+    std::size_t size() const noexcept { return stored.size() + refs.size(); }
+    bool empty() const noexcept { return size() == 0; }
+    void push_back(const typename List::value_type& value) {
+        if (!by_ref.empty() && size() % 64 == 0) {
+            by_ref_before.push_back(static_cast<std::uint32_t>(refs.size()));
+            by_ref.push_back(0);
+        }
+        stored.push_back(value);
+    }
+    // Where item k is: refs[index] if `ref`, else stored[index].
+    struct Place {
+        bool ref = false;
+        std::size_t index = 0;
+    };
+    Place place(std::size_t k) const noexcept {
+        if (by_ref.empty()) return {false, k};
+        const std::uint64_t word = by_ref[k / 64];
+        const unsigned r = k % 64;
+        const std::size_t before = by_ref_before[k / 64] + static_cast<std::size_t>(std::popcount(word & ((std::uint64_t{1} << r) - 1)));
+        return word >> r & 1 ? Place{true, before} : Place{false, k - before};
+    }
+    // Keeps each stored item for which ref_of(k, item, Ref&) is true as that
+    // Ref (called in order, once per item). The list changes whole or not
+    // at all (an allocation that fails leaves it as it was).
+    template <class RefOf>
+    void keepRefs(RefOf&& ref_of) {
+        const std::size_t n = stored.size();
+        if (!refs.empty() || n == 0) return; // (split once)
+        std::vector<std::uint64_t> bits((n + 63) / 64, 0);
+        std::vector<Ref> kept;
+        for (std::size_t k = 0; k < n; ++k)
+            if (Ref ref; ref_of(k, stored[k], ref)) {
+                bits[k / 64] |= std::uint64_t{1} << (k % 64);
+                kept.push_back(ref);
+            }
+        if (kept.empty()) return;
+        List rest;
+        rest.reserve(n - kept.size());
+        for (std::size_t k = 0; k < n; ++k)
+            if (!(bits[k / 64] >> (k % 64) & 1)) rest.push_back(stored[k]);
+        std::vector<std::uint32_t> before(bits.size());
+        std::uint32_t count = 0;
+        for (std::size_t w = 0; w < bits.size(); ++w) {
+            before[w] = count;
+            count += static_cast<std::uint32_t>(std::popcount(bits[w]));
+        }
+        // (Nothing below allocates.)
+        stored = std::move(rest);
+        refs = std::move(kept);
+        by_ref = std::move(bits);
+        by_ref_before = std::move(before);
+    }
+};
+
 // Every flow of the model (Timeline::flows), by from.time, read through
 // flowsOf(timeline) (a flow may be read back from its fiber's lane, so a
 // read needs the Timeline).
@@ -349,28 +418,8 @@ using FlowList = PackedList<FlowCodec>;
 // made it Ready), to is its first Running interval. In the benchmark's
 // trace three flows in four are spawns, 32 bytes each. When the model is
 // closed, each spawn flow that its lane gives back field for field is kept
-// as the index of that lane (4 bytes), and a bit per flow says which flows
-// are kept so (with the count of such before every 64th flow, so flow k is
-// found in O(1)); the others stay in `stored`, packed. The order, and so
-// every flow's index, is what it was: the one list by from.time.
-struct FlowStore {
-    FlowList stored;                            // the flows not given back by a lane, in order
-    std::vector<std::uint32_t> spawn_lanes;     // the others: the index in Timeline::fibers of each, in order
-    std::vector<std::uint64_t> from_lane;       // bit k % 64 of word k / 64: flow k is in spawn_lanes (empty: none is)
-    std::vector<std::uint32_t> from_lane_before; // per word: flows in spawn_lanes before it
-
-    std::size_t size() const noexcept { return stored.size() + spawn_lanes.size(); }
-    bool empty() const noexcept { return size() == 0; }
-    // Appends a flow (a model under construction, or one made by hand; not
-    // after the model is closed).
-    void push_back(const Flow& flow) {
-        if (!from_lane.empty() && size() % 64 == 0) {
-            from_lane_before.push_back(static_cast<std::uint32_t>(spawn_lanes.size()));
-            from_lane.push_back(0);
-        }
-        stored.push_back(flow);
-    }
-};
+// as the index of that lane in Timeline::fibers (4 bytes).
+using FlowStore = LaneBackedList<FlowList, std::uint32_t>;
 
 // One ready episode: became ready at `ready`, switched in at `run` (one per
 // switch to a fiber, stored in 16 bytes: LatencyCodec; the thread it ran on
@@ -407,6 +456,17 @@ struct LatencyCodec {
         return p.wait == kWide;
     }
 };
+
+// Every latency sample of the model (Timeline::latencies), by run time,
+// read through latenciesOf(timeline). A sample whose fiber's lane holds a
+// Ready interval from `ready` followed by a Running one from `run` (nearly
+// every sample) is kept as where that Running interval is (8 bytes, not 16),
+// as a spawn flow is (FlowStore, issue 13).
+struct LatencyRef {
+    std::uint32_t lane = 0;     // index in Timeline::fibers
+    std::uint32_t interval = 0; // its Running interval (the one before is the Ready one)
+};
+using LatencyStore = LaneBackedList<PackedList<LatencyCodec>, LatencyRef>;
 
 // --- The replay index behind stateAt (built by buildTimeline; see state_at.hpp).
 enum class ItemKind : std::uint8_t { Queued, InFlight };
@@ -545,7 +605,7 @@ struct Timeline {
     // flow_reach[b] = the latest to.time of flows[0, (b + 1) * kFlowReachBlock):
     // where flowsInRange starts (8 bytes a block, where one a flow cost 8 a flow).
     std::vector<std::int64_t> flow_reach;
-    PackedList<LatencyCodec> latencies;         // by run time
+    LatencyStore latencies;                     // by run time: read them with latenciesOf(timeline)
     KindIndex kinds;                            // where the events of each kind are
     ReplayIndex replay;
 };
@@ -621,6 +681,20 @@ struct FlowView {
     const_iterator end() const noexcept { return {this, size()}; }
 };
 inline FlowView flowsOf(const Timeline& timeline) noexcept { return FlowView{&timeline}; }
+
+// Latency sample k of the model (k < timeline.latencies.size()), and the
+// samples as a list of values, as for flows.
+LatencySample latencyAt(const Timeline& timeline, std::size_t k) noexcept;
+struct LatencyView {
+    using const_iterator = IndexIterator<LatencyView, LatencySample>;
+    const Timeline* timeline = nullptr;
+    std::size_t size() const noexcept { return timeline->latencies.size(); }
+    bool empty() const noexcept { return size() == 0; }
+    LatencySample operator[](std::size_t k) const noexcept { return latencyAt(*timeline, k); }
+    const_iterator begin() const noexcept { return {this, 0}; }
+    const_iterator end() const noexcept { return {this, size()}; }
+};
+inline LatencyView latenciesOf(const Timeline& timeline) noexcept { return LatencyView{&timeline}; }
 
 // Events by kind (trace.events indices; the trace the timeline was built from).
 // The first event of `kind` at index `from` or later, else trace.events.size().
