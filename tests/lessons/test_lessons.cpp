@@ -1783,9 +1783,14 @@ static void phenomenaOfLesson15(const LessonRun& run) {
         CHECK(tree.run_next == tree.spawns);
         CHECK(pairs.wakeups_sent <= kLesson15Pairs / 4);
         // A thread out of work searched before it parked (FORMAT.md "Search").
-        CHECK(!view.all([](const TraceEvent& e) {
-                       return e.kind == EventKind::Search && e.small == static_cast<std::uint8_t>(SearchOp::Begin);
-                   }).empty());
+        // (On a loaded machine the other worker may not run at all before the
+        // program ends: no park, steal or wake-up of its own, and no search.)
+        const bool other_ran = pairs.parks + tree.parks + pairs.steals + tree.steals + pairs.wakeups_received + tree.wakeups_received > 0;
+        if (!other_ran) WARN("the other worker never ran in this run: its search before parking was not seen");
+        else
+            CHECK(!view.all([](const TraceEvent& e) {
+                           return e.kind == EventKind::Search && e.small == static_cast<std::uint8_t>(SearchOp::Begin);
+                       }).empty());
     }
 }
 
