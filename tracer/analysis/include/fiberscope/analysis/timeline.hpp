@@ -667,33 +667,30 @@ void flowsInRange(const Timeline& timeline, std::int64_t t0, std::int64_t t1, st
 
 const char* flowKindName(FlowKind kind) noexcept;
 
-// Flow k of the model (k < timeline.flows.size()).
-Flow flowAt(const Timeline& timeline, std::size_t k) noexcept;
-// The model's flows as a list of values: flowsOf(tl)[k], `for (const Flow& f :
-// flowsOf(tl))`. (It refers to `timeline`, which must outlive it.)
-struct FlowView {
-    using const_iterator = IndexIterator<FlowView, Flow>;
+// A list of the model read by index through `At` (a LaneBackedList, whose
+// items may be read back from the fiber lanes, so a read needs the
+// Timeline) as a list of values: view[k], `for (const Value& v : view)`.
+// (It refers to the Timeline, which must outlive it.)
+template <class Value, auto At, auto Member>
+struct ModelView {
+    using const_iterator = IndexIterator<ModelView, Value>;
     const Timeline* timeline = nullptr;
-    std::size_t size() const noexcept { return timeline->flows.size(); }
+    std::size_t size() const noexcept { return (timeline->*Member).size(); }
     bool empty() const noexcept { return size() == 0; }
-    Flow operator[](std::size_t k) const noexcept { return flowAt(*timeline, k); }
+    Value operator[](std::size_t k) const noexcept { return At(*timeline, k); }
     const_iterator begin() const noexcept { return {this, 0}; }
     const_iterator end() const noexcept { return {this, size()}; }
 };
+
+// Flow k of the model (k < timeline.flows.size()), and the flows as a list.
+Flow flowAt(const Timeline& timeline, std::size_t k) noexcept;
+using FlowView = ModelView<Flow, &flowAt, &Timeline::flows>;
 inline FlowView flowsOf(const Timeline& timeline) noexcept { return FlowView{&timeline}; }
 
 // Latency sample k of the model (k < timeline.latencies.size()), and the
-// samples as a list of values, as for flows.
+// samples as a list.
 LatencySample latencyAt(const Timeline& timeline, std::size_t k) noexcept;
-struct LatencyView {
-    using const_iterator = IndexIterator<LatencyView, LatencySample>;
-    const Timeline* timeline = nullptr;
-    std::size_t size() const noexcept { return timeline->latencies.size(); }
-    bool empty() const noexcept { return size() == 0; }
-    LatencySample operator[](std::size_t k) const noexcept { return latencyAt(*timeline, k); }
-    const_iterator begin() const noexcept { return {this, 0}; }
-    const_iterator end() const noexcept { return {this, size()}; }
-};
+using LatencyView = ModelView<LatencySample, &latencyAt, &Timeline::latencies>;
 inline LatencyView latenciesOf(const Timeline& timeline) noexcept { return LatencyView{&timeline}; }
 
 // Events by kind (trace.events indices; the trace the timeline was built from).
