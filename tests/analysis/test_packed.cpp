@@ -379,6 +379,49 @@ TEST_CASE("a long lane compacted into chunks reads back as built, chunk by chunk
     CHECK_FALSE(short_list.compacted());
 }
 
+TEST_CASE("a thread's instants read back as pushed: near ones in 16 bits, far ones whole", "[analysis][packed]") {
+    std::vector<std::uint32_t> events;
+    std::uint32_t e = 5;
+    for (int i = 0; i < 300; ++i) {
+        e += 1 + static_cast<std::uint32_t>(i % 7);
+        if (i == 70) e += 65'534 - 26;        // the last one that fits its block (offset 65534)...
+        if (i == 71) e += 1;                  // ...and one past it: whole
+        if (i == 200) e += 1'000'000;         // a thread that records rarely
+        if (i == 201) e = UINT32_MAX - 1;     // the last index
+        if (i == 202) e = 10;                 // back to the start (a damaged trace): whole
+        events.push_back(e);
+    }
+    analysis::InstantList list;
+    for (const std::uint32_t event : events) list.push_back(analysis::Instant{event});
+    REQUIRE(list.size() == events.size());
+    for (std::size_t k = 0; k < events.size(); ++k) {
+        INFO("instant " << k);
+        REQUIRE(list[k].event == events[k]);
+    }
+    std::size_t k = 0;
+    for (const analysis::Instant& i : list) REQUIRE(i.event == events[k++]);
+    CHECK(list.back().event == events.back());
+    // Two bytes an instant and four a block; whole: those 65535 or more past
+    // their block's first, or before it (after a far one, the rest of its
+    // block), and only those.
+    std::size_t whole = 0;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        const std::uint32_t base = events[i - i % analysis::InstantList::kBlock];
+        whole += events[i] < base || events[i] - base >= 65'535;
+    }
+    CHECK(whole > 50);
+    CHECK(events[70] - events[64] == 65'534); // (the edge: it fits)
+    list.shrink_to_fit();
+    CHECK(list.offsetBytes() == 2 * events.size());
+    CHECK(list.baseBytes() == 4 * 5);
+    CHECK(list.wholeBytes() == 8 * whole);
+    // A copy reads the same; clear empties it.
+    const analysis::InstantList copy = list;
+    REQUIRE(std::equal(copy.begin(), copy.end(), list.begin(), [](analysis::Instant a, analysis::Instant b) { return a.event == b.event; }));
+    list.clear();
+    CHECK(list.empty());
+}
+
 TEST_CASE("stored runs of a level of detail read back as pushed, packed or wide", "[analysis][packed]") {
     using analysis::StoredRun;
     const std::vector<StoredRun> runs = {

@@ -47,7 +47,8 @@ ModelFootprint modelFootprint(const Timeline& timeline) noexcept {
     f.lanes += vectorBytes(timeline.threads) + vectorBytes(timeline.fibers);
     for (const ThreadLane& tl : timeline.threads) {
         addLane(tl.lane, f.thread_intervals, f.lod);
-        f.instants += vectorBytes(tl.instants) + vectorBytes(tl.instant_fibers);
+        f.instants += heapBytes(tl.instants.offsetBytes()) + heapBytes(tl.instants.baseBytes()) + heapBytes(tl.instants.wholeBytes()) +
+                      vectorBytes(tl.instant_fibers);
         f.zones += vectorBytes(tl.zones);
         f.lanes += stringBytes(tl.name);
     }

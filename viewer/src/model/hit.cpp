@@ -48,7 +48,7 @@ std::size_t hitInterval(const Lane& lane, std::int64_t time, double ns_per_pixel
     return best;
 }
 
-std::size_t hitInstant(const trace::Trace& trace, const std::vector<Instant>& instants, std::int64_t time, double ns_per_pixel,
+std::size_t hitInstant(const trace::Trace& trace, const analysis::InstantList& instants, std::int64_t time, double ns_per_pixel,
                        double tolerance_px) {
     if (instants.empty()) return kNone;
     const double tol = tolerance(ns_per_pixel, tolerance_px);

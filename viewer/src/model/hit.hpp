@@ -30,7 +30,7 @@ namespace fiberscope::viewer {
 // tolerance_px pixels, else kNone.
 std::size_t hitInterval(const Lane& lane, std::int64_t time, double ns_per_pixel, double tolerance_px = 3.0);
 // The instant nearest `time` within tolerance_px pixels (the first of equals), else kNone.
-std::size_t hitInstant(const trace::Trace& trace, const std::vector<Instant>& instants, std::int64_t time, double ns_per_pixel, double tolerance_px = 4.0);
+std::size_t hitInstant(const trace::Trace& trace, const analysis::InstantList& instants, std::int64_t time, double ns_per_pixel, double tolerance_px = 4.0);
 // The innermost zone containing `time`, else kNone.
 std::size_t hitZone(const std::vector<Zone>& zones, std::int64_t time);
 // The block (from visibleBlocks) under `time`, else the nearest within tolerance, else kNone.

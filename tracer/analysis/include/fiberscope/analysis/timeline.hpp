@@ -84,6 +84,69 @@ struct Instant {
     std::uint32_t event = kNoEvent;
 };
 
+// A thread's instants in ~2 bytes each, not 4 (issue 13: a record in two
+// is an instant). They are its records in order, so each is kept as its
+// record index's offset from the first of its block of kBlock (16 bits),
+// plus 4 bytes a block; an instant too far from its block's first (a thread
+// that records rarely among busy ones) is kept whole beside them, found by
+// a binary search over the few such. Reads give Instant values, so
+// `lane.instants[k]` and `for (const Instant& i : lane.instants)` read as
+// from a vector.
+class InstantList {
+public:
+    static constexpr std::size_t kBlock = 64;
+    using value_type = Instant;
+    using const_iterator = IndexIterator<InstantList, Instant>;
+
+    std::size_t size() const noexcept { return offsets_.size(); }
+    bool empty() const noexcept { return offsets_.empty(); }
+    std::size_t capacity() const noexcept { return offsets_.capacity(); }
+    void reserve(std::size_t n) {
+        offsets_.reserve(n);
+        bases_.reserve((n + kBlock - 1) / kBlock);
+    }
+    void shrink_to_fit() {
+        offsets_.shrink_to_fit();
+        bases_.shrink_to_fit();
+        whole_.shrink_to_fit();
+    }
+    void clear() noexcept {
+        offsets_.clear();
+        bases_.clear();
+        whole_.clear();
+    }
+    void push_back(Instant instant) {
+        const std::size_t k = offsets_.size();
+        if (k % kBlock == 0) bases_.push_back(instant.event);
+        const std::uint32_t base = bases_.back();
+        if (instant.event >= base && instant.event - base < kWhole) {
+            offsets_.push_back(static_cast<std::uint16_t>(instant.event - base));
+        } else {
+            whole_.emplace_back(static_cast<std::uint32_t>(k), instant.event);
+            offsets_.push_back(kWhole);
+        }
+    }
+    Instant operator[](std::size_t k) const noexcept {
+        const std::uint16_t offset = offsets_[k];
+        return Instant{offset == kWhole ? wholeAt(k) : bases_[k / kBlock] + offset};
+    }
+    Instant front() const noexcept { return (*this)[0]; }
+    Instant back() const noexcept { return (*this)[size() - 1]; }
+    const_iterator begin() const noexcept { return {this, 0}; }
+    const_iterator end() const noexcept { return {this, size()}; }
+    // Heap bytes by capacity: the offsets, the bases, the whole ones.
+    std::size_t offsetBytes() const noexcept { return offsets_.capacity() * sizeof(std::uint16_t); }
+    std::size_t baseBytes() const noexcept { return bases_.capacity() * sizeof(std::uint32_t); }
+    std::size_t wholeBytes() const noexcept { return whole_.capacity() * sizeof(whole_[0]); }
+
+private:
+    static constexpr std::uint16_t kWhole = UINT16_MAX;
+    std::uint32_t wholeAt(std::size_t k) const noexcept;
+    std::vector<std::uint16_t> offsets_;                          // event - its block's first event; kWhole: in whole_
+    std::vector<std::uint32_t> bases_;                            // per block: its first instant's event
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> whole_;  // (index, event), by index
+};
+
 inline std::int64_t instantTime(const trace::Trace& trace, const Instant& instant) noexcept { return trace.events.time(instant.event); }
 inline trace::EventKind instantKind(const trace::Trace& trace, const Instant& instant) noexcept { return trace.events.kind(instant.event); }
 
@@ -118,7 +181,7 @@ struct ThreadLane {
     std::array<std::uint32_t, trace::kMaxEventKind + 1> records{}; // its records, counted by kind
     std::uint32_t steals_given = 0; // steal and steal-half records (on any thread) naming its worker as the victim
     Lane lane;                   // Running / Idle / Parked
-    std::vector<Instant> instants; // every record but switch, park, unpark, zone-begin/end, by time
+    InstantList instants;          // every record but switch, park, unpark, zone-begin/end, by time
     // (index in `instants`, the fiber running on the thread) for the instants
     // whose record names no fiber, by index (instantFiber reads it).
     std::vector<std::pair<std::uint32_t, std::uint64_t>> instant_fibers;
