@@ -163,16 +163,21 @@ void IntervalList::push_back(const Interval& iv) {
 
 // The compact format (lane.hpp): a slice's bases are its items' least
 // start and least cause (kNoEvent aside), so every offset is >= 0.
-std::size_t IntervalList::storeWords() const noexcept {
+std::size_t IntervalList::storeFormat(bool& narrow) const noexcept {
+    narrow = false;
     const std::size_t n = items_.size();
     if (n == 0) return 0;
-    if (items_.borrowed()) return kSmallHeader + n;
+    if (items_.borrowed()) {
+        narrow = (items_.slice()[0] & kSmallNarrow) != 0;
+        return sliceWords(items_.slice());
+    }
     if (n > kSmallMaxItems || wideCount() != 0) return 0;
     // Every item is packed (not wide): its start fits 48 bits, its thread
     // 8, its fiber 32. What is left to check is that the items share their
     // fiber and that their starts and causes are near enough to the least.
     std::int64_t lo = INT64_MAX, hi = INT64_MIN;
     std::uint32_t cause_lo = UINT32_MAX, cause_hi = 0;
+    std::uint64_t thread_hi = 0; // the largest thread + 1
     const std::uint32_t fiber = items_.at(0).fiber;
     for (std::size_t k = 0; k < n; ++k) {
         const Packed p = items_.at(k);
@@ -184,20 +189,29 @@ std::size_t IntervalList::storeWords() const noexcept {
             cause_lo = std::min(cause_lo, p.cause);
             cause_hi = std::max(cause_hi, p.cause);
         }
+        thread_hi = std::max(thread_hi, (p.bits >> kThreadShift) & 0xff);
     }
     // (Both differences are of values within 48 bits: no overflow.)
     if (hi - lo > static_cast<std::int64_t>(UINT32_MAX)) return 0;
     if (cause_lo != UINT32_MAX && cause_hi - cause_lo >= kSmallNoCause) return 0;
-    return kSmallHeader + n;
+    narrow = hi - lo <= 0xffff && (cause_lo == UINT32_MAX || cause_hi - cause_lo < kNarrowNoCause) && thread_hi < 8;
+    return kSmallHeader + (narrow ? (n + 1) / 2 : n);
+}
+
+std::size_t IntervalList::storeWords() const noexcept {
+    bool narrow = false;
+    return storeFormat(narrow);
 }
 
 void IntervalList::moveToStore(std::uint64_t* slice) noexcept {
     const std::size_t n = items_.size();
     if (items_.borrowed()) {
-        std::memcpy(slice, items_.slice(), (kSmallHeader + n) * sizeof(std::uint64_t));
+        std::memcpy(slice, items_.slice(), sliceWords(items_.slice()) * sizeof(std::uint64_t));
         items_.borrow(slice);
         return;
     }
+    bool narrow = false;
+    const std::size_t words = storeFormat(narrow);
     std::int64_t base = INT64_MAX;
     std::uint32_t cause_base = UINT32_MAX;
     for (std::size_t k = 0; k < n; ++k) {
@@ -206,15 +220,24 @@ void IntervalList::moveToStore(std::uint64_t* slice) noexcept {
         if (p.cause != kNoEvent) cause_base = std::min(cause_base, p.cause);
     }
     if (cause_base == UINT32_MAX) cause_base = 0;
-    slice[0] = static_cast<std::uint64_t>(n) << kStartBits | (static_cast<std::uint64_t>(base) & ((std::uint64_t{1} << kStartBits) - 1));
+    slice[0] = (narrow ? kSmallNarrow : 0) | static_cast<std::uint64_t>(n) << kStartBits |
+               (static_cast<std::uint64_t>(base) & ((std::uint64_t{1} << kStartBits) - 1));
     slice[1] = static_cast<std::uint64_t>(items_.at(0).fiber) << 32 | cause_base;
+    std::fill(slice + kSmallHeader, slice + words, 0);
     for (std::size_t k = 0; k < n; ++k) {
         const Packed p = items_.at(k);
-        const std::uint64_t offset = static_cast<std::uint64_t>(startBits(p.bits) - base); // < 2^32 (storeWords)
+        const std::uint64_t offset = static_cast<std::uint64_t>(startBits(p.bits) - base); // < 2^32 (storeWords); narrow: < 2^16
+        const std::uint64_t thread = (p.bits >> kThreadShift) & 0xff, state = (p.bits >> kStateShift) & 7, reason = (p.bits >> kReasonShift) & 7;
+        if (narrow) {
+            const std::uint64_t cause = p.cause == kNoEvent ? kNarrowNoCause : p.cause - cause_base;
+            const std::uint64_t v = offset | cause << kNarrowCauseShift | thread << kNarrowThreadShift | state << kNarrowStateShift |
+                                    reason << kNarrowReasonShift | (p.bits & kGap ? kNarrowGap : 0);
+            slice[kSmallHeader + k / 2] |= v << (32 * (k & 1));
+            continue;
+        }
         const std::uint64_t cause = p.cause == kNoEvent ? kSmallNoCause : p.cause - cause_base;
-        slice[kSmallHeader + k] = offset | cause << kSmallCauseShift | ((p.bits >> kThreadShift) & 0xff) << kSmallThreadShift |
-                                  ((p.bits >> kStateShift) & 7) << kSmallStateShift |
-                                  ((p.bits >> kReasonShift) & 7) << kSmallReasonShift | (p.bits & kGap ? kSmallGap : 0);
+        slice[kSmallHeader + k] = offset | cause << kSmallCauseShift | thread << kSmallThreadShift | state << kSmallStateShift |
+                                  reason << kSmallReasonShift | (p.bits & kGap ? kSmallGap : 0);
     }
     items_.borrow(slice);
 }

@@ -1188,14 +1188,14 @@ private:
 bool spawnFromLane(const FiberLane& fl, Flow& flow) noexcept {
     const IntervalList& intervals = fl.lane.intervals;
     if (!fl.createdInTrace() || intervals.empty()) return false;
-    for (const Interval& iv : intervals)
-        if (iv.state == State::Running) {
-            flow.kind = FlowKind::Spawn;
-            flow.from = FlowEnd{fl.created(), fl.parent(), static_cast<std::uint32_t>(fl.createdThread()), intervals.front().cause};
-            flow.to = FlowEnd{iv.start, fl.fiber, static_cast<std::uint32_t>(iv.thread), iv.cause};
-            return true;
-        }
-    return false;
+    std::size_t k = 0;
+    while (k < intervals.size() && intervals.stateOf(k) != State::Running) ++k;
+    if (k == intervals.size()) return false;
+    const Interval run = intervals[k];
+    flow.kind = FlowKind::Spawn;
+    flow.from = FlowEnd{fl.created(), fl.parent(), static_cast<std::uint32_t>(fl.createdThread()), intervals.causeOf(0)};
+    flow.to = FlowEnd{run.start, fl.fiber, static_cast<std::uint32_t>(run.thread), run.cause};
+    return true;
 }
 
 // Keeps each spawn flow that its fiber's lane gives back, field for field,
@@ -1233,7 +1233,7 @@ void keepLatenciesInLanes(Timeline& out) {
         cursor[lane] = static_cast<std::uint32_t>(k);
         // The Running interval from `run` (after any zero-length ones then).
         for (; k < intervals.size() && intervals.startOf(k) == sample.run; ++k) {
-            if (k == 0 || intervals[k].state != State::Running || intervals[k - 1].state != State::Ready) continue;
+            if (k == 0 || intervals.stateOf(k) != State::Running || intervals.stateOf(k - 1) != State::Ready) continue;
             const LatencySample given = latencyFromLane(*fl, k);
             if (given.ready != sample.ready || given.run != sample.run || given.fiber != sample.fiber) continue;
             ref = LatencyRef{static_cast<std::uint32_t>(lane), static_cast<std::uint32_t>(k)};

@@ -49,11 +49,14 @@
 // lane's items: the start as a 32-bit offset from the slice's start base,
 // the cause as a 17-bit offset from its cause base (all ones: kNoEvent),
 // the thread + 1 (8 bits), the state, the reason and the gap flag. The
-// fiber is the slice's (a fiber lane's items all name its own fiber). A lane
-// whose items do not fit (one spanning 4.3 s or more, or 2^17 events or
-// more, or naming more than one fiber or a fiber past 2^32, or holding
-// wide items, or of 65536 items or more) keeps its own block of 16-byte
-// items, so nothing is lost. A borrowed list reads as an owned one; copying
+// fiber is the slice's (a fiber lane's items all name its own fiber). A
+// lane whose starts span under 65.5 us and causes under 63 records, on
+// threads 0..6 (a short-lived fiber of a busy program: most of them), is
+// narrow: 4 bytes an item (a 16-bit start offset, a 6-bit cause offset,
+// 3-bit thread + 1). A lane whose items do not fit (one spanning 4.3 s or
+// more, or 2^17 events or more, or naming more than one fiber or a fiber
+// past 2^32, or holding wide items, or of 32768 items or more) keeps its
+// own block of 16-byte items (compacted if long), so nothing is lost. A borrowed list reads as an owned one; copying
 // it (or a Timeline) copies the items into a block of the copy's own, and
 // appending to it first does the same, so a store only ever backs the
 // lists it was written for, and moving a Timeline moves the store's block
@@ -165,6 +168,14 @@ public:
     // One field, without decoding the rest.
     std::int64_t startOf(std::size_t k) const noexcept;
     std::int64_t endOf(std::size_t k) const noexcept;
+    State stateOf(std::size_t k) const noexcept {
+        const Packed p = items_.at(k);
+        return p.bits & kWide ? wideAt(k).state : static_cast<State>((p.bits >> kStateShift) & 7);
+    }
+    std::uint32_t causeOf(std::size_t k) const noexcept {
+        const Packed p = items_.at(k);
+        return p.bits & kWide ? wideAt(k).cause : p.cause;
+    }
 
     const_iterator begin() const noexcept;
     const_iterator end() const noexcept;
@@ -220,11 +231,15 @@ private:
     static std::int64_t startBits(std::uint64_t bits) noexcept {
         return static_cast<std::int64_t>(bits << (64 - kStartBits)) >> (64 - kStartBits);
     }
-    // The compact format, in a LaneStore slice: word 0 holds the item count
-    // (its high 16 bits) and the start base (its low 48, sign-extended as a
-    // Packed start), word 1 the fiber (high 32) and the cause base (low 32);
-    // then an item a word: the start's offset from the base in the low 32
-    // bits, then these fields.
+    // The compact format, in a LaneStore slice: word 0 holds the narrow flag
+    // (its top bit), the item count (the 15 bits below) and the start base
+    // (its low 48, sign-extended as a Packed start), word 1 the fiber (high
+    // 32) and the cause base (low 32); then an item a word: the start's
+    // offset from the base in the low 32 bits, then these fields. A narrow
+    // slice (a fiber whose life spans under 65.5 us and 63 records, on
+    // threads 0..6: most fibers of a busy program) holds an item in half a
+    // word (the low half first): the start's offset in 16 bits, then the
+    // kNarrow fields; smallItem reads either as the word above.
     static constexpr int kSmallCauseShift = 32;  // 17 bits: cause - cause base; kSmallNoCause: kNoEvent
     static constexpr int kSmallThreadShift = 49; // 8 bits: thread + 1
     static constexpr int kSmallStateShift = 57;  // 3 bits
@@ -232,7 +247,30 @@ private:
     static constexpr std::uint64_t kSmallGap = std::uint64_t{1} << 63;
     static constexpr std::uint32_t kSmallNoCause = (1u << 17) - 1;
     static constexpr std::size_t kSmallHeader = 2;          // words before the items
-    static constexpr std::size_t kSmallMaxItems = 0xffff;   // the count's 16 bits
+    static constexpr std::size_t kSmallMaxItems = 0x7fff;   // the count's 15 bits
+    static constexpr std::uint64_t kSmallNarrow = std::uint64_t{1} << 63; // in word 0
+    static constexpr int kNarrowCauseShift = 16;  // 6 bits: cause - cause base; kNarrowNoCause: kNoEvent
+    static constexpr int kNarrowThreadShift = 22; // 3 bits: thread + 1
+    static constexpr int kNarrowStateShift = 25;  // 3 bits
+    static constexpr int kNarrowReasonShift = 28; // 3 bits
+    static constexpr std::uint32_t kNarrowGap = 1u << 31;
+    static constexpr std::uint32_t kNarrowNoCause = (1u << 6) - 1;
+    static std::size_t sliceCount(const std::uint64_t* slice) noexcept { return static_cast<std::size_t>((slice[0] >> kStartBits) & kSmallMaxItems); }
+    static std::size_t sliceWords(const std::uint64_t* slice) noexcept {
+        const std::size_t n = sliceCount(slice);
+        return kSmallHeader + (slice[0] & kSmallNarrow ? (n + 1) / 2 : n);
+    }
+    // Item k of a slice, in the (not narrow) item word's layout.
+    static std::uint64_t smallItem(const std::uint64_t* slice, std::size_t k) noexcept {
+        if (!(slice[0] & kSmallNarrow)) return slice[kSmallHeader + k];
+        const auto v = static_cast<std::uint32_t>(slice[kSmallHeader + k / 2] >> (32 * (k & 1)));
+        const std::uint32_t cause = (v >> kNarrowCauseShift) & kNarrowNoCause;
+        return (v & 0xffff) | std::uint64_t{cause == kNarrowNoCause ? kSmallNoCause : cause} << kSmallCauseShift |
+               std::uint64_t{(v >> kNarrowThreadShift) & 7} << kSmallThreadShift | std::uint64_t{(v >> kNarrowStateShift) & 7} << kSmallStateShift |
+               std::uint64_t{(v >> kNarrowReasonShift) & 7} << kSmallReasonShift | (v & kNarrowGap ? kSmallGap : 0);
+    }
+    // How a list would go to a store: 0 it does not fit, else the words it takes (narrow: whether narrow).
+    std::size_t storeFormat(bool& narrow) const noexcept;
     // A compact chunk (compact()): words 0..2 hold the start base, the
     // cause base (low 32) and fiber base (high 32), and the thread + 1 (low
     // 8 bits); then an item a word: the start's offset in the low 28 bits,
@@ -311,7 +349,7 @@ private:
         }
         std::size_t size() const noexcept {
             if (!data_) return 0;
-            if (borrowed()) return static_cast<std::size_t>(slice()[0] >> kStartBits);
+            if (borrowed()) return sliceCount(slice());
             return chunked() ? chunks().size : header()->size;
         }
         bool empty() const noexcept { return size() == 0; }
@@ -380,7 +418,7 @@ inline IntervalList::const_iterator IntervalList::begin() const noexcept { retur
 inline IntervalList::const_iterator IntervalList::end() const noexcept { return {this, items_.size()}; }
 
 inline IntervalList::Packed IntervalList::widen(const std::uint64_t* slice, std::size_t k) noexcept {
-    const std::uint64_t w = slice[kSmallHeader + k];
+    const std::uint64_t w = smallItem(slice, k);
     const std::int64_t start = startBits(slice[0]) + static_cast<std::int64_t>(static_cast<std::uint32_t>(w));
     const auto cause = static_cast<std::uint32_t>((w >> kSmallCauseShift) & kSmallNoCause);
     Packed p;
@@ -429,7 +467,7 @@ inline std::int64_t IntervalList::chunkStart(const Chunks& chunks, std::size_t k
 inline std::int64_t IntervalList::startOf(std::size_t k) const noexcept {
     if (items_.borrowed()) {
         const std::uint64_t* s = items_.slice();
-        return startBits(s[0]) + static_cast<std::int64_t>(static_cast<std::uint32_t>(s[kSmallHeader + k]));
+        return startBits(s[0]) + static_cast<std::int64_t>(static_cast<std::uint32_t>(smallItem(s, k)));
     }
     if (items_.chunked()) {
         const Chunks& c = items_.chunks();
@@ -444,7 +482,7 @@ inline std::int64_t IntervalList::startOf(std::size_t k) const noexcept {
 inline std::int64_t IntervalList::endOf(std::size_t k) const noexcept {
     if (items_.borrowed()) {
         if (k + 1 == items_.size()) return last_end_;
-        if (items_.slice()[kSmallHeader + k] & kSmallGap) return gapEnd(k);
+        if (smallItem(items_.slice(), k) & kSmallGap) return gapEnd(k);
         return startOf(k + 1);
     }
     const std::uint64_t bits = items_.chunked() ? chunkItem(items_.chunks(), k).bits : items_[k].bits;
