@@ -376,7 +376,9 @@ TEST_CASE("the record list reads back every record as pushed: zero fields, wide 
         if (i % 97 == 5) e.time += std::int64_t{40} * 3600 * 1'000'000'000; // 40 hours in (and back)
         e.kind = static_cast<EventKind>(1 + rng() % kMaxEventKind);
         e.small = static_cast<std::uint8_t>(rng() % 4);
-        e.thread = rng() % 50 == 0 ? 70000 : static_cast<std::uint32_t>(rng() % 4);
+        // Mostly a few threads; the last that fits a byte, the first that does not, and a crafted one.
+        const std::uint32_t edge[] = {255, 256, 70000};
+        e.thread = rng() % 30 == 0 ? edge[rng() % 3] : static_cast<std::uint32_t>(rng() % 4);
         for (auto& a : e.arg) a = rng() % 3 == 0 ? unusual[rng() % std::size(unusual)] : rng() % 3;
         return e;
     };

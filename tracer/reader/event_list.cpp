@@ -15,7 +15,7 @@ bool fits32(std::uint64_t v) noexcept {
 
 // A record whose fields or thread do not fit the columns.
 bool isWide(const Event& e) noexcept {
-    return e.thread > 0xFFFF || static_cast<unsigned>(e.kind) > 0x3F || !fits32(e.arg[0]) || !fits32(e.arg[1]) || !fits32(e.arg[2]);
+    return e.thread > 0xFF || static_cast<unsigned>(e.kind) > 0x3F || !fits32(e.arg[0]) || !fits32(e.arg[1]) || !fits32(e.arg[2]);
 }
 
 template <class T>
@@ -75,6 +75,7 @@ void EventList::push_back(const Event& e) {
     default: whole_times_.push_back(0); break;
     }
     meta_.push_back(0);
+    threads_.push_back(0);
     setTime(i, e.time);
     setRest(i, e);
 }
@@ -136,6 +137,7 @@ void EventList::setRest(std::size_t i, const Event& e) {
     const std::size_t at = static_cast<std::size_t>(it - wide_index_.begin());
     if (isWide(e)) {
         meta_[i] = kWideBit;
+        threads_[i] = 0;
         for (int k = 0; k < 3; ++k) setField(i, k, 0);
         if (was_wide) {
             wide_[at] = e;
@@ -149,7 +151,8 @@ void EventList::setRest(std::size_t i, const Event& e) {
         wide_index_.erase(it);
         wide_.erase(wide_.begin() + static_cast<std::ptrdiff_t>(at));
     }
-    meta_[i] = e.thread | static_cast<std::uint32_t>(e.small) << 16 | static_cast<std::uint32_t>(e.kind) << 24;
+    meta_[i] = static_cast<std::uint16_t>(e.small | static_cast<unsigned>(e.kind) << 8);
+    threads_[i] = static_cast<std::uint8_t>(e.thread);
     for (int k = 0; k < 3; ++k) setField(i, k, static_cast<std::int32_t>(static_cast<std::uint32_t>(e.arg[k])));
 }
 
@@ -214,6 +217,7 @@ void EventList::set(std::size_t i, const Event& e) {
 
 void EventList::reserve(std::size_t n) {
     meta_.reserve(n);
+    threads_.reserve(n);
     groups_.reserve((n + kGroup - 1) / kGroup);
     blocks_.reserve((n + kBlock - 1) / kBlock);
     // (the times and codes grow as they come: which blocks are narrow and
@@ -237,6 +241,7 @@ void EventList::clear() noexcept {
     times32_.clear();
     whole_times_.clear();
     meta_.clear();
+    threads_.clear();
     groups_.clear();
     for (auto& codes : codes_) codes.clear();
     for (auto& escapes : escapes_) escapes.clear();
@@ -270,6 +275,7 @@ void EventList::resize(std::size_t n) {
     times32_.resize(keep[kTime32]);
     whole_times_.resize(keep[kTimeWhole]);
     meta_.resize(n);
+    threads_.resize(n);
     const auto cut = std::lower_bound(wide_index_.begin(), wide_index_.end(), static_cast<std::uint32_t>(n));
     wide_.resize(static_cast<std::size_t>(cut - wide_index_.begin()));
     wide_index_.erase(cut, wide_index_.end());
@@ -284,7 +290,7 @@ void EventList::insert(const_iterator at, const Event& e) {
 }
 
 std::size_t EventList::memoryBytes() const noexcept {
-    std::size_t bytes = bytesOf(blocks_) + bytesOf(times16_) + bytesOf(times32_) + bytesOf(whole_times_) + bytesOf(meta_) +
+    std::size_t bytes = bytesOf(blocks_) + bytesOf(times16_) + bytesOf(times32_) + bytesOf(whole_times_) + bytesOf(meta_) + bytesOf(threads_) +
                         bytesOf(groups_) + bytesOf(wide_index_) + bytesOf(wide_);
     for (int k = 0; k < 3; ++k) bytes += bytesOf(codes_[k]) + bytesOf(escapes_[k]);
     return bytes;

@@ -3,7 +3,7 @@
 // A viewer keeps every record of the trace it shows for as long as it is
 // open, and a trace holds tens of millions of them; the file spends ~6 bytes
 // on each, the plain decoded record (Event) 40. EventList stores the same
-// records in columns at ~10 bytes each on a dense trace (issue 13: memory
+// records in columns at ~9.5 bytes each on a dense trace (issue 13: memory
 // while viewing):
 //   * time: an offset from its block's base (blocks of 256 records in
 //     order): 16 bits while the block spans under 65.5 us (a busy program
@@ -11,7 +11,8 @@
 //     whole times (a longer span, or times that run backwards). A block
 //     starts narrow and widens when a record does not fit; widening the
 //     last block moves only its own times (appending stays O(1) amortised).
-//   * thread (16 bits), kind and the enumerated field in one 32-bit word,
+//   * thread (8 bits: a loop has a thread per worker) in a byte, kind and
+//     the enumerated field in a 16-bit word,
 //   * each of the three fields only when it is not 0, in a 16-bit code:
 //     a value in [0, 32767] is the code itself (workers, counts, string ids,
 //     fds, small results); codes 0x8000..0xFFFE are an offset into a window
@@ -28,7 +29,7 @@
 //     field k is codes_[k][rank + popcount(the mask's bits below i)], so a
 //     read stays O(1) but for an escape (counted within its group: <= 63).
 //     A record with a wider field (a mutex's or queue's address, a huge
-//     count) or a thread past 65535 is kept whole beside the columns, found
+//     count) or a thread past 255 is kept whole beside the columns, found
 //     by a binary search over the few such records.
 // Reading a record decodes it into an Event (a value, not a reference), so
 // `const Event& e = events[i]` and `for (const Event& e : events)` read as
@@ -98,15 +99,14 @@ public:
     }
     // One field, without decoding the rest.
     EventKind kind(std::size_t i) const noexcept {
-        const std::uint32_t meta = meta_[i];
-        return meta & kWideBit ? wideAt(i).kind : static_cast<EventKind>((meta >> 24) & 0x3F);
+        const std::uint16_t meta = meta_[i];
+        return meta & kWideBit ? wideAt(i).kind : static_cast<EventKind>((meta >> 8) & 0x3F);
     }
     std::uint32_t thread(std::size_t i) const noexcept {
-        const std::uint32_t meta = meta_[i];
-        return meta & kWideBit ? wideAt(i).thread : meta & 0xFFFF;
+        return meta_[i] & kWideBit ? wideAt(i).thread : threads_[i];
     }
     Event operator[](std::size_t i) const noexcept {
-        const std::uint32_t meta = meta_[i];
+        const std::uint16_t meta = meta_[i];
         if (meta & kWideBit) {
             Event e = wideAt(i);
             e.time = time(i);
@@ -114,9 +114,9 @@ public:
         }
         Event e;
         e.time = time(i);
-        e.thread = meta & 0xFFFF;
-        e.small = static_cast<std::uint8_t>(meta >> 16);
-        e.kind = static_cast<EventKind>((meta >> 24) & 0x3F);
+        e.thread = threads_[i];
+        e.small = static_cast<std::uint8_t>(meta);
+        e.kind = static_cast<EventKind>((meta >> 8) & 0x3F);
         const Group& g = groups_[i / kGroup];
         const unsigned r = i % kGroup;
         const std::uint64_t below = (std::uint64_t{1} << r) - 1;
@@ -185,7 +185,7 @@ public:
     friend bool operator==(const EventList& a, const EventList& b) noexcept;
 
 private:
-    static constexpr std::uint32_t kWideBit = 1u << 31;
+    static constexpr std::uint16_t kWideBit = 1u << 15;
 
     // Where a block keeps its times (see the design comment): modes only
     // widen, 16 -> 32 -> whole.
@@ -244,7 +244,8 @@ private:
     std::vector<std::uint16_t> times16_;    // time - its block's base, in 16-bit blocks
     std::vector<std::uint32_t> times32_;    // likewise in 32-bit blocks
     std::vector<std::int64_t> whole_times_; // the times of whole blocks
-    std::vector<std::uint32_t> meta_;       // thread | small << 16 | kind << 24 | kWideBit
+    std::vector<std::uint16_t> meta_;       // small | kind << 8 | kWideBit
+    std::vector<std::uint8_t> threads_;     // the thread (0 for a whole record)
     std::vector<Group> groups_;             // per kGroup records: which fields are not 0, and where
     std::vector<std::uint16_t> codes_[3];   // field k's non-zero values' codes, by record
     std::vector<std::int32_t> escapes_[3];  // the values coded kEscape, by record (sign-extended when read)
