@@ -93,6 +93,22 @@ TEST_CASE("latency samples read back as pushed, packed or wide", "[analysis][pac
     }
 }
 
+namespace {
+
+// Replay item `a` reads as `b`, field by field.
+void requireSameItem(const analysis::StateItem& a, const analysis::StateItem& b) {
+    REQUIRE(a.start == b.start);
+    REQUIRE(a.end == b.end);
+    REQUIRE(a.fiber == b.fiber);
+    REQUIRE(a.fd == b.fd);
+    REQUIRE(a.where == b.where);
+    REQUIRE(a.event == b.event);
+    REQUIRE(a.kind == b.kind);
+    REQUIRE(a.opcode == b.opcode);
+}
+
+} // namespace
+
 TEST_CASE("replay items read back as pushed, packed or wide, and ended later", "[analysis][packed]") {
     using analysis::ItemKind;
     using analysis::StateItem;
@@ -110,16 +126,7 @@ TEST_CASE("replay items read back as pushed, packed or wide, and ended later", "
         item(10, 20, 1ull << 40, 0, 70000, analysis::kNoEvent, ItemKind::InFlight, 1), // wide fiber and thread
         item(50, 40, 6, 0, 0, 11, ItemKind::Queued, 0),                         // ends before it starts
     };
-    const auto same = [](const StateItem& a, const StateItem& b) {
-        REQUIRE(a.start == b.start);
-        REQUIRE(a.end == b.end);
-        REQUIRE(a.fiber == b.fiber);
-        REQUIRE(a.fd == b.fd);
-        REQUIRE(a.where == b.where);
-        REQUIRE(a.event == b.event);
-        REQUIRE(a.kind == b.kind);
-        REQUIRE(a.opcode == b.opcode);
-    };
+    const auto same = requireSameItem;
     // A list of `values`, each read back as pushed, `wide` of them kept whole.
     const auto packed = [&](const std::vector<StateItem>& values, std::size_t wide) {
         analysis::StateItemList l;
@@ -153,6 +160,132 @@ TEST_CASE("replay items read back as pushed, packed or wide, and ended later", "
         item(1000, 2000, 11, -40000, 3, 16, ItemKind::InFlight, 2),                  // fd below -32768: wide
     };
     (void)packed(edges, 3);
+}
+
+TEST_CASE("replay items compacted into chunks read back as built, chunk by chunk compact or not", "[analysis][packed]") {
+    using analysis::ItemKind;
+    using analysis::StateItem;
+    constexpr std::size_t kChunk = analysis::StateItemList::kChunk;
+    constexpr std::int64_t k2e26 = std::int64_t{1} << 26;
+    // A chunk of items that fits the compact form at its edges: starts
+    // 2^26 - 1 apart, records 16382 apart, slot 63, open items, the largest
+    // near span (2^26 - 3) and one kept apart (2^26 - 2), operations with
+    // negative fds and the largest opcode, an item with no record; fibers in
+    // four clusters (one 16382 wide) and seven alone, far from the clusters.
+    // Its extras: 16 operations, 7 far fibers, 2 far spans.
+    const auto chunk = [](std::int64_t base) {
+        std::vector<StateItem> items(kChunk);
+        for (std::size_t r = 0; r < kChunk; ++r) {
+            StateItem& i = items[r];
+            i.start = base + static_cast<std::int64_t>(r) * 1000;
+            i.end = r % 5 == 0 ? analysis::kOpenEnd : i.start + static_cast<std::int64_t>(r);
+            i.fiber = r < 20 ? 100'000 + r : r < 35 ? 300'000 + r : r < 47 ? 500'000 + r : r < 57 ? 700'000 + r : 900'000 + r * 20'000;
+            i.event = 5'000'000 + static_cast<std::uint32_t>(r);
+            i.where = static_cast<std::uint32_t>(r % 3);
+            i.kind = r % 4 == 1 ? ItemKind::InFlight : ItemKind::Queued;
+            if (i.kind == ItemKind::InFlight) i.fd = r % 8 == 1 ? -32768 : static_cast<std::int32_t>(r), i.opcode = static_cast<std::uint8_t>(r == 1 ? 255 : r);
+        }
+        items[2].end = items[2].start + k2e26 - 3;
+        items[8].end = items[8].start + k2e26 - 2;
+        items[9].end = items[9].start + 3'000'000'000;
+        items[kChunk - 1].start = base + k2e26 - 1;
+        items[kChunk - 1].end = items[kChunk - 1].start + 1;
+        items[3].fiber = 100'000 + 16'382;
+        items[4].event = 5'000'000 + 16'382;
+        items[6].event = analysis::kNoEvent;
+        items[7].where = 63;
+        return items;
+    };
+    constexpr std::size_t kEdgeExtras = 16 + 7 + 2;
+    // A chunk of operations with far spans: 2 extras each, and one far fiber
+    // (item 0's, away from the four clusters of the rest): the last item's
+    // first extra is the 128th, the most an item can point at.
+    const auto extras = [](std::int64_t base) {
+        std::vector<StateItem> items(kChunk);
+        for (std::size_t r = 0; r < kChunk; ++r) {
+            StateItem& i = items[r];
+            i.start = base + static_cast<std::int64_t>(r);
+            i.end = i.start + 100'000'000;
+            i.fiber = r == 0 ? 10 : 100'000 + (r % 4) * 50'000 + r;
+            i.event = 7'000'000 + static_cast<std::uint32_t>(r);
+            i.kind = ItemKind::InFlight;
+            i.fd = 3, i.opcode = 9;
+        }
+        return items;
+    };
+    // Chunk by chunk: the edge chunks, then one past each edge (kept whole),
+    // then an edge chunk again, then a part chunk.
+    std::vector<StateItem> items;
+    std::vector<std::size_t> chunk_extras; // SIZE_MAX: not compact
+    const auto add = [&](std::vector<StateItem> c, std::size_t extras) {
+        items.insert(items.end(), c.begin(), c.end());
+        chunk_extras.push_back(extras);
+    };
+    std::int64_t base = 1'000'000;
+    const auto next = [&] { return base += std::int64_t{1} << 33; };
+    add(chunk(base), kEdgeExtras);
+    add(extras(next()), 2 * kChunk + 1);
+    {
+        auto c = chunk(next());
+        c[kChunk - 1].start += 1, c[kChunk - 1].end += 1; // starts 2^26 apart
+        add(c, SIZE_MAX);
+    }
+    {
+        auto c = chunk(next());
+        c[4].event += 1; // records 16383 apart
+        add(c, SIZE_MAX);
+    }
+    {
+        auto c = chunk(next());
+        c[7].where = 64;
+        add(c, SIZE_MAX);
+    }
+    {
+        auto c = chunk(next());
+        c[9].fiber = std::uint64_t{1} << 40; // wide
+        add(c, SIZE_MAX);
+    }
+    {
+        auto c = extras(next());
+        c[kChunk - 2].fiber = 20; // one more far fiber: the last item's first extra would be the 129th
+        add(c, SIZE_MAX);
+    }
+    add(chunk(next()), kEdgeExtras);
+    {
+        auto c = chunk(next());
+        c.resize(10);
+        add(c, 3 + 2); // operations 1, 5, 9; items 8 and 9: far spans
+    }
+    analysis::StateItemList list;
+    for (const StateItem& i : items) list.push_back(i);
+    list.compact();
+    REQUIRE(list.compacted());
+    REQUIRE(list.size() == items.size());
+    REQUIRE(list.wideCount() == 1);
+    const auto same = [&](const analysis::StateItemList& l) {
+        for (std::size_t k = 0; k < items.size(); ++k) {
+            INFO("item " << k << " (chunk " << k / kChunk << ")");
+            requireSameItem(l[k], items[k]);
+        }
+    };
+    same(list);
+    // Its words: a compact chunk takes 8 words of bases, 3 an item and 1 an
+    // extra; any other, 6 words an item; and 1 a chunk to find it.
+    std::size_t words = chunk_extras.size();
+    for (std::size_t c = 0; c < chunk_extras.size(); ++c) {
+        const std::size_t n = std::min(kChunk, items.size() - c * kChunk);
+        words += chunk_extras[c] != SIZE_MAX ? 8 + 3 * n + chunk_extras[c] : 6 * n;
+    }
+    CHECK(list.itemBytes() == words * sizeof(std::uint32_t));
+    // A copy reads the same; a change expands the list and keeps the rest.
+    const analysis::StateItemList copy = list;
+    same(copy);
+    StateItem changed = items[70];
+    changed.end = changed.start + 3;
+    list.set(70, changed);
+    CHECK(!list.compacted());
+    items[70] = changed;
+    same(list);
 }
 
 namespace {

@@ -12,9 +12,10 @@ std::size_t vectorBytes(const std::vector<T>& v) noexcept {
     return heapBytes(v.capacity() * sizeof(T));
 }
 
-// A packed list's blocks: its items and its side list of wide values.
-template <class Codec>
-std::size_t packedBytes(const PackedList<Codec>& list) noexcept {
+// A packed list's blocks (a PackedList's, a StateItemList's): its items and
+// its side list of wide values.
+template <class List>
+std::size_t packedBytes(const List& list) noexcept {
     return heapBytes(list.itemBytes()) + heapBytes(list.wideBytes());
 }
 

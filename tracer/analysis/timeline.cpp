@@ -241,8 +241,8 @@ struct FiberBuild {
 // fits k = 0, 1, 3, 7 exactly, so most fiber lanes need no trimming copy.
 constexpr std::size_t kFiberLaneStart = 3;
 
-// Thread lanes with at least this many intervals in all are indexed on a
-// second thread when the model is closed (Builder::close).
+// A model whose thread lanes and replay items hold at least this many
+// intervals and items in all is closed on two threads (Builder::close).
 constexpr std::size_t kParallelIndexIntervals = 1u << 16;
 
 // Gives back growth slack (the model lives as long as the trace is open). A
@@ -392,9 +392,13 @@ public:
     // Ends the model of what was appended in `out` (a copy of the model so
     // far, or the model itself when the build ends): what is still open
     // closes at the trace's end, lanes go in worker order, fibers in id order.
-    void close(Timeline& out, const trace::Trace& trace) const;
+    // Closes `out`, a copy of the model (snapshot) or the model itself
+    // (finish: `scratch` is this builder, whose scratch it frees, after the
+    // last read of it, while it does the rest).
+    void close(Timeline& out, const trace::Trace& trace, Builder* scratch = nullptr) const;
     const Timeline& model() const noexcept { return tl_; }
     Timeline& model() noexcept { return tl_; }
+    // Frees the scratch the build keeps beside the model (close, at finish).
     void release() {
         fb_ = {};
         dense_ = {};
@@ -1252,7 +1256,7 @@ std::int64_t endTimeOf(const trace::Trace& trace, std::size_t count) noexcept {
     return std::max(trace.events[count - 1].time, trace.header.duration_ns);
 }
 
-void Builder::close(Timeline& out, const trace::Trace& trace) const {
+void Builder::close(Timeline& out, const trace::Trace& trace, Builder* scratch) const {
     const std::int64_t end_time = endTimeOf(trace, done_);
     out.start_time = done_ ? trace.events.front().time : 0;
     out.end_time = end_time;
@@ -1311,23 +1315,20 @@ void Builder::close(Timeline& out, const trace::Trace& trace) const {
         for (std::uint32_t lane = 0; lane < count; ++lane) out.lane_of_thread[order[lane]] = lane;
         permute(out.threads, order);
     }
-    {
-        std::vector<std::uint32_t> order = fiberOrder();
-        permute(out.fibers, order);
-    }
-    sortFlows(out.flows.stored);
-    // The reach of the longest flow so far, at the end of each block of flows.
-    out.flow_reach.assign((out.flows.size() + kFlowReachBlock - 1) / kFlowReachBlock, INT64_MIN);
-    std::int64_t reach = INT64_MIN;
-    for (std::size_t k = 0; k < out.flows.size(); ++k)
-        out.flow_reach[k / kFlowReachBlock] = reach = std::max(reach, out.flows.stored[k].to.time);
-    // Give back the growth slack: the model lives as long as the trace is open.
-    // The thread lanes are a few long lanes whose levels of detail take ~8% of
-    // a 10M-event load: they are built on a second thread while this one does
-    // the rest (the two touch disjoint parts of `out`: the thread lanes there,
-    // the fibers, flows, samples and replay index here). A small trace, or
-    // one where no thread can be started, does it all here.
-    const auto index_threads = [&out] {
+    // The rest is split in two, run on two threads where the trace is big
+    // enough to be worth a thread (issue 13: load time), touching disjoint
+    // parts of `out`:
+    //   * the thread lanes (a few long lanes, whose compaction and levels of
+    //     detail take ~8% of a 10M-event load) and the replay index (its
+    //     items' checkpoints and compaction), then the build's scratch,
+    //     freed when `scratch` is given (finish(): ~200 ms at 10M events,
+    //     mostly the kernel taking the pages back);
+    //   * the fibers (their order by id, their lanes' store), the flows and
+    //     the latency samples.
+    // The fibers' order is read from the scratch before either starts. A
+    // small trace, or one where no thread can be started, does both here.
+    std::vector<std::uint32_t> fiber_order = fiberOrder();
+    const auto index_threads_and_replay = [&out, scratch] {
         for (ThreadLane& tl : out.threads) {
             trimSlack(tl.lane.intervals);
             tl.lane.intervals.compact();
@@ -1336,17 +1337,31 @@ void Builder::close(Timeline& out, const trace::Trace& trace) const {
             trimSlack(tl.zones);
             buildLaneIndex(tl.lane);
         }
+        trimSlack(out.replay.items);
+        for (auto& owners : out.replay.slots) owners.shrink_to_fit();
+        buildReplayIndex(out);
+        out.replay.items.compact();
+        if (scratch) scratch->release();
     };
     std::size_t thread_intervals = 0;
     for (const ThreadLane& tl : out.threads) thread_intervals += tl.lane.intervals.size();
-    std::future<void> threads_indexed;
-    if (thread_intervals >= kParallelIndexIntervals) {
+    std::future<void> helper;
+    if (thread_intervals + out.replay.items.size() >= kParallelIndexIntervals) {
         try {
-            threads_indexed = std::async(std::launch::async, index_threads);
+            helper = std::async(std::launch::async, index_threads_and_replay);
         } catch (const std::system_error&) {
             // No thread (a process or memory limit): done below, here.
         }
     }
+    permute(out.fibers, fiber_order);
+    fiber_order = {};
+    sortFlows(out.flows.stored);
+    // The reach of the longest flow so far, at the end of each block of flows.
+    out.flow_reach.assign((out.flows.size() + kFlowReachBlock - 1) / kFlowReachBlock, INT64_MIN);
+    std::int64_t reach = INT64_MIN;
+    for (std::size_t k = 0; k < out.flows.size(); ++k)
+        out.flow_reach[k / kFlowReachBlock] = reach = std::max(reach, out.flows.stored[k].to.time);
+    // Give back the growth slack: the model lives as long as the trace is open.
     trimSlack(out.fibers);
     // The fiber lanes' intervals move into one store (lane.hpp: a block per
     // lane cost ~76 bytes with the allocator's): the lanes that fit the
@@ -1380,11 +1395,8 @@ void Builder::close(Timeline& out, const trace::Trace& trace) const {
     keepLatenciesInLanes(out);
     trimSlack(out.flows.stored);
     trimSlack(out.latencies.stored);
-    trimSlack(out.replay.items);
-    for (auto& owners : out.replay.slots) owners.shrink_to_fit();
-    buildReplayIndex(out);
-    if (threads_indexed.valid()) threads_indexed.get(); // rethrows what it threw (bad_alloc)
-    else index_threads();
+    if (helper.valid()) helper.get(); // rethrows what it threw (bad_alloc)
+    else index_threads_and_replay();
 }
 
 } // namespace
@@ -1422,8 +1434,7 @@ Timeline TimelineBuilder::snapshot(const trace::Trace& trace) const {
 
 Timeline TimelineBuilder::finish(const trace::Trace& trace) && {
     Builder& builder = impl_->builder;
-    builder.close(builder.model(), trace);
-    builder.release();
+    builder.close(builder.model(), trace, &builder); // (frees the builder's scratch)
     Timeline out = std::move(builder.model());
     impl_.reset();
     return out;

@@ -51,7 +51,8 @@
 //     packed (lane.hpp), flows, latency samples and replay items are packed
 //     (packed_list.hpp: values, not record indices, so that no reader needs
 //     the trace to read the model; a spawn flow is read back from its
-//     fiber's lane, FlowStore), and the events of a kind or of a thread are found
+//     fiber's lane, FlowStore; the replay items are compacted in chunks
+//     when the model is closed, state_items.hpp), and the events of a kind or of a thread are found
 //     through per-stride counts and bits (KindIndex), not lists of indices.
 //     Lists are allocated once at their final size where the look-ahead
 //     pass can count them, and trimmed. The fiber lanes' intervals, built
@@ -71,6 +72,7 @@
 #include "fiberscope/trace_reader.hpp"
 #include "fiberscope/analysis/lane.hpp"
 #include "fiberscope/analysis/packed_list.hpp"
+#include "fiberscope/analysis/state_items.hpp"
 
 namespace fiberscope::analysis {
 
@@ -532,91 +534,7 @@ struct LatencyRef {
 using LatencyStore = LaneBackedList<PackedList<LatencyCodec>, LatencyRef>;
 
 // --- The replay index behind stateAt (built by buildTimeline; see state_at.hpp).
-enum class ItemKind : std::uint8_t { Queued, InFlight };
-inline constexpr std::int64_t kOpenEnd = INT64_MAX;
-
-struct StateItem {
-    std::int64_t start = 0;
-    std::int64_t end = kOpenEnd;  // exclusive
-    std::uint64_t fiber = 0;
-    std::int32_t fd = 0;          // InFlight: the operation's fd
-    std::uint32_t where = 0;      // Queued: slot index; InFlight: trace thread number
-    std::uint32_t event = kNoEvent; // the schedule/submit that began it
-    ItemKind kind = ItemKind::Queued;
-    std::uint8_t opcode = 0;
-};
-// Replay items packed (packed_list.hpp): 24 bytes where a StateItem is 40
-// (issue 13: ~0.2 items per event). The start is 48 bits (+-39 hours from
-// the recording's start, as a lane interval's) split in two words so the
-// item needs only 4-byte alignment; the end is a 32-bit span from it (an
-// open item's is kOpenSpan); the fiber is 32 bits, the slot or thread and
-// the fd 16. An item that does not fit (open-ended spans of 4.3 s or more,
-// a start 40 hours in, a crafted trace's thread 70000, an fd past 32767) is
-// kept whole.
-struct StateItemCodec {
-    using Value = StateItem;
-    struct Packed {
-        std::uint32_t start_lo = 0;
-        std::uint16_t start_hi = 0; // the start's bits 32..47 (sign-extended when read)
-        std::uint16_t where = 0;
-        std::uint32_t span = 0;    // end - start; kOpenSpan: end is kOpenEnd
-        std::uint32_t fiber = 0;
-        std::uint32_t event = 0;   // a wide item: the index of its value
-        std::int16_t fd = 0;
-        std::uint8_t kind = 0;     // ItemKind; kWideKind: wide
-        std::uint8_t opcode = 0;
-    };
-    static_assert(sizeof(Packed) == 24);
-    static constexpr std::uint32_t kOpenSpan = UINT32_MAX;
-    static constexpr std::uint8_t kWideKind = UINT8_MAX;
-    static constexpr std::int64_t kMaxStart = (std::int64_t{1} << 47) - 1;
-    static bool pack(const StateItem& item, Packed& p) noexcept {
-        std::uint32_t span = kOpenSpan;
-        if (item.end != kOpenEnd) {
-            if (item.end < item.start) return false;
-            const auto d = static_cast<std::uint64_t>(item.end) - static_cast<std::uint64_t>(item.start); // no overflow: start <= end
-            if (d >= kOpenSpan) return false;
-            span = static_cast<std::uint32_t>(d);
-        }
-        if (item.start > kMaxStart || item.start < -kMaxStart - 1 || item.fd > INT16_MAX || item.fd < INT16_MIN ||
-            item.fiber > UINT32_MAX || item.where > UINT16_MAX || static_cast<std::uint8_t>(item.kind) == kWideKind)
-            return false;
-        const auto start = static_cast<std::uint64_t>(item.start);
-        p.start_lo = static_cast<std::uint32_t>(start);
-        p.start_hi = static_cast<std::uint16_t>(start >> 32);
-        p.span = span;
-        p.fiber = static_cast<std::uint32_t>(item.fiber);
-        p.event = item.event;
-        p.fd = static_cast<std::int16_t>(item.fd);
-        p.where = static_cast<std::uint16_t>(item.where);
-        p.kind = static_cast<std::uint8_t>(item.kind);
-        p.opcode = item.opcode;
-        return true;
-    }
-    static StateItem unpack(const Packed& p) noexcept {
-        StateItem item;
-        item.start = static_cast<std::int64_t>(static_cast<std::uint64_t>(static_cast<std::int16_t>(p.start_hi)) << 32 | p.start_lo);
-        item.end = p.span == kOpenSpan ? kOpenEnd : item.start + static_cast<std::int64_t>(p.span);
-        item.fiber = p.fiber;
-        item.fd = p.fd;
-        item.where = p.where;
-        item.event = p.event;
-        item.kind = static_cast<ItemKind>(p.kind);
-        item.opcode = p.opcode;
-        return item;
-    }
-    static Packed wide(std::uint32_t index) noexcept {
-        Packed p;
-        p.event = index;
-        p.kind = kWideKind;
-        return p;
-    }
-    static bool isWide(const Packed& p, std::uint32_t& index) noexcept {
-        index = p.event;
-        return p.kind == kWideKind;
-    }
-};
-using StateItemList = PackedList<StateItemCodec>;
+// Its items: StateItem, StateItemList (state_items.hpp).
 
 struct SlotOwner {
     std::int64_t since = INT64_MIN;
