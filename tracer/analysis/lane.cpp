@@ -27,29 +27,64 @@ IntervalList::Items::Items(const Items& other) {
     else
         std::memcpy(data_, other.data_, n * sizeof(Packed));
     header()->size = static_cast<std::uint32_t>(n);
+    if (const Side* side = other.side()) header()->side = new Side(*side); // (a throw frees the block: release())
+}
+
+IntervalList::Chunks::Chunks(const Chunks& other)
+    : size(other.size), at(other.at), words(other.words), side(other.side ? std::make_unique<Side>(*other.side) : nullptr) {}
+
+IntervalList::Chunks::~Chunks() = default;
+
+IntervalList::Side& IntervalList::Items::makeSide() {
+    if (!owned() && !chunked()) own(size());
+    if (chunked()) {
+        Chunks& c = *reinterpret_cast<Chunks*>(reinterpret_cast<std::uintptr_t>(data_) & ~std::uintptr_t{kChunksTag});
+        if (!c.side) c.side = std::make_unique<Side>();
+        return *c.side;
+    }
+    if (!data_) reallocate(1); // (a block to hold it: callers push an item next)
+    if (!header()->side) header()->side = new Side();
+    return *header()->side;
 }
 
 void IntervalList::Items::own(std::size_t n) {
     if (owned()) return;
     const std::size_t size = this->size();
     Items copy;
-    copy.reallocate(std::max(n, size));
+    copy.reallocate(std::max<std::size_t>({n, size, 1}));
     for (std::size_t k = 0; k < size; ++k) copy.data_[k] = at(k);
-    if (copy.data_) copy.header()->size = static_cast<std::uint32_t>(size);
+    copy.header()->size = static_cast<std::uint32_t>(size);
+    if (chunked()) { // its side block moves along (a slice has none)
+        Chunks& c = *reinterpret_cast<Chunks*>(reinterpret_cast<std::uintptr_t>(data_) & ~std::uintptr_t{kChunksTag});
+        copy.header()->side = c.side.release();
+    }
     *this = std::move(copy);
 }
 
 void IntervalList::Items::release() noexcept {
-    if (chunked()) delete &chunks();
-    else if (data_ && !borrowed()) std::free(header());
+    if (chunked()) {
+        delete &chunks();
+    } else if (data_ && !borrowed()) {
+        delete header()->side;
+        std::free(header());
+    }
     data_ = nullptr;
+}
+
+void IntervalList::Items::clear() noexcept {
+    if (!owned()) {
+        release();
+    } else if (data_) {
+        delete std::exchange(header()->side, nullptr);
+        header()->size = 0;
+    }
 }
 
 std::size_t IntervalList::Items::blockBytes() const noexcept {
     if (!data_ || borrowed()) return 0;
     if (chunked()) {
         const Chunks& c = chunks();
-        return sizeof(Chunks) + c.at.capacity() * sizeof(std::uint32_t) + c.words.capacity() * sizeof(std::uint64_t);
+        return sizeof(Chunks) + c.at.capacity() * sizeof(std::uint32_t) + c.words.capacity() * sizeof(std::uint64_t); // (the side block: wideBytes)
     }
     return sizeof(Header) + capacity() * sizeof(Packed);
 }
@@ -57,8 +92,7 @@ std::size_t IntervalList::Items::blockBytes() const noexcept {
 void IntervalList::Items::reallocate(std::size_t n) {
     if (n > UINT32_MAX) throw std::length_error("IntervalList: more than 2^32 intervals");
     if (n == 0) {
-        if (data_) std::free(header());
-        data_ = nullptr;
+        release();
         return;
     }
     const std::uint32_t size = static_cast<std::uint32_t>(std::min(this->size(), n));
@@ -66,6 +100,7 @@ void IntervalList::Items::reallocate(std::size_t n) {
     void* grown = std::realloc(data_ ? static_cast<void*>(header()) : nullptr, sizeof(Header) + n * sizeof(Packed));
     if (!grown) throw std::bad_alloc();
     Header* h = static_cast<Header*>(grown);
+    if (!data_) h->side = nullptr; // (a grown block keeps its side block)
     h->size = size;
     h->capacity = static_cast<std::uint32_t>(n);
     data_ = reinterpret_cast<Packed*>(static_cast<char*>(grown) + sizeof(Header));
@@ -80,8 +115,7 @@ void IntervalList::Items::shrink_to_fit() {
     if (owned() && capacity() > size()) reallocate(size());
 }
 
-IntervalList::IntervalList(const IntervalList& other)
-    : items_(other.items_), side_(other.side_ ? std::make_unique<Side>(*other.side_) : nullptr), last_end_(other.last_end_) {}
+IntervalList::IntervalList(const IntervalList& other) : items_(other.items_), last_end_(other.last_end_) {}
 
 IntervalList& IntervalList::operator=(const IntervalList& other) {
     if (this != &other) *this = IntervalList(other);
@@ -90,15 +124,14 @@ IntervalList& IntervalList::operator=(const IntervalList& other) {
 
 void IntervalList::shrink_to_fit() {
     items_.shrink_to_fit();
-    if (side_) {
-        side_->whole.shrink_to_fit();
-        side_->ends.shrink_to_fit();
+    if (Side* side = items_.side()) {
+        side->whole.shrink_to_fit();
+        side->ends.shrink_to_fit();
     }
 }
 
 void IntervalList::clear() noexcept {
-    items_.clear();
-    side_.reset();
+    items_.clear(); // (and the side block)
     last_end_ = 0;
 }
 
@@ -108,31 +141,27 @@ IntervalList::Side::Side(const Side& other)
 IntervalList::Side::~Side() = default;
 
 void IntervalList::setIndex(std::unique_ptr<LaneIndex> index) {
-    if (!index && !side_) return;
+    if (!index && !items_.side()) return;
+    if (items_.empty()) return; // (an empty lane has no levels or sums: buildLaneIndex makes none)
     side().index = std::move(index);
 }
 
-IntervalList::Side& IntervalList::side() {
-    if (!side_) side_ = std::make_unique<Side>();
-    return *side_;
-}
-
 const Interval& IntervalList::wideAt(std::size_t k) const noexcept {
-    const auto& whole = side_->whole;
+    const auto& whole = items_.side()->whole;
     const auto it = std::lower_bound(whole.begin(), whole.end(), static_cast<std::uint32_t>(k),
                                      [](const Side::Whole& w, std::uint32_t index) { return w.first < index; });
     return it->second;
 }
 
 std::int64_t IntervalList::gapEnd(std::size_t k) const noexcept {
-    const auto& ends = side_->ends;
+    const auto& ends = items_.side()->ends;
     const auto it = std::lower_bound(ends.begin(), ends.end(), static_cast<std::uint32_t>(k),
                                      [](const Side::End& e, std::uint32_t index) { return e.first < index; });
     return it->second;
 }
 
 void IntervalList::push_back(const Interval& iv) {
-    if (!items_.owned()) items_.own(items_.size() + 1); // a slice is not ours to change; chunks cannot grow
+    items_.grow(); // (a slice is not ours to change, chunks cannot grow: both are copied to a block first)
     const std::size_t k = items_.size();
     // The last item ends where this one starts, unless there is a gap (or an
     // overlap, which a damaged trace could make): then its end is kept aside.
@@ -157,7 +186,7 @@ void IntervalList::push_back(const Interval& iv) {
         p.bits = kWide;
         side().whole.emplace_back(static_cast<std::uint32_t>(k), iv);
     }
-    items_.push_back(p);
+    items_.push_back(p); // (cannot throw: grown above)
     last_end_ = iv.end;
 }
 
@@ -171,7 +200,7 @@ std::size_t IntervalList::storeFormat(bool& narrow) const noexcept {
         narrow = (items_.slice()[0] & kSmallNarrow) != 0;
         return sliceWords(items_.slice());
     }
-    if (n > kSmallMaxItems || wideCount() != 0) return 0;
+    if (n > kSmallMaxItems || items_.side()) return 0; // (a slice holds no side block)
     // Every item is packed (not wide): its start fits 48 bits, its thread
     // 8, its fiber 32. What is left to check is that the items share their
     // fiber and that their starts and causes are near enough to the least.

@@ -35,9 +35,10 @@
 //   * a 64-bit fiber id (runtime ids count up from 1: 32 bits).
 // An interval that does not fit (a crafted trace's thread 70000, an id past
 // 2^32, a time 40 hours in) is stored whole in the side list, so nothing is
-// lost, and a lane with none pays one pointer for it. The list itself is 24
-// bytes. A read is a few instructions more than a vector's; the
-// level-of-detail walk keeps reads to O(pixels) per frame.
+// lost; the list keeps the side list's pointer in its items' block (a lane
+// with none pays nothing for it). The list itself is 16 bytes. A read is a
+// few instructions more than a vector's; the level-of-detail walk keeps
+// reads to O(pixels) per frame.
 //
 // Fiber lanes (issue 13, the benchmark's "fiber lane intervals": a fiber
 // every ~6.5 events, 3 or 6 intervals each): a block of its own per lane
@@ -48,15 +49,17 @@
 // allocation or capacity. An 8-byte item keeps what differs between a
 // lane's items: the start as a 32-bit offset from the slice's start base,
 // the cause as a 17-bit offset from its cause base (all ones: kNoEvent),
-// the thread + 1 (8 bits), the state, the reason and the gap flag. The
+// the thread + 1 (8 bits), the state, the reason and the gap flag (always
+// clear: a lane with gaps has a side list and stays out of the store). The
 // fiber is the slice's (a fiber lane's items all name its own fiber). A
 // lane whose starts span under 65.5 us and causes under 63 records, on
 // threads 0..6 (a short-lived fiber of a busy program: most of them), is
 // narrow: 4 bytes an item (a 16-bit start offset, a 6-bit cause offset,
 // 3-bit thread + 1). A lane whose items do not fit (one spanning 4.3 s or
 // more, or 2^17 events or more, or naming more than one fiber or a fiber
-// past 2^32, or holding wide items, or of 32768 items or more) keeps its
-// own block of 16-byte items (compacted if long), so nothing is lost. A borrowed list reads as an owned one; copying
+// past 2^32, or holding wide items, gaps or an index: a side list, or of
+// 32768 items or more) keeps its own block of 16-byte items (compacted if
+// long), so nothing is lost. A borrowed list reads as an owned one; copying
 // it (or a Timeline) copies the items into a block of the copy's own, and
 // appending to it first does the same, so a store only ever backs the
 // lists it was written for, and moving a Timeline moves the store's block
@@ -185,14 +188,15 @@ public:
     // not pack, and the ends of items followed by a gap).
     std::size_t itemBytes() const noexcept { return items_.blockBytes(); }
     std::size_t wideBytes() const noexcept {
-        return side_ ? sizeof(Side) + side_->whole.capacity() * sizeof(Side::Whole) + side_->ends.capacity() * sizeof(Side::End) : 0;
+        const Side* side = items_.side();
+        return side ? sizeof(Side) + side->whole.capacity() * sizeof(Side::Whole) + side->ends.capacity() * sizeof(Side::End) : 0;
     } // (the index's bytes are counted apart: footprint.hpp's levels of detail)
-    std::size_t wideCount() const noexcept { return side_ ? side_->whole.size() : 0; }
+    std::size_t wideCount() const noexcept { return items_.side() ? items_.side()->whole.size() : 0; }
 
     // The lane's levels of detail and prefix sums (lod.hpp: buildLaneIndex),
     // if built: kept in the list's side block, so that a short fiber lane
     // pays one pointer for everything it rarely has, not one per part.
-    const LaneIndex* index() const noexcept { return side_ ? side_->index.get() : nullptr; }
+    const LaneIndex* index() const noexcept { return items_.side() ? items_.side()->index.get() : nullptr; }
     void setIndex(std::unique_ptr<LaneIndex> index);
 
     // The compact format (see the design comment above): how many words of
@@ -286,11 +290,17 @@ private:
     // The chunks of a compacted list: chunk c's words begin at
     // words[at[c] & ~kCompactChunk]; a chunk without kCompactChunk holds two
     // words an item (a Packed's bits, then its cause and fiber).
+    struct Side;
     struct Chunks {
         static constexpr std::uint32_t kCompactChunk = 1u << 31;
         std::uint32_t size = 0;
         std::vector<std::uint32_t> at;
         std::vector<std::uint64_t> words;
+        std::unique_ptr<Side> side; // the list's side block, if any
+
+        Chunks() = default;
+        Chunks(const Chunks& other);
+        ~Chunks();
     };
     // Item k of a compacted list as a 16-byte item.
     static Packed chunkItem(const Chunks& chunks, std::size_t k) noexcept;
@@ -310,20 +320,22 @@ private:
     };
 
     // The items: a vector whose size and capacity (32 bits each: a lane has
-    // fewer than 2^32 intervals, as a trace has fewer than 2^32 events) sit
-    // in its heap block, just before the items, so the list holds one
-    // pointer (8 bytes in each of millions of fiber lanes; the 8-byte header
-    // mostly fills the allocator's rounding: a block of 3 or 6 items takes
-    // as many bytes with it as without). Grown by doubling, trimmed by
-    // shrink_to_fit.
+    // fewer than 2^32 intervals, as a trace has fewer than 2^32 events) and
+    // side block pointer sit in its heap block, just before the items, so
+    // the list holds one pointer (8 bytes in each of millions of fiber
+    // lanes, where a pointer of its own to the side block cost 8 more).
+    // Grown by doubling, trimmed by shrink_to_fit. A side block belongs to
+    // a non-empty list (an empty one has nothing to keep aside).
     //
     // Or borrowed: `data_` then points at a slice of a LaneStore (compact
     // format, above), tagged by its low bit (a slice is 8-aligned); the list
-    // frees nothing, and owns a block again (own()) before it changes.
+    // frees nothing, and owns a block again (own()) before it changes. A
+    // list with a side block never goes to a store (storeWords() is 0).
     //
     // Or chunked: `data_` then points at a Chunks (compact(), above) that
-    // the list owns, tagged by bit 1; a copy copies it, and the list owns a
-    // block of 16-byte items again (own()) before it changes.
+    // the list owns, tagged by bit 1, which holds the side block; a copy
+    // copies it, and the list owns a block of 16-byte items again (own())
+    // before it changes.
     class Items {
     public:
         Items() = default;
@@ -354,6 +366,19 @@ private:
         }
         bool empty() const noexcept { return size() == 0; }
         std::size_t capacity() const noexcept { return !owned() ? size() : data_ ? header()->capacity : 0; }
+        // The side block (nullptr: none).
+        Side* side() const noexcept {
+            if (!data_ || borrowed()) return nullptr;
+            return chunked() ? chunks().side.get() : header()->side;
+        }
+        // The side block, made if there is none (a non-empty list only).
+        Side& makeSide();
+        // Room for one more item, without changing the items (push_back then cannot throw).
+        void grow() {
+            if (!owned()) own(size() + 1);
+            const std::size_t n = size(), cap = capacity();
+            if (n == cap) reserve(cap ? 2 * cap : 1);
+        }
         // Item k as a 16-byte item, whichever the storage.
         Packed at(std::size_t k) const noexcept {
             if (owned()) return data_[k];
@@ -362,27 +387,25 @@ private:
         const Packed& operator[](std::size_t k) const noexcept { return data_[k]; } // owned only
         Packed& back() noexcept { return data_[header()->size - 1]; }               // owned only
         void push_back(const Packed& p) {
-            if (!owned()) own(size() + 1);
-            const std::size_t n = size(), cap = capacity();
-            if (n == cap) reserve(cap ? 2 * cap : 1);
+            grow();
+            const std::size_t n = size();
             data_[n] = p;
             header()->size = static_cast<std::uint32_t>(n + 1);
         }
         void reserve(std::size_t n);
         void shrink_to_fit();
-        void clear() noexcept {
-            if (!owned()) release();
-            else if (data_) header()->size = 0;
-        }
+        void clear() noexcept; // (and the side block)
         std::size_t blockBytes() const noexcept;
         // Borrows `slice` (its items are these, in the compact format),
-        // freeing the own block.
+        // freeing the own block (which holds no side block).
         void borrow(std::uint64_t* slice) noexcept {
             release();
             data_ = reinterpret_cast<Packed*>(reinterpret_cast<std::uintptr_t>(slice) | 1);
         }
-        // Takes `chunks` (new'd: the list deletes it), freeing the own block.
+        // Takes `chunks` (new'd: the list deletes it), moving the side block
+        // into it and freeing the own block.
         void adopt(Chunks* chunks) noexcept {
+            if (owned() && data_) chunks->side.reset(std::exchange(header()->side, nullptr));
             release();
             data_ = reinterpret_cast<Packed*>(reinterpret_cast<std::uintptr_t>(chunks) | kChunksTag);
         }
@@ -393,6 +416,7 @@ private:
         struct Header {
             std::uint32_t size = 0;
             std::uint32_t capacity = 0;
+            Side* side = nullptr; // owned
         };
         static_assert(sizeof(Header) % alignof(Packed) == 0);
         static constexpr std::uintptr_t kSliceTag = 1, kChunksTag = 2; // (slices and Chunks are 8-aligned)
@@ -406,10 +430,9 @@ private:
 
     const Interval& wideAt(std::size_t k) const noexcept;
     std::int64_t gapEnd(std::size_t k) const noexcept;
-    Side& side();
+    Side& side() { return items_.makeSide(); }
 
-    Items items_;
-    std::unique_ptr<Side> side_;
+    Items items_; // and the side block
     std::int64_t last_end_ = 0; // the last item's end
 };
 

@@ -196,7 +196,7 @@ struct ThreadLane {
 std::uint64_t instantFiber(const trace::Trace& trace, const ThreadLane& lane, std::size_t k) noexcept;
 
 // One fiber's row. There is one per fiber, millions in a big trace (issue
-// 13: a fiber every ~6.5 events in the benchmark's trace), so it is 56
+// 13: a fiber every ~6.5 events in the benchmark's trace), so it is 48
 // bytes, not the 96 its fields would take as plain members:
 //   * its links (parent, awaiter) are 32 bits each, and when and where it was
 //     created share one word (a 48-bit time, as a lane interval's, and the
@@ -312,7 +312,7 @@ private:
     std::uint64_t created_ = 0; // the time in the low 48 bits, the thread + 1 in the high 16 (0: none)
     RarePtr rare_;
 };
-static_assert(sizeof(FiberLane) == 56);
+static_assert(sizeof(FiberLane) == 48);
 
 enum class FlowKind : std::uint8_t { Wakeup, Steal, Spawn, Completion, AwaitChain, Cancel, Canceled, MutexHandoff, ConditionWake };
 inline constexpr int kFlowKindCount = 9;
