@@ -128,7 +128,7 @@ void checkStats(const Trace& trace, const Timeline& tl, bool well_formed) {
     std::map<std::uint64_t, std::uint64_t> samples; // fiber -> latency samples
     for (const analysis::LatencySample& s : analysis::latenciesOf(tl)) ++samples[s.fiber];
     std::size_t fibers = 0;
-    for (const FiberLane& fl : tl.fibers) fibers += fl.fiber != 0;
+    for (const FiberLane& fl : tl.fibers) fibers += fl.fiber() != 0;
     REQUIRE(stats.fibers.size() == fibers);
     std::int64_t run = 0;
     for (const trace::FiberStats& f : stats.fibers) {
@@ -145,6 +145,17 @@ void checkStats(const Trace& trace, const Timeline& tl, bool well_formed) {
         CHECK(f.created == fl->created());
         CHECK(f.finished == fl->finished());
         run += f.run_ns;
+    }
+    // When each fiber was created is its (last) create record's time: the
+    // model reads it back from the fiber's lane (FiberLane::created).
+    std::map<std::uint64_t, std::int64_t> create_time;
+    for (std::size_t i = 0; i < trace.events.size(); ++i)
+        if (trace.events.kind(i) == EventKind::FiberCreate) create_time[trace.events[i].arg[0]] = trace.events.time(i);
+    for (const FiberLane& fl : tl.fibers) {
+        INFO("fiber " << fl.fiber());
+        const auto it = create_time.find(fl.fiber());
+        CHECK(fl.createdInTrace() == (it != create_time.end()));
+        if (it != create_time.end()) CHECK(fl.created() == it->second);
     }
     CHECK(stats.latency.count == tl.latencies.size());
     // In a trace the runtime wrote, a fiber runs exactly where a thread runs it.
@@ -216,10 +227,10 @@ void checkExport(const Trace& trace, const Timeline& tl) {
 
     // Fiber tracks: a fiber's run pieces add up to its lane's running time; its zones are the model's.
     for (const FiberLane& fl : tl.fibers) {
-        if (fl.fiber == 0) continue;
-        INFO("fiber " << fl.fiber);
-        CHECK(fiber_run_ns[fl.fiber] == sumLane(fl.lane).at(State::Running));
-        CHECK(fiber_zones[fl.fiber] == fl.zones().size());
+        if (fl.fiber() == 0) continue;
+        INFO("fiber " << fl.fiber());
+        CHECK(fiber_run_ns[fl.fiber()] == sumLane(fl.lane).at(State::Running));
+        CHECK(fiber_zones[fl.fiber()] == fl.zones().size());
     }
 
     // Arrows: the model's flows, one each. An arrow ending at a switch-in

@@ -112,7 +112,7 @@ void requireSameModel(const Timeline& a, const Timeline& b) {
         const analysis::FiberLane& x = a.fibers[f];
         const analysis::FiberLane& y = b.fibers[f];
         INFO("fiber lane " << f << " (" << y.name() << ")");
-        REQUIRE(x.fiber == y.fiber);
+        REQUIRE(x.fiber() == y.fiber());
         REQUIRE(x.name() == y.name());
         REQUIRE(x.parent() == y.parent());
         REQUIRE(x.awaitedBy() == y.awaitedBy());

@@ -597,8 +597,9 @@ TEST_CASE("stored runs of a level of detail read back as pushed, packed or wide"
     }
 }
 
-TEST_CASE("a fiber lane's links, creation and rare fields read back as set, packed or whole", "[analysis][packed]") {
+TEST_CASE("a fiber lane's id, links, creation and rare fields read back as set, packed or whole", "[analysis][packed]") {
     using analysis::FiberLane;
+    using analysis::State;
     constexpr std::int64_t kMax48 = (std::int64_t{1} << 47) - 1;
     struct Created {
         std::int64_t time;
@@ -610,49 +611,63 @@ TEST_CASE("a fiber lane's links, creation and rare fields read back as set, pack
         {10, 3, 1},                           // packed
         {kMax48, 65533, 0xfffffffe},          // packed: the largest of each
         {-kMax48 - 1, 0, 5},                  // packed: the earliest time
-        {kMax48 + 1, 1, 2},                   // whole: a time past 48 bits
-        {-kMax48 - 2, 1, 2},                  // whole: before them
+        {kMax48 + 1, 1, 2},                   // a time past 48 bits (the lane's interval is whole)
         {5, 65534, 2},                        // whole: thread + 1 is the escape code
         {5, 70000, 2},                        // whole: a crafted thread
         {5, 1, 0xffffffff},                   // whole parent: the escape code
         {5, 1, std::uint64_t{1} << 40},       // whole parent: past 32 bits
     };
-    for (const Created& c : cases) {
-        INFO("created at " << c.time << " on thread " << c.thread << " by fiber " << c.parent);
-        FiberLane fl;
-        REQUIRE(fl.created() == -1);
-        REQUIRE(fl.createdThread() == -1);
-        REQUIRE(!fl.createdInTrace());
-        REQUIRE(fl.parent() == 0);
-        fl.setCreated(c.time, c.thread, c.parent);
-        fl.setAwaitedBy(c.parent + 1);
-        const FiberLane copy = fl; // copies the rare block, if any
-        for (const FiberLane* x : {static_cast<const FiberLane*>(&fl), &copy}) {
-            REQUIRE(x->created() == c.time);
-            REQUIRE(x->createdThread() == c.thread);
-            REQUIRE(x->createdInTrace());
-            REQUIRE(x->parent() == c.parent);
-            REQUIRE(x->awaitedBy() == c.parent + 1);
-            REQUIRE(!x->named());
-            REQUIRE(x->zones().empty());
+    // Created where its lane starts (the time read from the lane), or after
+    // its lane began (a record named it before its create: the time kept whole).
+    for (const bool starts_lane : {true, false})
+        for (const Created& c : cases) {
+            INFO("created at " << c.time << " on thread " << c.thread << " by fiber " << c.parent << (starts_lane ? ", starting its lane" : ", after its lane began"));
+            FiberLane fl;
+            REQUIRE(fl.created() == -1);
+            REQUIRE(fl.createdThread() == -1);
+            REQUIRE(!fl.createdInTrace());
+            REQUIRE(fl.parent() == 0);
+            if (!starts_lane) fl.lane.intervals.push_back(laneInterval(c.time - 3, c.time, 9, 0, State::Waiting));
+            fl.setCreated(c.time, c.thread, c.parent, starts_lane);
+            fl.lane.intervals.push_back(laneInterval(c.time, c.time + 1, 9, 0, State::Ready));
+            fl.setAwaitedBy(c.parent + 1);
+            const FiberLane copy = fl; // copies the rare block, if any
+            for (const FiberLane* x : {static_cast<const FiberLane*>(&fl), &copy}) {
+                REQUIRE(x->created() == c.time);
+                REQUIRE(x->createdThread() == c.thread);
+                REQUIRE(x->createdInTrace());
+                REQUIRE(x->parent() == c.parent);
+                REQUIRE(x->awaitedBy() == c.parent + 1);
+                REQUIRE(!x->named());
+                REQUIRE(x->zones().empty());
+            }
+            // Set again (a damaged trace's second create record) with packed values: no stale whole value shows.
+            fl.setCreated(c.time, 2, 3, starts_lane);
+            fl.setAwaitedBy(4);
+            REQUIRE(fl.created() == c.time);
+            REQUIRE(fl.createdThread() == 2);
+            REQUIRE(fl.parent() == 3);
+            REQUIRE(fl.awaitedBy() == 4);
         }
-        // Set again (a damaged trace's second create record) with packed values: no stale whole value shows.
-        fl.setCreated(7, 2, 3);
-        fl.setAwaitedBy(4);
-        REQUIRE(fl.created() == 7);
-        REQUIRE(fl.createdThread() == 2);
-        REQUIRE(fl.parent() == 3);
-        REQUIRE(fl.awaitedBy() == 4);
+    // Ids: 32 bits, and whole past them.
+    for (const std::uint64_t id : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{0xfffffffe}, std::uint64_t{0xffffffff}, std::uint64_t{1} << 40}) {
+        INFO("fiber " << id);
+        FiberLane fl;
+        fl.setFiberId(id);
+        REQUIRE(fl.fiber() == id);
+        REQUIRE(FiberLane(fl).fiber() == id);
+        REQUIRE((fl.rareBytes() > 0) == (id >= 0xffffffff)); // (the rare block only for a whole id)
     }
     // A name and zones share the rare block; a lane with none allocates nothing.
     FiberLane plain;
-    plain.setCreated(1, 0, 1);
+    plain.setFiberId(7);
+    plain.setCreated(1, 0, 1, true);
     plain.setRecordedName("");
     REQUIRE(plain.rareBytes() == 0);
     FiberLane named;
     named.setRecordedName("a name longer than the short-string buffer");
     named.editZones().push_back(analysis::Zone{1, 2, 3, 4, 5, 0, 0});
-    named.setCreated(kMax48 + 1, 1, std::uint64_t{1} << 40);
+    named.setCreated(kMax48 + 1, 1, std::uint64_t{1} << 40, false);
     FiberLane moved = std::move(named);
     REQUIRE(moved.recordedName() == "a name longer than the short-string buffer");
     REQUIRE(moved.name() == "a name longer than the short-string buffer");

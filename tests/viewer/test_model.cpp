@@ -516,7 +516,7 @@ TEST_CASE("thread and fiber lanes of a hand-built trace", "[viewer]") {
     CHECK(tl.threads[1].alive_end == 70);
     REQUIRE(tl.fibers.size() == 2);
     const FiberLane& main = tl.fibers[0];
-    CHECK(main.fiber == 1);
+    CHECK(main.fiber() == 1);
     CHECK(main.name() == "main");
     checkLane(main.lane, {
                              {0, 20, State::Running, 1},
@@ -526,7 +526,7 @@ TEST_CASE("thread and fiber lanes of a hand-built trace", "[viewer]") {
                          });
     CHECK(main.lane.intervals[1].reason == WaitReason::Io);
     const FiberLane& child = tl.fibers[1];
-    CHECK(child.fiber == 2);
+    CHECK(child.fiber() == 2);
     CHECK(child.name() == "fiber #2");
     CHECK(child.parent() == 1);
     CHECK(child.created() == 10);
@@ -1396,7 +1396,7 @@ TEST_CASE("a recorded trace: lane invariants, finishes, explanations", "[viewer]
         checkLaneShape(fl.lane);
         std::size_t finishes = 0;
         for (const Interval& iv : fl.lane.intervals) finishes += iv.state == State::Finished;
-        if (finished.count(fl.fiber)) {
+        if (finished.count(fl.fiber())) {
             CHECK(finishes == 1);
             CHECK(fl.lane.intervals.back().state == State::Finished);
             CHECK(fl.finished() >= 0);

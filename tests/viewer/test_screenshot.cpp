@@ -160,7 +160,7 @@ TEST_CASE("a lesson opens on its first checkpoint's window", "[viewer][screensho
     // The winner by its name (its number depends on the order the fibers were made in).
     std::uint64_t fast = 0;
     for (const auto& fiber : app.timeline->fibers)
-        if (fiber.name() == "fast") fast = fiber.fiber;
+        if (fiber.name() == "fast") fast = fiber.fiber();
     REQUIRE(fast != 0);
     const long fast_opened = opened.count(fiberColor(fast)), fast_whole = everything.count(fiberColor(fast));
     INFO("fast's pixels: " << fast_opened << " opened, " << fast_whole << " whole");
@@ -554,10 +554,10 @@ TEST_CASE("every lesson's golden trace opens on its phenomenon: its glyphs and a
         // No fiber of this trace has the phenomenon's colour: fiber blocks cannot fake it.
         for (const End& end : phenomenon.ends)
             for (const auto& fiber : app.timeline->fibers) {
-                const Color f = fiberColor(fiber.fiber);
+                const Color f = fiberColor(fiber.fiber());
                 const unsigned char p[3] = {static_cast<unsigned char>(f & 0xFF), static_cast<unsigned char>((f >> 8) & 0xFF),
                                             static_cast<unsigned char>((f >> 16) & 0xFF)};
-                INFO("fiber " << fiber.fiber);
+                INFO("fiber " << fiber.fiber());
                 CHECK_FALSE(near(p, end.colour, 2));
             }
         // Each end's records are in the opening view, inside its edges (not

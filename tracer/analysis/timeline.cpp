@@ -589,7 +589,7 @@ private:
         if (created) *created = inserted;
         if (inserted) {
             *slot = static_cast<std::uint32_t>(tl_.fibers.size());
-            tl_.fibers.emplace_back().fiber = id;
+            tl_.fibers.emplace_back().setFiberId(id);
             fb_.emplace_back();
         }
         return *slot;
@@ -611,7 +611,7 @@ private:
             if (intervals.capacity() == 0) intervals.reserve(kFiberLaneStart);
             intervals.push_back(b.open);
         }
-        b.open = Interval{t, t, tl_.fibers[f].fiber, cause, thread, s, r};
+        b.open = Interval{t, t, tl_.fibers[f].fiber(), cause, thread, s, r};
         b.has_open = true;
     }
 
@@ -638,7 +638,7 @@ private:
     void finishFiber(std::uint32_t f, std::int64_t t, std::uint32_t thread, std::uint32_t event) {
         FiberBuild& b = fb_[f];
         if (b.finished) return;
-        const std::uint64_t id = tl_.fibers[f].fiber;
+        const std::uint64_t id = tl_.fibers[f].fiber();
         setFiber(f, t, State::Finished, static_cast<std::int32_t>(thread), WaitReason::None, event);
         b.finished = true;
         b.ready_since = -1;
@@ -687,7 +687,7 @@ private:
         closeQueued(f, t);
         StateItem item;
         item.start = t;
-        item.fiber = tl_.fibers[f].fiber;
+        item.fiber = tl_.fibers[f].fiber();
         item.where = slot;
         item.event = event;
         item.kind = ItemKind::Queued;
@@ -896,7 +896,8 @@ private:
         case EventKind::FiberCreate: {
             const std::uint32_t f = fiberIndex(e.arg[0]);
             FiberLane& fl = tl_.fibers[f];
-            fl.setCreated(t, static_cast<std::int32_t>(thread), e.arg[1]); // (thread >= 0: createdInTrace)
+            // (thread >= 0: createdInTrace; makeReady below opens a new fiber's first interval at t)
+            fl.setCreated(t, static_cast<std::int32_t>(thread), e.arg[1], !fb_[f].has_open && !fb_[f].finished && fl.lane.intervals.empty());
             if (fb_[f].name_id == 0 && e.arg[2] != 0) fb_[f].name_id = e.arg[2]; // string 0 is the empty name
             makeReady(f, t, -1, i);
             pending_.pushBack(fb_[f].pending, Flow{FlowKind::Spawn, FlowEnd{t, e.arg[1], T, i}, {}});
@@ -1198,7 +1199,7 @@ bool spawnFromLane(const FiberLane& fl, Flow& flow) noexcept {
     const Interval run = intervals[k];
     flow.kind = FlowKind::Spawn;
     flow.from = FlowEnd{fl.created(), fl.parent(), static_cast<std::uint32_t>(fl.createdThread()), intervals.causeOf(0)};
-    flow.to = FlowEnd{run.start, fl.fiber, static_cast<std::uint32_t>(run.thread), run.cause};
+    flow.to = FlowEnd{run.start, fl.fiber(), static_cast<std::uint32_t>(run.thread), run.cause};
     return true;
 }
 
@@ -1218,7 +1219,7 @@ void keepSpawnsInLanes(Timeline& out) {
 // The sample a fiber's lane gives back (LatencyStore): the Ready interval
 // before its Running interval `k`, to that one.
 LatencySample latencyFromLane(const FiberLane& fl, std::size_t k) noexcept {
-    return LatencySample{fl.lane.intervals.startOf(k - 1), fl.lane.intervals.startOf(k), fl.fiber};
+    return LatencySample{fl.lane.intervals.startOf(k - 1), fl.lane.intervals.startOf(k), fl.fiber()};
 }
 
 // Keeps each latency sample that its fiber's lane gives back as where in
@@ -1462,15 +1463,25 @@ std::uint64_t instantFiber(const trace::Trace& trace, const ThreadLane& lane, st
     return it != kept.end() && it->first == k ? it->second : 0;
 }
 
-void FiberLane::setCreated(std::int64_t time, std::int32_t thread, std::uint64_t parent) {
-    constexpr std::int64_t kMaxTime = (std::int64_t{1} << (kTimeBits - 1)) - 1;
-    if (thread >= 0 && thread + 1 < kWideThread && time <= kMaxTime && time >= -kMaxTime - 1) {
-        created_ = (static_cast<std::uint64_t>(time) & ((std::uint64_t{1} << kTimeBits) - 1)) |
-                   static_cast<std::uint64_t>(thread + 1) << kTimeBits;
+void FiberLane::setFiberId(std::uint64_t fiber) {
+    if (fiber < kWideLink) {
+        fiber_ = static_cast<std::uint32_t>(fiber);
     } else {
-        created_ = std::uint64_t{kWideThread} << kTimeBits;
-        rare().created = time;
+        fiber_ = kWideLink;
+        rare().fiber = fiber;
+    }
+}
+
+void FiberLane::setCreated(std::int64_t time, std::int32_t thread, std::uint64_t parent, bool starts_lane) {
+    if (thread >= 0 && thread + 1 < kWideThread) {
+        created_ = static_cast<std::uint32_t>(thread + 1);
+    } else {
+        created_ = kWideThread;
         rare().created_thread = thread;
+    }
+    if (!starts_lane) {
+        created_ |= kTimeWhole;
+        rare().created = time;
     }
     if (parent < kWideLink) {
         parent_ = static_cast<std::uint32_t>(parent);
@@ -1491,9 +1502,9 @@ void FiberLane::setAwaitedBy(std::uint64_t fiber) {
 
 std::string FiberLane::name() const {
     if (named()) return std::string(recordedName());
-    if (fiber == 1) return "main";
+    if (fiber() == 1) return "main";
     char buf[32] = "fiber #";
-    const auto end = std::to_chars(buf + 7, buf + sizeof buf, fiber).ptr;
+    const auto end = std::to_chars(buf + 7, buf + sizeof buf, fiber()).ptr;
     return std::string(buf, end);
 }
 
@@ -1521,12 +1532,12 @@ Timeline buildTimeline(const trace::Trace& trace) {
 
 const FiberLane* findFiber(const Timeline& timeline, std::uint64_t fiber) noexcept {
     const auto& fibers = timeline.fibers;
-    if (fibers.empty() || fiber < fibers.front().fiber) return nullptr;
+    if (fibers.empty() || fiber < fibers.front().fiber()) return nullptr;
     // Ids are usually dense: try where the fiber would be if they all were.
-    const std::uint64_t guess = fiber - fibers.front().fiber;
-    if (guess < fibers.size() && fibers[guess].fiber == fiber) return &fibers[guess];
-    auto it = std::lower_bound(fibers.begin(), fibers.end(), fiber, [](const FiberLane& f, std::uint64_t id) { return f.fiber < id; });
-    return it != fibers.end() && it->fiber == fiber ? &*it : nullptr;
+    const std::uint64_t guess = fiber - fibers.front().fiber();
+    if (guess < fibers.size() && fibers[guess].fiber() == fiber) return &fibers[guess];
+    auto it = std::lower_bound(fibers.begin(), fibers.end(), fiber, [](const FiberLane& f, std::uint64_t id) { return f.fiber() < id; });
+    return it != fibers.end() && it->fiber() == fiber ? &*it : nullptr;
 }
 
 const ThreadLane* findThread(const Timeline& timeline, std::uint32_t thread) noexcept {

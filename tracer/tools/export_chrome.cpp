@@ -512,7 +512,7 @@ std::vector<FiberItem> fiberItems(const ExportState& s, const analysis::FiberLan
 
 void writeFiberTracks(ExportState& s) {
     for (const analysis::FiberLane& fl : s.tl.fibers) { // by id
-        const std::uint64_t fiber = fl.fiber;
+        const std::uint64_t fiber = fl.fiber();
         if (fiber == 0) continue;
         const std::vector<FiberItem> items = fiberItems(s, fl);
         if (items.empty()) continue;

@@ -83,9 +83,9 @@ TraceStats computeStats(const Trace& trace, const analysis::Timeline& timeline) 
     const analysis::FiberLatencies latencies = analysis::latenciesByFiber(timeline);
     for (std::size_t k = 0; k < timeline.fibers.size(); ++k) {
         const analysis::FiberLane& fl = timeline.fibers[k];
-        if (fl.fiber == 0) continue;
+        if (fl.fiber() == 0) continue;
         FiberStats f;
-        f.id = fl.fiber;
+        f.id = fl.fiber();
         f.parent = fl.parent();
         f.name = fl.name();
         f.created = fl.created();

@@ -120,7 +120,7 @@ std::vector<std::uint64_t> findFibers(const Timeline& timeline, std::string_view
     for (const FiberLane& fl : timeline.fibers) {
         name = fl.name();
         std::transform(name.begin(), name.end(), name.begin(), lower);
-        if (name.find(pattern) != std::string::npos) out.push_back(fl.fiber);
+        if (name.find(pattern) != std::string::npos) out.push_back(fl.fiber());
     }
     return out;
 }

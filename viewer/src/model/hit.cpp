@@ -800,7 +800,7 @@ Explanation explainFiberInterval(const Timeline& timeline, const trace::Trace& t
     const FiberLane& fl = timeline.fibers[lane];
     const auto& iv = fl.lane.intervals;
     const Interval& in = iv[interval];
-    const std::string fiber = c.fiber(fl.fiber);
+    const std::string fiber = c.fiber(fl.fiber());
     const std::string dur = formatDuration(in.duration());
     Interval following; // lane intervals are read as values (lane.hpp)
     const Interval* next = interval + 1 < iv.size() ? &(following = iv[interval + 1]) : nullptr;
@@ -810,7 +810,7 @@ Explanation explainFiberInterval(const Timeline& timeline, const trace::Trace& t
         std::string text = fiber + " was ready to run for " + dur;
         if (c.valid(in.cause) && c.event(in.cause).kind == EventKind::Schedule && in.thread >= 0)
             text += " in " + on(in.thread) + "'s ready queue";
-        const std::string why = readyWhy(c, fl.fiber, in.start);
+        const std::string why = readyWhy(c, fl.fiber(), in.start);
         if (!why.empty()) text += " because " + why;
         if (next && next->state == State::Running) text += "; then " + on(next->thread) + " switched to it";
         return make(text, "schedule()", kSchedule, in.cause);
@@ -859,7 +859,7 @@ Explanation explainFiberInterval(const Timeline& timeline, const trace::Trace& t
         }
         std::string text = fiber + " waited " + dur + " on " + on(in.thread) + " for " + what;
         if (next && next->state == State::Ready) {
-            const std::string why = readyWhy(c, fl.fiber, next->start);
+            const std::string why = readyWhy(c, fl.fiber(), next->start);
             if (!why.empty()) text += "; it became ready because " + why;
         }
         return make(text, function, file, in.cause);
@@ -892,7 +892,7 @@ Explanation explain(const Timeline& timeline, const trace::Trace& trace, const H
                           : explainThreadInterval(timeline, trace, hit.lane, hit.index);
     case HitKind::Zone:
         if (fiber_lane && hit.lane < timeline.fibers.size() && hit.index < timeline.fibers[hit.lane].zones().size())
-            return explainZone(timeline, trace, timeline.fibers[hit.lane].zones()[hit.index], timeline.fibers[hit.lane].fiber);
+            return explainZone(timeline, trace, timeline.fibers[hit.lane].zones()[hit.index], timeline.fibers[hit.lane].fiber());
         if (!fiber_lane && hit.lane < timeline.threads.size() && hit.index < timeline.threads[hit.lane].zones.size())
             return explainZone(timeline, trace, timeline.threads[hit.lane].zones[hit.index], 0);
         return {};

@@ -778,17 +778,17 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
             if (ly > fibers_bottom) break;
             const FiberLane& f = tl.fibers[alive[row]];
             if (row % 2) dl->AddRectFilled(ImVec2(g.left, ly), ImVec2(g.left + g.width, ly + kFiberLaneHeight), palette::lane);
-            const Color swatch = fiberColor(f.fiber);
+            const Color swatch = fiberColor(f.fiber());
             dl->AddRectFilled(ImVec2(g.origin.x + 2, ly + 4), ImVec2(g.origin.x + 10, ly + kFiberLaneHeight - 4), swatch);
             dl->PushClipRect(ImVec2(g.origin.x, ly), ImVec2(g.left - 4, ly + kFiberLaneHeight), true);
             dl->AddText(fonts.small, fonts.small->FontSize, ImVec2(g.origin.x + 14, ly + 2),
-                        f.fiber == app.focus_fiber ? palette::cursor : palette::text, f.name().c_str());
+                        f.fiber() == app.focus_fiber ? palette::cursor : palette::text, f.name().c_str());
             dl->PopClipRect();
             drawLaneBlocks(app, dl, g, f.lane, ly + 1, kFiberLaneHeight - 2, true, scratch);
             if (mouse.y >= ly && mouse.y < ly + kFiberLaneHeight && mouse.x >= g.left && mouse.y < fibers_bottom) {
                 const double t = app.view.time(mouse.x, g.left, g.width);
                 const Hit hit = hitFiberLane(tl, alive[row], static_cast<std::int64_t>(t), app.view.nsPerPixel(g.width), true);
-                app.hover.fiber = f.fiber;
+                app.hover.fiber = f.fiber();
                 app.hover.time = static_cast<std::int64_t>(t);
                 app.hover.event = hit.event;
                 if (hit.kind != HitKind::None) app.hover.text = describeHit(tl, *app.trace, hit, true);

@@ -196,24 +196,28 @@ struct ThreadLane {
 std::uint64_t instantFiber(const trace::Trace& trace, const ThreadLane& lane, std::size_t k) noexcept;
 
 // One fiber's row. There is one per fiber, millions in a big trace (issue
-// 13: a fiber every ~6.5 events in the benchmark's trace), so it is 48
+// 13: a fiber every ~6.5 events in the benchmark's trace), so it is 40
 // bytes, not the 96 its fields would take as plain members:
-//   * its links (parent, awaiter) are 32 bits each, and when and where it was
-//     created share one word (a 48-bit time, as a lane interval's, and the
-//     thread + 1 in 16 bits); a value that does not fit (a crafted trace's
-//     fiber past 2^32, thread 70000 or a time 40 hours in) is kept whole in
-//     the rare block, so nothing is lost;
+//   * its id and links (parent, awaiter) are 32 bits each (runtime ids
+//     count up from 1), and where it was created is the thread + 1 in 16
+//     bits; a value that does not fit (a crafted trace's fiber past 2^32,
+//     thread 70000) is kept whole in the rare block, so nothing is lost;
+//   * when it was created is its lane's first interval's start: a fiber's
+//     create record, when it is the first record naming it, makes it Ready
+//     (timeline.hpp's design). A fiber named before its create record (a
+//     damaged or reordered trace) keeps the time whole in the rare block;
 //   * what most fibers never have (a recorded name, zones, whole links)
 //     shares one pointer, the rare block, allocated when first needed;
 //   * whether it was named or created in the trace is read from the fields
 //     that say so, and when and where it finished from its lane's Finished
 //     interval, not kept twice.
-// Written by the model's builder (setCreated, setAwaitedBy, setRecordedName,
-// editZones), then only read.
+// Written by the model's builder (setFiberId, setCreated, setAwaitedBy,
+// setRecordedName, editZones), then only read.
 struct FiberLane {
-    std::uint64_t fiber = 0;
     Lane lane;                    // Ready / Running / Waiting / Finished
 
+    // Its id.
+    std::uint64_t fiber() const noexcept { return fiber_ == kWideLink ? rare_->fiber : fiber_; }
     // The fiber that created it (its fiber-create record's parent), 0: created
     // by an idle loop, or unknown.
     std::uint64_t parent() const noexcept { return parent_ == kWideLink ? rare_->parent : parent_; }
@@ -221,13 +225,14 @@ struct FiberLane {
     std::uint64_t awaitedBy() const noexcept { return awaited_by_ == kWideLink ? rare_->awaited_by : awaited_by_; }
     // When and on which trace thread its fiber-create record was made; -1
     // (both) when the trace has none (it ran before the recording began).
+    // (The time is read from its lane once the model is closed.)
     std::int64_t created() const noexcept {
-        const auto thread = static_cast<std::uint16_t>(created_ >> kTimeBits);
-        if (thread == kWideThread) return rare_->created;
-        return thread == 0 ? -1 : static_cast<std::int64_t>(created_ << (64 - kTimeBits)) >> (64 - kTimeBits);
+        if (createdThread() < 0) return -1;
+        if (created_ & kTimeWhole) return rare_->created;
+        return lane.intervals.empty() ? -1 : lane.intervals.startOf(0);
     }
     std::int32_t createdThread() const noexcept {
-        const auto thread = static_cast<std::uint16_t>(created_ >> kTimeBits);
+        const auto thread = static_cast<std::uint16_t>(created_);
         return thread == kWideThread ? rare_->created_thread : static_cast<std::int32_t>(thread) - 1;
     }
     // Its zones (user annotation spans it opened), by start.
@@ -256,8 +261,10 @@ struct FiberLane {
     // Its recorded name, else "main" for fiber 1, else "fiber #id".
     std::string name() const;
 
-    // The builder's (thread >= 0).
-    void setCreated(std::int64_t time, std::int32_t thread, std::uint64_t parent);
+    // The builder's. setCreated: thread >= 0; `starts_lane`: the fiber has
+    // no interval yet, and the create record makes its first at `time`.
+    void setFiberId(std::uint64_t fiber);
+    void setCreated(std::int64_t time, std::int32_t thread, std::uint64_t parent, bool starts_lane);
     void setAwaitedBy(std::uint64_t fiber);
     void setRecordedName(std::string_view name) {
         if (!name.empty() || rare_) rare().name = name;
@@ -276,10 +283,11 @@ private:
     struct Rare {
         std::string name;
         std::vector<Zone> zones;
+        std::uint64_t fiber = 0;      // when fiber_ is kWideLink
         std::uint64_t parent = 0;     // when parent_ is kWideLink
         std::uint64_t awaited_by = 0; // when awaited_by_ is kWideLink
-        std::int64_t created = -1;    // when created_'s thread is kWideThread
-        std::int32_t created_thread = -1;
+        std::int64_t created = -1;    // when created_ has kTimeWhole
+        std::int32_t created_thread = -1; // when created_'s thread is kWideThread
     };
     // A pointer that copies what it points at.
     class RarePtr {
@@ -303,16 +311,17 @@ private:
         std::unique_ptr<Rare> p_;
     };
     static constexpr std::uint32_t kWideLink = UINT32_MAX;
-    static constexpr int kTimeBits = 48;
     static constexpr std::uint16_t kWideThread = UINT16_MAX;
+    static constexpr std::uint32_t kTimeWhole = 1u << 16;
     Rare& rare() { return rare_.make(); }
 
+    std::uint32_t fiber_ = 0;
     std::uint32_t parent_ = 0;
     std::uint32_t awaited_by_ = 0;
-    std::uint64_t created_ = 0; // the time in the low 48 bits, the thread + 1 in the high 16 (0: none)
+    std::uint32_t created_ = 0; // the thread + 1 in the low 16 bits (0: none), kTimeWhole: the time is rare_'s
     RarePtr rare_;
 };
-static_assert(sizeof(FiberLane) == 48);
+static_assert(sizeof(FiberLane) == 40);
 
 enum class FlowKind : std::uint8_t { Wakeup, Steal, Spawn, Completion, AwaitChain, Cancel, Canceled, MutexHandoff, ConditionWake };
 inline constexpr int kFlowKindCount = 9;
