@@ -231,8 +231,8 @@ struct FiberBuild {
     std::uint32_t ready_item = kNoItem; // its open Queued item
     ListPool<std::uint32_t>::List ops;  // its open InFlight items (Builder::ops_)
     ListPool<Flow>::List pending;       // flows that end at its next switch-in (Builder::pending_)
-    std::vector<std::uint32_t> zone_stack; // open zones (indices into its lane's zones)
-    FlowEnd finish;                     // its finishing switch
+    // (Its open zones are in Builder::zone_stacks_: few fibers have any. Its
+    // finishing switch is its open interval once finished: finishEnd.)
     std::uint64_t name_id = 0;          // the string that names it (resolved when the model is closed)
 };
 
@@ -424,6 +424,7 @@ private:
     std::unordered_set<std::int64_t> missed_workers_;         // workers looked up before any thread had them
     std::unordered_map<std::uint64_t, ConditionWaiters> condition_waiters_;
     std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> awaiters_;
+    std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> zone_stacks_; // fiber index -> its open zones (indices into its lane's zones)
     std::unordered_map<std::uint64_t, WakeupQueue> wakeups_;
     std::unordered_map<std::uint64_t, CancelState> cancels_; // fibers with a cancel requested or delivered, not yet done
 
@@ -626,6 +627,13 @@ private:
         b.has_open = false;
     }
 
+    // A finished fiber's finishing switch: its open interval, the Finished
+    // one (setFiber opens no other after it; endFiberLane only ends it).
+    FlowEnd finishEnd(std::uint32_t f) const {
+        const Interval& open = fb_[f].open;
+        return FlowEnd{open.start, tl_.fibers[f].fiber(), static_cast<std::uint32_t>(open.thread), open.cause};
+    }
+
     // Marks a fiber ready (not if it is running: a late record; nor if finished).
     bool makeReady(std::uint32_t f, std::int64_t t, std::int32_t thread, std::uint32_t cause) {
         FiberBuild& b = fb_[f];
@@ -642,12 +650,13 @@ private:
         setFiber(f, t, State::Finished, static_cast<std::int32_t>(thread), WaitReason::None, event);
         b.finished = true;
         b.ready_since = -1;
-        b.finish = FlowEnd{t, id, thread, event};
         closeQueued(f, t);
-        for (std::uint32_t z : b.zone_stack) tl_.fibers[f].editZones()[z].end = t;
-        b.zone_stack.clear();
+        if (auto it = zone_stacks_.find(f); it != zone_stacks_.end()) {
+            for (std::uint32_t z : it->second) tl_.fibers[f].editZones()[z].end = t;
+            zone_stacks_.erase(it);
+        }
         if (auto it = awaiters_.find(id); it != awaiters_.end()) {
-            const FlowEnd end = b.finish;
+            const FlowEnd end = finishEnd(f);
             const std::vector<std::uint64_t> waiters = std::move(it->second);
             awaiters_.erase(it);
             for (std::uint64_t w : waiters) {
@@ -854,9 +863,10 @@ private:
             zone.thread = thread;
             if (tb.running) {
                 const std::uint32_t f = fiberIndex(tb.running);
-                zone.depth = static_cast<std::uint32_t>(fb_[f].zone_stack.size());
+                std::vector<std::uint32_t>& stack = zone_stacks_[f];
+                zone.depth = static_cast<std::uint32_t>(stack.size());
                 std::vector<Zone>& zones = tl_.fibers[f].editZones();
-                fb_[f].zone_stack.push_back(static_cast<std::uint32_t>(zones.size()));
+                stack.push_back(static_cast<std::uint32_t>(zones.size()));
                 zones.push_back(zone);
             } else {
                 zone.depth = static_cast<std::uint32_t>(tb.zone_stack.size());
@@ -871,8 +881,9 @@ private:
             Zone* zone = nullptr;
             if (tb.running) {
                 const std::uint32_t f = fiberIndex(tb.running);
-                stack = &fb_[f].zone_stack;
-                if (!stack->empty()) zone = &tl_.fibers[f].editZones()[stack->back()];
+                const auto it = zone_stacks_.find(f);
+                stack = it != zone_stacks_.end() ? &it->second : nullptr;
+                if (stack && !stack->empty()) zone = &tl_.fibers[f].editZones()[stack->back()];
             } else if (!stack->empty()) {
                 zone = &tl.zones[stack->back()];
             }
@@ -1061,7 +1072,7 @@ private:
             const std::uint32_t waiter = fiberIndex(e.arg[0]);
             const std::uint32_t target = fiberIndex(e.arg[1]);
             tl_.fibers[target].setAwaitedBy(e.arg[0]);
-            if (fb_[target].finished) pending_.pushBack(fb_[waiter].pending, Flow{FlowKind::AwaitChain, fb_[target].finish, {}});
+            if (fb_[target].finished) pending_.pushBack(fb_[waiter].pending, Flow{FlowKind::AwaitChain, finishEnd(target), {}});
             else awaiters_[e.arg[1]].push_back(e.arg[0]);
             return;
         }
@@ -1292,7 +1303,8 @@ void Builder::close(Timeline& out, const trace::Trace& trace, Builder* scratch) 
         }
         if (!fl.zones().empty()) {
             std::vector<Zone>& zones = fl.editZones();
-            for (std::uint32_t z : b.zone_stack) zones[z].end = end_time;
+            if (const auto it = zone_stacks_.find(f); it != zone_stacks_.end())
+                for (std::uint32_t z : it->second) zones[z].end = end_time;
             // Zones are opened in time order, so this is a no-op check in practice.
             const auto by_start = [](const Zone& a, const Zone& z) { return a.start < z.start; };
             if (!std::is_sorted(zones.begin(), zones.end(), by_start)) std::stable_sort(zones.begin(), zones.end(), by_start);
