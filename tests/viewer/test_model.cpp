@@ -580,6 +580,37 @@ TEST_CASE("thread and fiber lanes of a hand-built trace", "[viewer]") {
     CHECK(tl.latencies.refs.size() == 2); // both read back from the lanes' Ready and Running intervals
 }
 
+TEST_CASE("a latency sample past a lane reference's 128 intervals is kept as a value, and reads back the same", "[viewer]") {
+    // Fiber 2 yields 80 times: its lane grows by a Ready and a Running
+    // interval each time, so its Running intervals pass index 127.
+    std::vector<trace::Event> events = {ev(0, 0, EventKind::ThreadStart, 0, 0), ev(10, 0, EventKind::FiberCreate, 2, 1, 0),
+                                        ev(11, 0, EventKind::Schedule, 2, 1, 0, how(ScheduleHow::OwnQueue)),
+                                        ev(12, 0, EventKind::Switch, 0, 2, 0, sw(SwitchReason::Idle))};
+    std::int64_t t = 20;
+    for (int k = 0; k < 80; ++k, t += 10) {
+        events.push_back(ev(t, 0, EventKind::Switch, 2, 0, 0, sw(SwitchReason::Yield)));
+        events.push_back(ev(t + 4, 0, EventKind::Switch, 0, 2, 0, sw(SwitchReason::Idle)));
+    }
+    const Trace trace = makeTrace(1, events, {});
+    const Timeline tl = buildTimeline(trace);
+    const analysis::FiberLane* fl = analysis::findFiber(tl, 2);
+    REQUIRE(fl);
+    const auto latencies = analysis::latenciesOf(tl);
+    REQUIRE(latencies.size() == 81);
+    CHECK(latencies[0].ready == 10);
+    CHECK(latencies[0].run == 12);
+    for (std::size_t k = 1; k < latencies.size(); ++k) {
+        INFO("sample " << k);
+        CHECK(latencies[k].fiber == 2);
+        CHECK(latencies[k].ready == 10 + 10 * static_cast<std::int64_t>(k));
+        CHECK(latencies[k].run == latencies[k].ready + 4);
+    }
+    // The Running intervals are at 1, 3, 5, ...: those up to 127 are lane
+    // references (64 of them), the rest values.
+    CHECK(tl.latencies.refs.size() == 64);
+    CHECK(tl.latencies.stored.size() == 81 - 64);
+}
+
 TEST_CASE("spawn flows and latency samples read back from their lanes keep every item's place and fields", "[viewer]") {
     // 150 children of the main fiber on two threads, each created, queued and
     // run; every third one submits a read that completes before it runs again.

@@ -1252,9 +1252,8 @@ void keepLatenciesInLanes(Timeline& out) {
             if (k == 0 || intervals.stateOf(k) != State::Running || intervals.stateOf(k - 1) != State::Ready) continue;
             const LatencySample given = latencyFromLane(*fl, k);
             if (given.ready != sample.ready || given.run != sample.run || given.fiber != sample.fiber) continue;
-            ref = LatencyRef{static_cast<std::uint32_t>(lane), static_cast<std::uint32_t>(k)};
             cursor[lane] = static_cast<std::uint32_t>(k + 1); // (one sample per Running interval)
-            return true;
+            return LatencyRef::make(lane, k, ref); // (false: kept as a value)
         }
         return false;
     });
@@ -1578,7 +1577,7 @@ LatencySample latencyAt(const Timeline& timeline, std::size_t k) noexcept {
     const auto place = timeline.latencies.place(k);
     if (!place.ref) return timeline.latencies.stored[place.index];
     const LatencyRef ref = timeline.latencies.refs[place.index];
-    return latencyFromLane(timeline.fibers[ref.lane], ref.interval);
+    return latencyFromLane(timeline.fibers[ref.lane()], ref.interval());
 }
 
 void flowsInRange(const Timeline& timeline, std::int64_t t0, std::int64_t t1, std::vector<std::uint32_t>& out,

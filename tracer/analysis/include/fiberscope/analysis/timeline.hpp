@@ -534,11 +534,22 @@ struct LatencyCodec {
 // Every latency sample of the model (Timeline::latencies), by run time,
 // read through latenciesOf(timeline). A sample whose fiber's lane holds a
 // Ready interval from `ready` followed by a Running one from `run` (nearly
-// every sample) is kept as where that Running interval is (8 bytes, not 16),
-// as a spawn flow is (FlowStore, issue 13).
+// every sample) is kept as where that Running interval is, in one 32-bit
+// word (4 bytes, not 16), as a spawn flow is (FlowStore, issue 13): the lane
+// in 25 bits (33 million fibers), the interval in 7. A sample of a lane
+// past those, or at its 128th interval or later (a long-lived fiber that
+// ran many times), is kept as a value.
 struct LatencyRef {
-    std::uint32_t lane = 0;     // index in Timeline::fibers
-    std::uint32_t interval = 0; // its Running interval (the one before is the Ready one)
+    static constexpr int kIntervalBits = 7;
+    static constexpr std::uint32_t kMaxLane = (1u << (32 - kIntervalBits)) - 1, kMaxInterval = (1u << kIntervalBits) - 1;
+    std::uint32_t bits = 0;
+    static bool make(std::size_t lane, std::size_t interval, LatencyRef& ref) noexcept {
+        if (lane > kMaxLane || interval > kMaxInterval) return false;
+        ref.bits = static_cast<std::uint32_t>(lane << kIntervalBits | interval);
+        return true;
+    }
+    std::uint32_t lane() const noexcept { return bits >> kIntervalBits; }          // index in Timeline::fibers
+    std::uint32_t interval() const noexcept { return bits & kMaxInterval; }      // its Running interval (the one before is the Ready one)
 };
 using LatencyStore = LaneBackedList<PackedList<LatencyCodec>, LatencyRef>;
 
