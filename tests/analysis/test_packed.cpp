@@ -4,6 +4,7 @@
 // after the items are reordered (the close of the model sorts the flows).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <vector>
@@ -574,6 +575,34 @@ TEST_CASE("a thread's instants read back as pushed: near ones in 16 bits, far on
     REQUIRE(std::equal(copy.begin(), copy.end(), list.begin(), [](analysis::Instant a, analysis::Instant b) { return a.event == b.event; }));
     list.clear();
     CHECK(list.empty());
+}
+
+TEST_CASE("near values read back as pushed: 16-bit offsets from each block's first, far ones whole", "[analysis][packed]") {
+    constexpr std::size_t kBlock = analysis::NearValueList::kBlock;
+    // Block 0: the offsets' edges (+32767, -32767) and one past each (whole);
+    // block 1 starts far off (its first is its base); block 2 begins at the
+    // largest value and runs down to 0 (whole); then a part block.
+    std::vector<std::uint32_t> values;
+    for (std::size_t k = 0; k < kBlock; ++k) values.push_back(100'000 + static_cast<std::uint32_t>(k));
+    values[1] = 100'000 + 32'767;
+    values[2] = 100'000 - 32'767;
+    values[3] = 100'000 + 32'768;
+    values[4] = 100'000 - 32'768;
+    for (std::size_t k = 0; k < kBlock; ++k) values.push_back(4'000'000'000u - static_cast<std::uint32_t>(k));
+    for (std::size_t k = 0; k < kBlock; ++k) values.push_back(k == 0 ? UINT32_MAX : k == 1 ? 0 : UINT32_MAX - static_cast<std::uint32_t>(k));
+    for (std::size_t k = 0; k < 5; ++k) values.push_back(7 + static_cast<std::uint32_t>(k));
+    const analysis::NearValueList list(values);
+    REQUIRE(list.size() == values.size());
+    for (std::size_t k = 0; k < values.size(); ++k) {
+        INFO("value " << k);
+        REQUIRE(list[k] == values[k]);
+    }
+    // 2 bytes a value, 4 a block, 8 for each of the three kept whole.
+    CHECK(list.bytes() == 2 * values.size() + 4 * 4 + 8 * 3);
+    // Read through iterators, as the flow index's binary searches do.
+    std::vector<std::uint32_t> sorted(list.begin() + kBlock, list.begin() + 2 * kBlock);
+    CHECK(std::is_sorted(sorted.rbegin(), sorted.rend()));
+    CHECK(std::equal(list.begin(), list.end(), values.begin()));
 }
 
 TEST_CASE("stored runs of a level of detail read back as pushed, packed or wide", "[analysis][packed]") {

@@ -1452,11 +1452,7 @@ Timeline TimelineBuilder::finish(const trace::Trace& trace) && {
     return out;
 }
 
-std::uint32_t InstantList::wholeAt(std::size_t k) const noexcept {
-    const auto it = std::lower_bound(whole_.begin(), whole_.end(), static_cast<std::uint32_t>(k),
-                                     [](const std::pair<std::uint32_t, std::uint32_t>& w, std::uint32_t index) { return w.first < index; });
-    return it->second;
-}
+std::uint32_t InstantList::wholeAt(std::size_t k) const noexcept { return sideValueAt(whole_, k); }
 
 std::uint64_t instantLabel(const trace::Trace& trace, const Instant& instant) noexcept {
     std::uint64_t label = 0;

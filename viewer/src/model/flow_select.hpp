@@ -12,7 +12,10 @@
 // view (from before it, to after it) come third, from a per-block maximum of
 // the later end over the by-from order (64 flows a block: a frame skips
 // blocks that end before the view, at a cost of one compare per 64 flows and
-// 8 bytes per 64 flows of memory). A kind with more candidates than its
+// 8 bytes per 64 flows of memory). Both orders hold flow indices near their
+// neighbours' (a kind's flows in from order are increasing indices, and the
+// to order is close to it), so each is kept in ~2 bytes a flow, not 4
+// (NearValueList, issue 13: the index held ~8 bytes a flow). A kind with more candidates than its
 // budget is thinned evenly (every s-th by position, s a power of two, so a
 // pan keeps the same arrows) before anything passing over is added: the
 // budget never drops an arrow with an end in view in favour of one without.
@@ -42,8 +45,8 @@ constexpr unsigned flowBit(FlowKind kind) noexcept { return 1u << static_cast<un
 struct FlowIndex {
     static constexpr std::size_t kBlock = 64;
     struct Kind {
-        std::vector<std::uint32_t> by_from;    // indices into Timeline::flows, by from.time
-        std::vector<std::uint32_t> by_to;      // the same flows, by to.time
+        NearValueList by_from;                 // indices into Timeline::flows, by from.time
+        NearValueList by_to;                   // the same flows, by to.time
         std::vector<std::int64_t> block_reach; // block b: the latest end of by_from[b*kBlock, (b+1)*kBlock)
     };
     std::array<Kind, kFlowKindCount> kinds;
@@ -69,26 +72,27 @@ inline std::int64_t flowFingerprint(const Timeline& tl) noexcept {
 }
 
 inline void buildFlowIndex(const Timeline& tl, FlowIndex& index) {
-    for (auto& k : index.kinds) {
-        k.by_from.clear();
-        k.by_to.clear();
-        k.block_reach.clear();
-    }
     const auto flows = analysis::flowsOf(tl);
-    for (std::uint32_t i = 0; i < flows.size(); ++i) index.kinds[static_cast<int>(flows[i].kind)].by_from.push_back(i);
-    for (auto& k : index.kinds) {
+    std::array<std::vector<std::uint32_t>, kFlowKindCount> by_from;
+    for (std::uint32_t i = 0; i < flows.size(); ++i) by_from[static_cast<int>(flows[i].kind)].push_back(i);
+    for (int kind = 0; kind < kFlowKindCount; ++kind) {
+        FlowIndex::Kind& k = index.kinds[kind];
+        std::vector<std::uint32_t>& from = by_from[kind];
         // The model keeps flows by from.time; sort anyway (stable) so the index never depends on it.
-        const auto by_from = [&](std::uint32_t a, std::uint32_t b) { return flows[a].from.time < flows[b].from.time; };
-        if (!std::is_sorted(k.by_from.begin(), k.by_from.end(), by_from)) std::stable_sort(k.by_from.begin(), k.by_from.end(), by_from);
-        k.by_to = k.by_from;
-        std::stable_sort(k.by_to.begin(), k.by_to.end(),
-                         [&](std::uint32_t a, std::uint32_t b) { return flows[a].to.time < flows[b].to.time; });
-        k.block_reach.assign((k.by_from.size() + FlowIndex::kBlock - 1) / FlowIndex::kBlock, INT64_MIN);
-        for (std::size_t p = 0; p < k.by_from.size(); ++p) {
-            const Flow f = flows[k.by_from[p]];
+        const auto by_from_time = [&](std::uint32_t a, std::uint32_t b) { return flows[a].from.time < flows[b].from.time; };
+        if (!std::is_sorted(from.begin(), from.end(), by_from_time)) std::stable_sort(from.begin(), from.end(), by_from_time);
+        std::vector<std::uint32_t> to = from;
+        std::stable_sort(to.begin(), to.end(), [&](std::uint32_t a, std::uint32_t b) { return flows[a].to.time < flows[b].to.time; });
+        k.block_reach.assign((from.size() + FlowIndex::kBlock - 1) / FlowIndex::kBlock, INT64_MIN);
+        for (std::size_t p = 0; p < from.size(); ++p) {
+            const Flow f = flows[from[p]];
             std::int64_t& reach = k.block_reach[p / FlowIndex::kBlock];
             reach = std::max({reach, f.from.time, f.to.time});
         }
+        k.by_to = NearValueList(to);
+        to = {};
+        k.by_from = NearValueList(from);
+        from = {};
     }
     index.timeline = &tl;
     index.data = tl.flows.stored.data();
@@ -106,8 +110,7 @@ inline void ensureFlowIndex(const Timeline& tl, FlowIndex& index) {
 inline std::size_t flowIndexBytes(const FlowIndex& index) noexcept {
     std::size_t bytes = 0;
     for (const auto& k : index.kinds)
-        bytes += k.by_from.capacity() * sizeof(std::uint32_t) + k.by_to.capacity() * sizeof(std::uint32_t) +
-                 k.block_reach.capacity() * sizeof(std::int64_t);
+        bytes += k.by_from.bytes() + k.by_to.bytes() + k.block_reach.capacity() * sizeof(std::int64_t);
     return bytes;
 }
 

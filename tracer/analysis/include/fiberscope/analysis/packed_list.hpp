@@ -28,12 +28,14 @@
 //   static bool isWide(const Packed&, std::uint32_t& index)
 #pragma once
 
+#include <algorithm>
 #include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <iterator>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace fiberscope::analysis {
@@ -163,6 +165,65 @@ private:
     std::vector<value_type> wide_;
 };
 
+
+// The value kept aside for item `index` in a side list of (item index,
+// value) pairs ordered by index, which holds it (the lists above and below
+// keep what does not pack this way).
+template <class T>
+const T& sideValueAt(const std::vector<std::pair<std::uint32_t, T>>& side, std::size_t index) noexcept {
+    const auto it = std::lower_bound(side.begin(), side.end(), static_cast<std::uint32_t>(index),
+                                     [](const std::pair<std::uint32_t, T>& w, std::uint32_t k) { return w.first < k; });
+    return it->second;
+}
+
+// A list of 32-bit values, each near the one before it (indices into a
+// list, in an order close to the list's own), in ~2 bytes each: a signed
+// 16-bit offset from the first value of its block of kBlock, plus 4 bytes a
+// block; a value further off is kept whole aside. Reads give values, so
+// std::lower_bound and `for (std::uint32_t v : list)` work as on a vector.
+class NearValueList {
+public:
+    static constexpr std::size_t kBlock = 64;
+    using value_type = std::uint32_t;
+    using const_iterator = IndexIterator<NearValueList, std::uint32_t>;
+
+    NearValueList() = default;
+    explicit NearValueList(const std::vector<std::uint32_t>& values) {
+        offsets_.reserve(values.size());
+        bases_.reserve((values.size() + kBlock - 1) / kBlock);
+        for (std::uint32_t v : values) push_back(v);
+        whole_.shrink_to_fit();
+    }
+    std::size_t size() const noexcept { return offsets_.size(); }
+    bool empty() const noexcept { return offsets_.empty(); }
+    void push_back(std::uint32_t v) {
+        const std::size_t k = offsets_.size();
+        if (k % kBlock == 0) bases_.push_back(v);
+        const std::int64_t d = std::int64_t{v} - std::int64_t{bases_.back()};
+        if (d > kWhole && d <= INT16_MAX) {
+            offsets_.push_back(static_cast<std::int16_t>(d));
+        } else {
+            whole_.emplace_back(static_cast<std::uint32_t>(k), v);
+            offsets_.push_back(kWhole);
+        }
+    }
+    std::uint32_t operator[](std::size_t k) const noexcept {
+        const std::int16_t d = offsets_[k];
+        return d == kWhole ? sideValueAt(whole_, k) : static_cast<std::uint32_t>(std::int64_t{bases_[k / kBlock]} + d);
+    }
+    const_iterator begin() const noexcept { return {this, 0}; }
+    const_iterator end() const noexcept { return {this, size()}; }
+    // Heap bytes by capacity.
+    std::size_t bytes() const noexcept {
+        return offsets_.capacity() * sizeof(std::int16_t) + bases_.capacity() * sizeof(std::uint32_t) + whole_.capacity() * sizeof(whole_[0]);
+    }
+
+private:
+    static constexpr std::int16_t kWhole = INT16_MIN;
+    std::vector<std::int16_t> offsets_;                           // value - its block's first; kWhole: in whole_
+    std::vector<std::uint32_t> bases_;                            // per block: its first value
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> whole_;  // (index, value), by index
+};
 
 template <class Codec>
 typename PackedList<Codec>::const_iterator PackedList<Codec>::begin() const noexcept {
