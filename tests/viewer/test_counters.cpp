@@ -291,10 +291,15 @@ TEST_CASE("change times read back as pushed, across blocks and long quiet stretc
     ChangeTimes times;
     std::vector<std::int64_t> want;
     std::int64_t t = -5'000'000'000; // before the recording's start (a crafted trace)
-    for (int i = 0; i < 3000; ++i) {
-        // Mostly close together; now and then a quiet stretch past 4.29 s,
-        // so some times are kept whole; and pops, as emit() merges changes.
-        t += rng() % 50 == 0 ? 5'000'000'000 + static_cast<std::int64_t>(rng() % 1000) : 1 + static_cast<std::int64_t>(rng() % 1000);
+    for (int i = 0; i < 20000; ++i) {
+        // Mostly close together (a block's offsets in 16 bits); now and then
+        // a gap past 65.5 us (its block widened to 32 bits) or a quiet
+        // stretch past 4.29 s (kept whole); and pops, as emit() merges
+        // changes, which may empty a widened block.
+        const std::uint64_t r = rng() % 100;
+        t += r < 2 ? 5'000'000'000 + static_cast<std::int64_t>(rng() % 1000)
+             : r < 5 ? 65'536 + static_cast<std::int64_t>(rng() % 100'000)
+                     : 1 + static_cast<std::int64_t>(rng() % 1000);
         times.push_back(t);
         want.push_back(t);
         if (rng() % 7 == 0) times.pop_back(), want.pop_back();
@@ -309,6 +314,34 @@ TEST_CASE("change times read back as pushed, across blocks and long quiet stretc
         CHECK(times.upperBound(probe) == static_cast<std::size_t>(std::upper_bound(want.begin(), want.end(), probe) - want.begin()));
         CHECK(times.lowerBound(probe, from) ==
               static_cast<std::size_t>(std::lower_bound(want.begin() + static_cast<std::ptrdiff_t>(from), want.end(), probe) - want.begin()));
+    }
+    // At the edges: a block's offsets in 16 bits up to 65535 (2 bytes
+    // each), one of 65536 widens it to 32 bits (4 bytes each).
+    {
+        ChangeTimes edge;
+        for (std::int64_t k = 0; k < 63; ++k) edge.push_back(k);
+        edge.push_back(65'535);
+        for (std::int64_t k = 0; k < 64; ++k) edge.push_back(1'000'000 + k);
+        const std::size_t narrow = edge.bytes();
+        edge.push_back(2'000'000);
+        edge.push_back(2'065'536);
+        CHECK(edge.bytes() > narrow); // (the last block widened)
+        const std::vector<std::int64_t> expect = [] {
+            std::vector<std::int64_t> e;
+            for (std::int64_t k = 0; k < 63; ++k) e.push_back(k);
+            e.push_back(65'535);
+            for (std::int64_t k = 0; k < 64; ++k) e.push_back(1'000'000 + k);
+            e.push_back(2'000'000);
+            e.push_back(2'065'536);
+            return e;
+        }();
+        REQUIRE(edge.size() == expect.size());
+        for (std::size_t i = 0; i < expect.size(); ++i) REQUIRE(edge[i] == expect[i]);
+        edge.pop_back(); // a widened block stays wide and reads back
+        REQUIRE(edge.back() == 2'000'000);
+        edge.pop_back(); // its last time: the block goes
+        REQUIRE(edge.size() == 128);
+        REQUIRE(edge.back() == 1'000'063);
     }
     // A series with such stretches answers ranges as a scan does.
     CounterSeries s;

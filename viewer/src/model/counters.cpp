@@ -84,37 +84,67 @@ struct Sweep {
 } // namespace
 
 void ChangeTimes::push_back(std::int64_t t) {
-    const std::size_t i = offsets_.size();
-    if (i > UINT32_MAX) throw std::length_error("ChangeTimes: more than 2^32 change points");
-    if (i % kBlock == 0) bases_.push_back(t);
+    const std::size_t i = size_;
+    if (i >= UINT32_MAX || narrow_.size() >= kWide || wide_.size() >= kWide) throw std::length_error("ChangeTimes: more than 2^31 change points");
+    if (i % kBlock == 0) {
+        bases_.push_back(t);
+        at_.push_back(static_cast<std::uint32_t>(narrow_.size()));
+    }
     const std::int64_t base = bases_.back();
     const std::uint64_t offset = static_cast<std::uint64_t>(t) - static_cast<std::uint64_t>(base); // modular: no overflow
-    if (t >= base && offset < kWhole) {
-        offsets_.push_back(static_cast<std::uint32_t>(offset));
+    const bool fits = t >= base;
+    if (!(at_.back() & kWide)) {
+        if (fits && offset <= UINT16_MAX) {
+            narrow_.push_back(static_cast<std::uint16_t>(offset));
+            ++size_;
+            return;
+        }
+        widenLast();
+    }
+    if (fits && offset < kWhole) {
+        wide_.push_back(static_cast<std::uint32_t>(offset));
     } else {
-        offsets_.push_back(kWhole);
+        wide_.push_back(kWhole);
         whole_.emplace_back(static_cast<std::uint32_t>(i), t);
     }
+    ++size_;
+}
+
+// Moves the last block's offsets from narrow_ to wide_ (it is the last
+// block, so they are narrow_'s last).
+void ChangeTimes::widenLast() {
+    const std::uint32_t at = at_.back();
+    wide_.reserve(wide_.size() + kBlock);
+    const std::uint32_t to = static_cast<std::uint32_t>(wide_.size());
+    wide_.insert(wide_.end(), narrow_.begin() + at, narrow_.end());
+    narrow_.resize(at);
+    at_.back() = to | kWide;
 }
 
 void ChangeTimes::pop_back() noexcept {
-    const std::size_t i = offsets_.size() - 1;
-    if (offsets_[i] == kWhole) whole_.pop_back();
-    offsets_.pop_back();
-    if (i % kBlock == 0) bases_.pop_back();
+    const std::size_t i = size_ - 1;
+    if (at_.back() & kWide) {
+        if (wide_.back() == kWhole) whole_.pop_back();
+        wide_.pop_back();
+    } else {
+        narrow_.pop_back();
+    }
+    --size_;
+    if (i % kBlock == 0) {
+        bases_.pop_back();
+        at_.pop_back();
+    }
 }
 
 void ChangeTimes::shrink_to_fit() {
     bases_.shrink_to_fit();
-    offsets_.shrink_to_fit();
+    at_.shrink_to_fit();
+    narrow_.shrink_to_fit();
+    wide_.shrink_to_fit();
     whole_.shrink_to_fit();
 }
 
-std::int64_t ChangeTimes::wholeAt(std::size_t i) const noexcept {
-    const auto it = std::lower_bound(whole_.begin(), whole_.end(), static_cast<std::uint32_t>(i),
-                                     [](const std::pair<std::uint32_t, std::int64_t>& w, std::uint32_t index) { return w.first < index; });
-    return it->second;
-}
+std::int64_t ChangeTimes::wholeAt(std::size_t i) const noexcept { return analysis::sideValueAt(whole_, i); }
 
 std::size_t ChangeTimes::upperBound(std::int64_t t, std::size_t from) const noexcept {
     std::size_t lo = from, hi = size();
@@ -137,7 +167,8 @@ std::size_t ChangeTimes::lowerBound(std::int64_t t, std::size_t from) const noex
 }
 
 std::size_t ChangeTimes::bytes() const noexcept {
-    return analysis::heapBytes(bases_.capacity() * sizeof(std::int64_t)) + analysis::heapBytes(offsets_.capacity() * sizeof(std::uint32_t)) +
+    return analysis::heapBytes(bases_.capacity() * sizeof(std::int64_t)) + analysis::heapBytes(at_.capacity() * sizeof(std::uint32_t)) +
+           analysis::heapBytes(narrow_.capacity() * sizeof(std::uint16_t)) + analysis::heapBytes(wide_.capacity() * sizeof(std::uint32_t)) +
            analysis::heapBytes(whole_.capacity() * sizeof(whole_[0]));
 }
 
@@ -221,11 +252,7 @@ void ChangeValues::freeze() {
     frozen_ = true;
 }
 
-std::int32_t ChangeValues::wholeAt(std::size_t i) const noexcept {
-    const auto it = std::lower_bound(whole_.begin(), whole_.end(), static_cast<std::uint32_t>(i),
-                                     [](const std::pair<std::uint32_t, std::int32_t>& w, std::uint32_t index) { return w.first < index; });
-    return it->second;
-}
+std::int32_t ChangeValues::wholeAt(std::size_t i) const noexcept { return analysis::sideValueAt(whole_, i); }
 
 std::size_t ChangeValues::bytes() const noexcept {
     return analysis::heapBytes(plain_.capacity() * sizeof(std::int32_t)) + analysis::heapBytes(mins_.capacity() * sizeof(std::int32_t)) +

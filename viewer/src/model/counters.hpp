@@ -33,20 +33,27 @@ struct CounterRange {
     std::int32_t max = 0;
 };
 
-// A series' change times, strictly increasing, in 4 bytes each (issue 13:
+// A series' change times, strictly increasing, in ~2 bytes each (issue 13:
 // the counter tracks held ~8 bytes per trace event, 12 per change point):
-// each is an offset from the first time of its block of kBlock, plus 8
-// bytes per block. A time more than 4.29 s after its block's first (a long
-// quiet stretch) is kept whole beside them, found by a binary search over
-// the few such. Reads give values, so `s.times[i]` reads as from a vector.
+// each is an offset from the first time of its block of kBlock, 16 bits
+// while the block spans under 65.5 us (a busy counter changes far more
+// often), else 32 bits (the block is widened when a time does not fit:
+// only the last block's times move, so appending stays O(1) amortised),
+// plus 12 bytes per block. A time more than 4.29 s after its block's first
+// (a long quiet stretch) is kept whole beside them, found by a binary
+// search over the few such. Reads give values, so `s.times[i]` reads as
+// from a vector.
 class ChangeTimes {
 public:
-    static constexpr std::size_t kBlock = 256;
+    static constexpr std::size_t kBlock = 64;
 
-    std::size_t size() const noexcept { return offsets_.size(); }
-    bool empty() const noexcept { return offsets_.empty(); }
+    std::size_t size() const noexcept { return size_; }
+    bool empty() const noexcept { return size_ == 0; }
     std::int64_t operator[](std::size_t i) const noexcept {
-        const std::uint32_t offset = offsets_[i];
+        const std::uint32_t at = at_[i / kBlock];
+        const std::size_t r = i % kBlock;
+        if (!(at & kWide)) return bases_[i / kBlock] + static_cast<std::int64_t>(narrow_[at + r]);
+        const std::uint32_t offset = wide_[(at & ~kWide) + r];
         return offset == kWhole ? wholeAt(i) : bases_[i / kBlock] + static_cast<std::int64_t>(offset);
     }
     std::int64_t front() const noexcept { return (*this)[0]; }
@@ -63,9 +70,14 @@ public:
 
 private:
     static constexpr std::uint32_t kWhole = UINT32_MAX;
+    static constexpr std::uint32_t kWide = 1u << 31; // in at_: the block's offsets are in wide_
     std::int64_t wholeAt(std::size_t i) const noexcept;
+    void widenLast();
+    std::size_t size_ = 0;
     std::vector<std::int64_t> bases_;                         // per block: its first time
-    std::vector<std::uint32_t> offsets_;                      // time - its block's base; kWhole: in whole_
+    std::vector<std::uint32_t> at_;                           // per block: where its offsets begin in narrow_ (or, kWide, in wide_)
+    std::vector<std::uint16_t> narrow_;                       // time - its block's base
+    std::vector<std::uint32_t> wide_;                         // time - its block's base; kWhole: in whole_
     std::vector<std::pair<std::uint32_t, std::int64_t>> whole_; // (index, time), by index
 };
 
