@@ -376,7 +376,7 @@ TEST_CASE("the record list reads back every record as pushed: zero fields, wide 
         if (i % 97 == 5) e.time += std::int64_t{40} * 3600 * 1'000'000'000; // 40 hours in (and back)
         e.kind = static_cast<EventKind>(1 + rng() % kMaxEventKind);
         e.small = static_cast<std::uint8_t>(rng() % 4);
-        // Mostly a few threads; the last that fits a byte, the first that does not, and a crafted one.
+        // Mostly a few threads; now and then 255, 256 and a crafted 70000 (each a shape of its own).
         const std::uint32_t edge[] = {255, 256, 70000};
         e.thread = rng() % 30 == 0 ? edge[rng() % 3] : static_cast<std::uint32_t>(rng() % 4);
         for (auto& a : e.arg) a = rng() % 3 == 0 ? unusual[rng() % std::size(unusual)] : rng() % 3;
@@ -429,6 +429,31 @@ TEST_CASE("the record list reads back every record as pushed: zero fields, wide 
 // themselves, clustered ids in their group's window, and the rest escaped,
 // at every boundary of those ranges. They must read back exactly, and a
 // dense trace of clustered ids must take under 11 bytes a record, not 15.
+TEST_CASE("the record list's table of shapes: 65535 of them, then records kept whole", "[reader][columns]") {
+    // Each record a shape (thread, kind, enumerated field) of its own: the
+    // table codes the first 65535; a record of a new shape after that is
+    // kept whole, and one of a known shape is still coded.
+    std::vector<trace::Event> want;
+    trace::EventList list;
+    for (std::uint32_t k = 0; k < 65'535 + 300; ++k) {
+        trace::Event e;
+        e.time = k;
+        e.thread = k / 4;
+        e.kind = static_cast<EventKind>(1 + k % 2);
+        e.small = static_cast<std::uint8_t>(k % 4 / 2);
+        e.arg[0] = k % 5;
+        want.push_back(e);
+        list.push_back(e);
+    }
+    for (std::uint32_t k = 0; k < 100; ++k) { // known shapes again
+        trace::Event e = want[k * 7];
+        e.time = 70'000 + k;
+        want.push_back(e);
+        list.push_back(e);
+    }
+    requireRecords(list, want);
+}
+
 TEST_CASE("the record list's 16-bit times and field codes read back at every boundary", "[reader][columns]") {
     std::mt19937_64 rng(29);
     const std::int64_t edges[] = {0, 1, 32766, 32767, 32768, 32769, 65535, 65536, 16383, 16384, -1, -4, -11,

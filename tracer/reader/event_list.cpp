@@ -13,10 +13,8 @@ bool fits32(std::uint64_t v) noexcept {
     return static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int32_t>(static_cast<std::uint32_t>(v)))) == v;
 }
 
-// A record whose fields or thread do not fit the columns.
-bool isWide(const Event& e) noexcept {
-    return e.thread > 0xFF || static_cast<unsigned>(e.kind) > 0x3F || !fits32(e.arg[0]) || !fits32(e.arg[1]) || !fits32(e.arg[2]);
-}
+// A record whose fields do not fit the columns.
+bool isWide(const Event& e) noexcept { return !fits32(e.arg[0]) || !fits32(e.arg[1]) || !fits32(e.arg[2]); }
 
 template <class T>
 std::size_t bytesOf(const std::vector<T>& v) noexcept {
@@ -74,8 +72,7 @@ void EventList::push_back(const Event& e) {
     case kTime32: times32_.push_back(0); break;
     default: whole_times_.push_back(0); break;
     }
-    meta_.push_back(0);
-    threads_.push_back(0);
+    shape_of_.push_back(kWideShape);
     setTime(i, e.time);
     setRest(i, e);
 }
@@ -135,9 +132,9 @@ void EventList::setRest(std::size_t i, const Event& e) {
     const auto it = std::lower_bound(wide_index_.begin(), wide_index_.end(), static_cast<std::uint32_t>(i));
     const bool was_wide = it != wide_index_.end() && *it == i;
     const std::size_t at = static_cast<std::size_t>(it - wide_index_.begin());
-    if (isWide(e)) {
-        meta_[i] = kWideBit;
-        threads_[i] = 0;
+    const std::uint16_t shape = isWide(e) ? kWideShape : shapeCode(e);
+    if (shape == kWideShape) {
+        shape_of_[i] = kWideShape;
         for (int k = 0; k < 3; ++k) setField(i, k, 0);
         if (was_wide) {
             wide_[at] = e;
@@ -151,9 +148,23 @@ void EventList::setRest(std::size_t i, const Event& e) {
         wide_index_.erase(it);
         wide_.erase(wide_.begin() + static_cast<std::ptrdiff_t>(at));
     }
-    meta_[i] = static_cast<std::uint16_t>(e.small | static_cast<unsigned>(e.kind) << 8);
-    threads_[i] = static_cast<std::uint8_t>(e.thread);
+    shape_of_[i] = shape;
     for (int k = 0; k < 3; ++k) setField(i, k, static_cast<std::int32_t>(static_cast<std::uint32_t>(e.arg[k])));
+}
+
+// The shapes are few (tens on a dense trace): their keys (thread, kind,
+// enumerated field, and the index in the low 16 bits) are kept sorted, so
+// a look-up is a binary search over a few cache lines; a new shape is
+// inserted in order (O(shapes), at most 65535 times).
+std::uint16_t EventList::shapeCode(const Event& e) {
+    const std::uint64_t key = (std::uint64_t{e.thread} << 16 | static_cast<std::uint64_t>(e.kind) << 8 | e.small) << 16;
+    const auto it = std::lower_bound(shape_keys_.begin(), shape_keys_.end(), key);
+    if (it != shape_keys_.end() && (*it & ~std::uint64_t{0xFFFF}) == key) return static_cast<std::uint16_t>(*it & 0xFFFF);
+    if (shapes_.size() >= kWideShape) return kWideShape;
+    const auto index = static_cast<std::uint16_t>(shapes_.size());
+    shapes_.push_back(Shape{e.thread, e.kind, e.small});
+    shape_keys_.insert(it, key | index);
+    return index;
 }
 
 std::size_t EventList::rankAt(std::size_t i, int k) const noexcept {
@@ -216,8 +227,7 @@ void EventList::set(std::size_t i, const Event& e) {
 }
 
 void EventList::reserve(std::size_t n) {
-    meta_.reserve(n);
-    threads_.reserve(n);
+    shape_of_.reserve(n);
     groups_.reserve((n + kGroup - 1) / kGroup);
     blocks_.reserve((n + kBlock - 1) / kBlock);
     // (the times and codes grow as they come: which blocks are narrow and
@@ -240,8 +250,9 @@ void EventList::clear() noexcept {
     times16_.clear();
     times32_.clear();
     whole_times_.clear();
-    meta_.clear();
-    threads_.clear();
+    shape_of_.clear();
+    shapes_.clear();
+    shape_keys_.clear();
     groups_.clear();
     for (auto& codes : codes_) codes.clear();
     for (auto& escapes : escapes_) escapes.clear();
@@ -274,8 +285,7 @@ void EventList::resize(std::size_t n) {
     times16_.resize(keep[kTime16]);
     times32_.resize(keep[kTime32]);
     whole_times_.resize(keep[kTimeWhole]);
-    meta_.resize(n);
-    threads_.resize(n);
+    shape_of_.resize(n); // (the table keeps the shapes: a later record may have one)
     const auto cut = std::lower_bound(wide_index_.begin(), wide_index_.end(), static_cast<std::uint32_t>(n));
     wide_.resize(static_cast<std::size_t>(cut - wide_index_.begin()));
     wide_index_.erase(cut, wide_index_.end());
@@ -290,7 +300,7 @@ void EventList::insert(const_iterator at, const Event& e) {
 }
 
 std::size_t EventList::memoryBytes() const noexcept {
-    std::size_t bytes = bytesOf(blocks_) + bytesOf(times16_) + bytesOf(times32_) + bytesOf(whole_times_) + bytesOf(meta_) + bytesOf(threads_) +
+    std::size_t bytes = bytesOf(blocks_) + bytesOf(times16_) + bytesOf(times32_) + bytesOf(whole_times_) + bytesOf(shape_of_) + bytesOf(shapes_) + bytesOf(shape_keys_) +
                         bytesOf(groups_) + bytesOf(wide_index_) + bytesOf(wide_);
     for (int k = 0; k < 3; ++k) bytes += bytesOf(codes_[k]) + bytesOf(escapes_[k]);
     return bytes;

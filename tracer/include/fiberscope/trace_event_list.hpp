@@ -3,7 +3,7 @@
 // A viewer keeps every record of the trace it shows for as long as it is
 // open, and a trace holds tens of millions of them; the file spends ~6 bytes
 // on each, the plain decoded record (Event) 40. EventList stores the same
-// records in columns at ~9.5 bytes each on a dense trace (issue 13: memory
+// records in columns at ~8.8 bytes each on a dense trace (issue 13: memory
 // while viewing):
 //   * time: an offset from its block's base (blocks of 256 records in
 //     order): 16 bits while the block spans under 65.5 us (a busy program
@@ -11,8 +11,10 @@
 //     whole times (a longer span, or times that run backwards). A block
 //     starts narrow and widens when a record does not fit; widening the
 //     last block moves only its own times (appending stays O(1) amortised).
-//   * thread (8 bits: a loop has a thread per worker) in a byte, kind and
-//     the enumerated field in a 16-bit word,
+//   * its shape, the (thread, kind, enumerated field) triple, as a 16-bit
+//     code into the list's table of the shapes it has seen (a loop has a
+//     thread per worker, and each kind a few values of its enumerated field:
+//     a dense trace has tens of shapes, each 8 bytes in the table),
 //   * each of the three fields only when it is not 0, in a 16-bit code:
 //     a value in [0, 32767] is the code itself (workers, counts, string ids,
 //     fds, small results); codes 0x8000..0xFFFE are an offset into a window
@@ -29,8 +31,8 @@
 //     field k is codes_[k][rank + popcount(the mask's bits below i)], so a
 //     read stays O(1) but for an escape (counted within its group: <= 63).
 //     A record with a wider field (a mutex's or queue's address, a huge
-//     count) or a thread past 255 is kept whole beside the columns, found
-//     by a binary search over the few such records.
+//     count), or of a new shape when the table holds 65535, is kept whole
+//     beside the columns, found by a binary search over the few such records.
 // Reading a record decodes it into an Event (a value, not a reference), so
 // `const Event& e = events[i]` and `for (const Event& e : events)` read as
 // before; records are changed only through the member functions (appending
@@ -87,8 +89,8 @@ public:
         return *this;
     }
 
-    std::size_t size() const noexcept { return meta_.size(); }
-    bool empty() const noexcept { return meta_.empty(); }
+    std::size_t size() const noexcept { return shape_of_.size(); }
+    bool empty() const noexcept { return shape_of_.empty(); }
 
     std::int64_t time(std::size_t i) const noexcept {
         const Block& b = blocks_[i / kBlock];
@@ -99,24 +101,26 @@ public:
     }
     // One field, without decoding the rest.
     EventKind kind(std::size_t i) const noexcept {
-        const std::uint16_t meta = meta_[i];
-        return meta & kWideBit ? wideAt(i).kind : static_cast<EventKind>((meta >> 8) & 0x3F);
+        const std::uint16_t shape = shape_of_[i];
+        return shape == kWideShape ? wideAt(i).kind : shapes_[shape].kind;
     }
     std::uint32_t thread(std::size_t i) const noexcept {
-        return meta_[i] & kWideBit ? wideAt(i).thread : threads_[i];
+        const std::uint16_t shape = shape_of_[i];
+        return shape == kWideShape ? wideAt(i).thread : shapes_[shape].thread;
     }
     Event operator[](std::size_t i) const noexcept {
-        const std::uint16_t meta = meta_[i];
-        if (meta & kWideBit) {
+        const std::uint16_t shape = shape_of_[i];
+        if (shape == kWideShape) {
             Event e = wideAt(i);
             e.time = time(i);
             return e;
         }
         Event e;
         e.time = time(i);
-        e.thread = threads_[i];
-        e.small = static_cast<std::uint8_t>(meta);
-        e.kind = static_cast<EventKind>((meta >> 8) & 0x3F);
+        const Shape& s = shapes_[shape];
+        e.thread = s.thread;
+        e.small = s.small;
+        e.kind = s.kind;
         const Group& g = groups_[i / kGroup];
         const unsigned r = i % kGroup;
         const std::uint64_t below = (std::uint64_t{1} << r) - 1;
@@ -185,7 +189,14 @@ public:
     friend bool operator==(const EventList& a, const EventList& b) noexcept;
 
 private:
-    static constexpr std::uint16_t kWideBit = 1u << 15;
+    // A record's shape: what shape_of_ codes (see the design comment).
+    struct Shape {
+        std::uint32_t thread = 0;
+        EventKind kind = EventKind::Mark;
+        std::uint8_t small = 0;
+    };
+    static constexpr std::uint16_t kWideShape = UINT16_MAX; // the record is kept whole
+    std::uint16_t shapeCode(const Event& e); // kWideShape: the table is full
 
     // Where a block keeps its times (see the design comment): modes only
     // widen, 16 -> 32 -> whole.
@@ -244,8 +255,9 @@ private:
     std::vector<std::uint16_t> times16_;    // time - its block's base, in 16-bit blocks
     std::vector<std::uint32_t> times32_;    // likewise in 32-bit blocks
     std::vector<std::int64_t> whole_times_; // the times of whole blocks
-    std::vector<std::uint16_t> meta_;       // small | kind << 8 | kWideBit
-    std::vector<std::uint8_t> threads_;     // the thread (0 for a whole record)
+    std::vector<std::uint16_t> shape_of_;   // per record: its shape's index in shapes_, or kWideShape
+    std::vector<Shape> shapes_;             // the shapes seen, in the order first seen
+    std::vector<std::uint64_t> shape_keys_; // (key, index) of each shape, by key: shapeCode's look-up
     std::vector<Group> groups_;             // per kGroup records: which fields are not 0, and where
     std::vector<std::uint16_t> codes_[3];   // field k's non-zero values' codes, by record
     std::vector<std::int32_t> escapes_[3];  // the values coded kEscape, by record (sign-extended when read)

@@ -44,7 +44,7 @@
 //     events (uint32) are indices into Trace::events.
 //   * Memory (issue 13; `fiberscope benchmark` prints it per structure): the
 //     model lives as long as the trace is open, beside the decoded events
-//     (~10 bytes each on a dense trace, trace_event_list.hpp), so what an event index can
+//     (~9 bytes each on a dense trace, trace_event_list.hpp), so what an event index can
 //     give back is not copied: an Instant is only its record's index
 //     (instantTime, instantKind, instantLabel, instantFiber read the rest;
 //     a fiber no record field names is kept aside), lane intervals are
