@@ -72,7 +72,8 @@ void EventList::push_back(const Event& e) {
     case kTime32: times32_.push_back(0); break;
     default: whole_times_.push_back(0); break;
     }
-    shape_of_.push_back(kWideShape);
+    if (wide_shapes_) shape16_.push_back(kWideShape);
+    else shape8_.push_back(kWideShape8);
     setTime(i, e.time);
     setRest(i, e);
 }
@@ -134,7 +135,7 @@ void EventList::setRest(std::size_t i, const Event& e) {
     const std::size_t at = static_cast<std::size_t>(it - wide_index_.begin());
     const std::uint16_t shape = isWide(e) ? kWideShape : shapeCode(e);
     if (shape == kWideShape) {
-        shape_of_[i] = kWideShape;
+        setShape(i, kWideShape);
         for (int k = 0; k < 3; ++k) setField(i, k, 0);
         if (was_wide) {
             wide_[at] = e;
@@ -148,7 +149,7 @@ void EventList::setRest(std::size_t i, const Event& e) {
         wide_index_.erase(it);
         wide_.erase(wide_.begin() + static_cast<std::ptrdiff_t>(at));
     }
-    shape_of_[i] = shape;
+    setShape(i, shape);
     for (int k = 0; k < 3; ++k) setField(i, k, static_cast<std::int32_t>(static_cast<std::uint32_t>(e.arg[k])));
 }
 
@@ -165,6 +166,21 @@ std::uint16_t EventList::shapeCode(const Event& e) {
     shapes_.push_back(Shape{e.thread, e.kind, e.small});
     shape_keys_.insert(it, key | index);
     return index;
+}
+
+// A code that does not fit a byte widens every record's first (once: the
+// table only grows).
+void EventList::setShape(std::size_t i, std::uint16_t shape) {
+    if (!wide_shapes_ && shape != kWideShape && shape >= kWideShape8) {
+        std::vector<std::uint16_t> wide;
+        wide.reserve(std::max(shape8_.capacity(), shape8_.size() + 1));
+        for (const std::uint8_t s8 : shape8_) wide.push_back(s8 == kWideShape8 ? kWideShape : s8);
+        shape16_ = std::move(wide);
+        shape8_ = {};
+        wide_shapes_ = true;
+    }
+    if (wide_shapes_) shape16_[i] = shape;
+    else shape8_[i] = static_cast<std::uint8_t>(shape);
 }
 
 std::size_t EventList::rankAt(std::size_t i, int k) const noexcept {
@@ -227,7 +243,8 @@ void EventList::set(std::size_t i, const Event& e) {
 }
 
 void EventList::reserve(std::size_t n) {
-    shape_of_.reserve(n);
+    if (wide_shapes_) shape16_.reserve(n);
+    else shape8_.reserve(n);
     groups_.reserve((n + kGroup - 1) / kGroup);
     blocks_.reserve((n + kBlock - 1) / kBlock);
     // (the times and codes grow as they come: which blocks are narrow and
@@ -250,7 +267,9 @@ void EventList::clear() noexcept {
     times16_.clear();
     times32_.clear();
     whole_times_.clear();
-    shape_of_.clear();
+    wide_shapes_ = false;
+    shape8_.clear();
+    shape16_.clear();
     shapes_.clear();
     shape_keys_.clear();
     groups_.clear();
@@ -285,7 +304,8 @@ void EventList::resize(std::size_t n) {
     times16_.resize(keep[kTime16]);
     times32_.resize(keep[kTime32]);
     whole_times_.resize(keep[kTimeWhole]);
-    shape_of_.resize(n); // (the table keeps the shapes: a later record may have one)
+    shape8_.resize(wide_shapes_ ? 0 : n); // (the table keeps the shapes: a later record may have one)
+    shape16_.resize(wide_shapes_ ? n : 0);
     const auto cut = std::lower_bound(wide_index_.begin(), wide_index_.end(), static_cast<std::uint32_t>(n));
     wide_.resize(static_cast<std::size_t>(cut - wide_index_.begin()));
     wide_index_.erase(cut, wide_index_.end());
@@ -300,7 +320,7 @@ void EventList::insert(const_iterator at, const Event& e) {
 }
 
 std::size_t EventList::memoryBytes() const noexcept {
-    std::size_t bytes = bytesOf(blocks_) + bytesOf(times16_) + bytesOf(times32_) + bytesOf(whole_times_) + bytesOf(shape_of_) + bytesOf(shapes_) + bytesOf(shape_keys_) +
+    std::size_t bytes = bytesOf(blocks_) + bytesOf(times16_) + bytesOf(times32_) + bytesOf(whole_times_) + bytesOf(shape8_) + bytesOf(shape16_) + bytesOf(shapes_) + bytesOf(shape_keys_) +
                         bytesOf(groups_) + bytesOf(wide_index_) + bytesOf(wide_);
     for (int k = 0; k < 3; ++k) bytes += bytesOf(codes_[k]) + bytesOf(escapes_[k]);
     return bytes;

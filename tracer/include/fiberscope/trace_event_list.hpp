@@ -11,10 +11,12 @@
 //     whole times (a longer span, or times that run backwards). A block
 //     starts narrow and widens when a record does not fit; widening the
 //     last block moves only its own times (appending stays O(1) amortised).
-//   * its shape, the (thread, kind, enumerated field) triple, as a 16-bit
-//     code into the list's table of the shapes it has seen (a loop has a
-//     thread per worker, and each kind a few values of its enumerated field:
-//     a dense trace has tens of shapes, each 8 bytes in the table),
+//   * its shape, the (thread, kind, enumerated field) triple, as a code
+//     into the list's table of the shapes it has seen (a loop has a thread
+//     per worker, and each kind a few values of its enumerated field: a
+//     dense trace has tens of shapes, each 8 bytes in the table): a byte
+//     while the table holds under 255, then 16 bits (the codes are widened
+//     once, when the 255th shape arrives),
 //   * each of the three fields only when it is not 0, in a 16-bit code:
 //     a value in [0, 32767] is the code itself (workers, counts, string ids,
 //     fds, small results); codes 0x8000..0xFFFE are an offset into a window
@@ -89,8 +91,8 @@ public:
         return *this;
     }
 
-    std::size_t size() const noexcept { return shape_of_.size(); }
-    bool empty() const noexcept { return shape_of_.empty(); }
+    std::size_t size() const noexcept { return wide_shapes_ ? shape16_.size() : shape8_.size(); }
+    bool empty() const noexcept { return size() == 0; }
 
     std::int64_t time(std::size_t i) const noexcept {
         const Block& b = blocks_[i / kBlock];
@@ -101,15 +103,15 @@ public:
     }
     // One field, without decoding the rest.
     EventKind kind(std::size_t i) const noexcept {
-        const std::uint16_t shape = shape_of_[i];
+        const std::uint16_t shape = shapeAt(i);
         return shape == kWideShape ? wideAt(i).kind : shapes_[shape].kind;
     }
     std::uint32_t thread(std::size_t i) const noexcept {
-        const std::uint16_t shape = shape_of_[i];
+        const std::uint16_t shape = shapeAt(i);
         return shape == kWideShape ? wideAt(i).thread : shapes_[shape].thread;
     }
     Event operator[](std::size_t i) const noexcept {
-        const std::uint16_t shape = shape_of_[i];
+        const std::uint16_t shape = shapeAt(i);
         if (shape == kWideShape) {
             Event e = wideAt(i);
             e.time = time(i);
@@ -196,7 +198,14 @@ private:
         std::uint8_t small = 0;
     };
     static constexpr std::uint16_t kWideShape = UINT16_MAX; // the record is kept whole
+    static constexpr std::uint8_t kWideShape8 = UINT8_MAX;  // likewise, in a byte
     std::uint16_t shapeCode(const Event& e); // kWideShape: the table is full
+    std::uint16_t shapeAt(std::size_t i) const noexcept {
+        if (wide_shapes_) return shape16_[i];
+        const std::uint8_t shape = shape8_[i];
+        return shape == kWideShape8 ? kWideShape : shape;
+    }
+    void setShape(std::size_t i, std::uint16_t shape);
 
     // Where a block keeps its times (see the design comment): modes only
     // widen, 16 -> 32 -> whole.
@@ -255,7 +264,9 @@ private:
     std::vector<std::uint16_t> times16_;    // time - its block's base, in 16-bit blocks
     std::vector<std::uint32_t> times32_;    // likewise in 32-bit blocks
     std::vector<std::int64_t> whole_times_; // the times of whole blocks
-    std::vector<std::uint16_t> shape_of_;   // per record: its shape's index in shapes_, or kWideShape
+    bool wide_shapes_ = false;              // the codes are in shape16_, not shape8_
+    std::vector<std::uint8_t> shape8_;      // per record: its shape's index in shapes_, or kWideShape8
+    std::vector<std::uint16_t> shape16_;    // per record: its shape's index in shapes_, or kWideShape
     std::vector<Shape> shapes_;             // the shapes seen, in the order first seen
     std::vector<std::uint64_t> shape_keys_; // (key, index) of each shape, by key: shapeCode's look-up
     std::vector<Group> groups_;             // per kGroup records: which fields are not 0, and where
