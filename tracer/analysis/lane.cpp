@@ -21,13 +21,16 @@ IntervalList::Items::Items(const Items& other) {
         adopt(new Chunks(other.chunks()));
         return;
     }
+    // The side block is copied first: a throw then leaves nothing to free
+    // (a constructor that throws runs no destructor).
+    std::unique_ptr<Side> side = other.side() ? std::make_unique<Side>(*other.side()) : nullptr;
     reallocate(n);
     if (other.borrowed())
         for (std::size_t k = 0; k < n; ++k) data_[k] = widen(other.slice(), k);
     else
         std::memcpy(data_, other.data_, n * sizeof(Packed));
     header()->size = static_cast<std::uint32_t>(n);
-    if (const Side* side = other.side()) header()->side = new Side(*side); // (a throw frees the block: release())
+    header()->side = side.release();
 }
 
 IntervalList::Chunks::Chunks(const Chunks& other)

@@ -16,6 +16,13 @@ bool fits32(std::uint64_t v) noexcept {
 // A record whose fields do not fit the columns.
 bool isWide(const Event& e) noexcept { return !fits32(e.arg[0]) || !fits32(e.arg[1]) || !fits32(e.arg[2]); }
 
+// Room for one more element, growing geometrically (as push_back would), so
+// that the insert that follows cannot throw.
+template <class T>
+void roomForOne(std::vector<T>& v) {
+    if (v.size() == v.capacity()) v.reserve(v.capacity() ? 2 * v.capacity() : 8);
+}
+
 template <class T>
 std::size_t bytesOf(const std::vector<T>& v) noexcept {
     return v.capacity() * sizeof(T);
@@ -74,8 +81,15 @@ void EventList::push_back(const Event& e) {
     }
     if (wide_shapes_) shape16_.push_back(kWideShape);
     else shape8_.push_back(kWideShape8);
-    setTime(i, e.time);
-    setRest(i, e);
+    // (The placeholder says "kept whole" with no whole record yet: a throw
+    // below takes the record off again, so no read finds it half made.)
+    try {
+        setTime(i, e.time);
+        setRest(i, e);
+    } catch (...) {
+        resize(i);
+        throw;
+    }
 }
 
 std::size_t EventList::blockRecords(std::size_t b) const noexcept {
@@ -129,28 +143,36 @@ void EventList::setTime(std::size_t i, std::int64_t time) {
     }
 }
 
+// What may allocate (the shape table, widening the codes, the whole
+// record's place, a field's code) is done before the record's shape says
+// how to read it, so a throw never leaves a record read through a whole
+// record it does not have.
 void EventList::setRest(std::size_t i, const Event& e) {
-    const auto it = std::lower_bound(wide_index_.begin(), wide_index_.end(), static_cast<std::uint32_t>(i));
-    const bool was_wide = it != wide_index_.end() && *it == i;
-    const std::size_t at = static_cast<std::size_t>(it - wide_index_.begin());
     const std::uint16_t shape = isWide(e) ? kWideShape : shapeCode(e);
+    widenShapesFor(shape);
+    const auto found = std::lower_bound(wide_index_.begin(), wide_index_.end(), static_cast<std::uint32_t>(i));
+    const bool was_wide = found != wide_index_.end() && *found == i;
+    const auto at = found - wide_index_.begin();
     if (shape == kWideShape) {
-        setShape(i, kWideShape);
-        for (int k = 0; k < 3; ++k) setField(i, k, 0);
         if (was_wide) {
-            wide_[at] = e;
+            wide_[static_cast<std::size_t>(at)] = e;
         } else {
-            wide_index_.insert(it, static_cast<std::uint32_t>(i));
-            wide_.insert(wide_.begin() + static_cast<std::ptrdiff_t>(at), e);
+            roomForOne(wide_index_);
+            roomForOne(wide_);
+            wide_index_.insert(wide_index_.begin() + at, static_cast<std::uint32_t>(i)); // (cannot throw now)
+            wide_.insert(wide_.begin() + at, e);
         }
+        setShape(i, kWideShape);
+        for (int k = 0; k < 3; ++k) setField(i, k, 0); // (only takes codes away: no allocation)
         return;
     }
-    if (was_wide) {
-        wide_index_.erase(it);
-        wide_.erase(wide_.begin() + static_cast<std::ptrdiff_t>(at));
-    }
-    setShape(i, shape);
+    // A whole record stays readable as it was until its fields are coded.
     for (int k = 0; k < 3; ++k) setField(i, k, static_cast<std::int32_t>(static_cast<std::uint32_t>(e.arg[k])));
+    setShape(i, shape);
+    if (was_wide) {
+        wide_index_.erase(wide_index_.begin() + at);
+        wide_.erase(wide_.begin() + at);
+    }
 }
 
 // The shapes are few (tens on a dense trace): their keys (thread, kind,
@@ -163,22 +185,26 @@ std::uint16_t EventList::shapeCode(const Event& e) {
     if (it != shape_keys_.end() && (*it & ~std::uint64_t{0xFFFF}) == key) return static_cast<std::uint16_t>(*it & 0xFFFF);
     if (shapes_.size() >= kWideShape) return kWideShape;
     const auto index = static_cast<std::uint16_t>(shapes_.size());
+    const auto at = it - shape_keys_.begin();
+    roomForOne(shape_keys_);
     shapes_.push_back(Shape{e.thread, e.kind, e.small});
-    shape_keys_.insert(it, key | index);
+    shape_keys_.insert(shape_keys_.begin() + at, key | index); // (cannot throw now)
     return index;
 }
 
 // A code that does not fit a byte widens every record's first (once: the
 // table only grows).
-void EventList::setShape(std::size_t i, std::uint16_t shape) {
-    if (!wide_shapes_ && shape != kWideShape && shape >= kWideShape8) {
-        std::vector<std::uint16_t> wide;
-        wide.reserve(std::max(shape8_.capacity(), shape8_.size() + 1));
-        for (const std::uint8_t s8 : shape8_) wide.push_back(s8 == kWideShape8 ? kWideShape : s8);
-        shape16_ = std::move(wide);
-        shape8_ = {};
-        wide_shapes_ = true;
-    }
+void EventList::widenShapesFor(std::uint16_t shape) {
+    if (wide_shapes_ || shape == kWideShape || shape < kWideShape8) return;
+    std::vector<std::uint16_t> wide;
+    wide.reserve(std::max(shape8_.capacity(), shape8_.size() + 1));
+    for (const std::uint8_t s8 : shape8_) wide.push_back(s8 == kWideShape8 ? kWideShape : s8);
+    shape16_ = std::move(wide);
+    shape8_ = {};
+    wide_shapes_ = true;
+}
+
+void EventList::setShape(std::size_t i, std::uint16_t shape) noexcept {
     if (wide_shapes_) shape16_[i] = shape;
     else shape8_[i] = static_cast<std::uint8_t>(shape);
 }

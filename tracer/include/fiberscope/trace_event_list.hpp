@@ -15,8 +15,9 @@
 //     into the list's table of the shapes it has seen (a loop has a thread
 //     per worker, and each kind a few values of its enumerated field: a
 //     dense trace has tens of shapes, each 8 bytes in the table): a byte
-//     while the table holds under 255, then 16 bits (the codes are widened
-//     once, when the 255th shape arrives),
+//     while the table holds at most 255 (codes 0..254; 255 marks a record
+//     kept whole), then 16 bits (the codes are widened once, when the 256th
+//     shape arrives),
 //   * each of the three fields only when it is not 0, in a 16-bit code:
 //     a value in [0, 32767] is the code itself (workers, counts, string ids,
 //     fds, small results); codes 0x8000..0xFFFE are an offset into a window
@@ -205,7 +206,8 @@ private:
         const std::uint8_t shape = shape8_[i];
         return shape == kWideShape8 ? kWideShape : shape;
     }
-    void setShape(std::size_t i, std::uint16_t shape);
+    void widenShapesFor(std::uint16_t shape); // makes room for `shape`'s code (may allocate)
+    void setShape(std::size_t i, std::uint16_t shape) noexcept; // (after widenShapesFor)
 
     // Where a block keeps its times (see the design comment): modes only
     // widen, 16 -> 32 -> whole.

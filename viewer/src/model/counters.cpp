@@ -85,7 +85,7 @@ struct Sweep {
 
 void ChangeTimes::push_back(std::int64_t t) {
     const std::size_t i = size_;
-    if (i >= UINT32_MAX || narrow_.size() >= kWide || wide_.size() >= kWide) throw std::length_error("ChangeTimes: more than 2^31 change points");
+    if (i >= UINT32_MAX || narrow_.size() >= kWide || wide_.size() >= kWide) throw std::length_error("ChangeTimes: too many change points (2^31)");
     if (i % kBlock == 0) {
         bases_.push_back(t);
         at_.push_back(static_cast<std::uint32_t>(narrow_.size()));

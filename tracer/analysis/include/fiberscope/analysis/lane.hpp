@@ -35,14 +35,15 @@
 //   * a 64-bit fiber id (runtime ids count up from 1: 32 bits).
 // An interval that does not fit (a crafted trace's thread 70000, an id past
 // 2^32, a time 40 hours in) is stored whole in the side list, so nothing is
-// lost; the list keeps the side list's pointer in its items' block (a lane
-// with none pays nothing for it). The list itself is 16 bytes. A read is a
+// lost; the list keeps the side list's pointer in its items' block header
+// (8 bytes more in a block of its own; a lane in the store, most fiber
+// lanes, pays nothing for it). The list itself is 16 bytes. A read is a
 // few instructions more than a vector's; the level-of-detail walk keeps
 // reads to O(pixels) per frame.
 //
 // Fiber lanes (issue 13, the benchmark's "fiber lane intervals": a fiber
 // every ~6.5 events, 3 or 6 intervals each): a block of its own per lane
-// cost ~76 bytes with the allocator's rounding and header. When the model is
+// costs ~90 bytes with the allocator's rounding and header. When the model is
 // closed, the lanes that fit a compact format move into one LaneStore block
 // owned by the Timeline (Timeline::fiber_store) and each list borrows its
 // slice: 16 bytes of slice header and 8 bytes an item, with no per-lane

@@ -537,8 +537,8 @@ struct LatencyCodec {
 // every sample) is kept as where that Running interval is, in one 32-bit
 // word (4 bytes, not 16), as a spawn flow is (FlowStore, issue 13): the lane
 // in 25 bits (33 million fibers), the interval in 7. A sample of a lane
-// past those, or at its 128th interval or later (a long-lived fiber that
-// ran many times), is kept as a value.
+// past those, or at its 129th interval or later (index 128 on: a
+// long-lived fiber that ran many times), is kept as a value.
 struct LatencyRef {
     static constexpr int kIntervalBits = 7;
     static constexpr std::uint32_t kMaxLane = (1u << (32 - kIntervalBits)) - 1, kMaxInterval = (1u << kIntervalBits) - 1;
