@@ -4,6 +4,7 @@
 #include "model/counters.hpp"
 
 #include "fiberscope/analysis/footprint.hpp"
+#include "model/fibers_in_view.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -384,7 +385,7 @@ Counters computeCounters(const analysis::Timeline& tl) {
     std::vector<std::pair<std::int64_t, std::int32_t>> births_deaths;
     births_deaths.reserve(tl.fibers.size() * 2);
     for (const analysis::FiberLane& f : tl.fibers) {
-        const std::int64_t born = f.created() >= 0 ? f.created() : tl.start_time;
+        const std::int64_t born = fiberBorn(tl, f);
         if (f.finished() >= 0 && f.finished() <= born) continue;
         births_deaths.emplace_back(born, +1);
         if (const std::int64_t died = f.finished(); died >= 0) births_deaths.emplace_back(died, -1);

@@ -14,6 +14,7 @@
 #include "model/counters.hpp"
 #include "model/cpu_samples.hpp"
 #include "model/describe.hpp"
+#include "model/fibers_in_view.hpp"
 #include "model/flow_select.hpp"
 #include "model/hit.hpp"
 #include "ui/app.hpp"
@@ -735,48 +736,39 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
     // Fiber lanes: scrolled, only those alive in the view.
     y += kSectionGap - 8;
     ImGui::PushFont(fonts.small);
-    // The fibers alive in the view, recomputed only when the view changes.
-    static std::vector<std::uint32_t> alive;
-    static const Timeline* alive_for = nullptr;
-    static double alive_start = -1, alive_end = -1;
-    if (alive_for != &tl || alive_start != app.view.start || alive_end != app.view.end) {
-        alive.clear();
-        const bool everything = app.view.start <= static_cast<double>(tl.start_time) && app.view.end >= static_cast<double>(tl.end_time);
-        for (std::uint32_t i = 0; i < tl.fibers.size(); ++i) {
-            if (everything) {
-                alive.push_back(i);
-                continue;
-            }
-            const FiberLane& f = tl.fibers[i];
-            const double born = f.created() >= 0 ? static_cast<double>(f.created()) : static_cast<double>(tl.start_time);
-            const std::int64_t finished = f.finished();
-            const double died = finished >= 0 ? static_cast<double>(finished) : static_cast<double>(tl.end_time);
-            if (died >= app.view.start && born <= app.view.end) alive.push_back(i);
-        }
-        alive_for = &tl;
-        alive_start = app.view.start;
-        alive_end = app.view.end;
-    }
+    // The fibers alive in the view (model/fibers_in_view.hpp): how many, and
+    // the ones in the rows the scroll shows, without a pass over every fiber.
+    static FibersInViewIndex fibers_index;
+    static std::vector<std::uint32_t> shown; // tl.fibers indices of rows first_row, first_row + 1, ...
+    static float scroll = 0;
+    const float fibers_top = y + 16;
+    const float fibers_bottom = win_min.y + win_size.y - 8;
+    const bool lanes_shown = app.show_fiber_lanes && fibers_bottom > fibers_top + 10;
+    const std::size_t rows_fit = lanes_shown ? static_cast<std::size_t>((fibers_bottom - fibers_top) / kFiberLaneHeight) + 2 : 0;
+    std::size_t first_row = static_cast<std::size_t>(scroll / kFiberLaneHeight);
+    const std::size_t alive = fibersInView(tl, fibers_index, app.view.start, app.view.end, first_row, rows_fit, shown);
     char title[64];
-    std::snprintf(title, sizeof title, "FIBERS (%zu in view of %zu)", alive.size(), tl.fibers.size());
+    std::snprintf(title, sizeof title, "FIBERS (%zu in view of %zu)", alive, tl.fibers.size());
     dl->AddText(ImVec2(g.origin.x, y), palette::text_dim, title);
     ImGui::PopFont();
     y += 16;
-    const float fibers_top = y;
-    const float fibers_bottom = win_min.y + win_size.y - 8;
-    if (app.show_fiber_lanes && fibers_bottom > fibers_top + 10) {
-        static float scroll = 0;
-        const float total = alive.size() * kFiberLaneHeight;
+    if (lanes_shown) {
+        const float total = alive * kFiberLaneHeight;
         const float visible = fibers_bottom - fibers_top;
         if (ImGui::IsMouseHoveringRect(ImVec2(g.origin.x, fibers_top), ImVec2(g.origin.x + kLabelWidth, fibers_bottom)))
             scroll -= ImGui::GetIO().MouseWheel * kFiberLaneHeight * 3;
         scroll = std::clamp(scroll, 0.0f, std::max(0.0f, total - visible));
+        if (static_cast<std::size_t>(scroll / kFiberLaneHeight) != first_row) {
+            first_row = static_cast<std::size_t>(scroll / kFiberLaneHeight);
+            fibersInView(tl, fibers_index, app.view.start, app.view.end, first_row, rows_fit, shown);
+        }
         dl->PushClipRect(ImVec2(g.origin.x, fibers_top), ImVec2(g.left + g.width, fibers_bottom), true);
-        const std::size_t first = static_cast<std::size_t>(scroll / kFiberLaneHeight);
-        for (std::size_t row = first; row < alive.size(); ++row) {
+        for (std::size_t k = 0; k < shown.size(); ++k) {
+            const std::size_t row = first_row + k;
             const float ly = fibers_top + row * kFiberLaneHeight - scroll;
             if (ly > fibers_bottom) break;
-            const FiberLane& f = tl.fibers[alive[row]];
+            const std::uint32_t lane_index = shown[k];
+            const FiberLane& f = tl.fibers[lane_index];
             if (row % 2) dl->AddRectFilled(ImVec2(g.left, ly), ImVec2(g.left + g.width, ly + kFiberLaneHeight), palette::lane);
             const Color swatch = fiberColor(f.fiber());
             dl->AddRectFilled(ImVec2(g.origin.x + 2, ly + 4), ImVec2(g.origin.x + 10, ly + kFiberLaneHeight - 4), swatch);
@@ -787,7 +779,7 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
             drawLaneBlocks(app, dl, g, f.lane, ly + 1, kFiberLaneHeight - 2, true, scratch);
             if (mouse.y >= ly && mouse.y < ly + kFiberLaneHeight && mouse.x >= g.left && mouse.y < fibers_bottom) {
                 const double t = app.view.time(mouse.x, g.left, g.width);
-                const Hit hit = hitFiberLane(tl, alive[row], static_cast<std::int64_t>(t), app.view.nsPerPixel(g.width), true);
+                const Hit hit = hitFiberLane(tl, lane_index, static_cast<std::int64_t>(t), app.view.nsPerPixel(g.width), true);
                 app.hover.fiber = f.fiber();
                 app.hover.time = static_cast<std::int64_t>(t);
                 app.hover.event = hit.event;
