@@ -394,7 +394,11 @@ bool flowAtAnyZoom(FlowKind kind) {
     return kind == FlowKind::Wakeup || kind == FlowKind::Steal || kind == FlowKind::Cancel || kind == FlowKind::Canceled;
 }
 constexpr double kFlowDetailNsPerPixel = 2000;
-constexpr std::size_t kFlowBudget = 750; // arrows per kind per frame
+// Arrows per kind per frame: one per 4 pixels of width. More are not
+// more legible (side by side they read as one band of colour), and each
+// costs ~40 vertices to stroke: at 750 a kind, a dense view spent half its
+// frame on arrows (issue 13, `fiberscope benchmark`).
+std::size_t flowBudget(float width) { return std::max<std::size_t>(64, static_cast<std::size_t>(width / 4)); }
 
 // One arrow from `a` to `b` (lane centres): a cubic that leaves and arrives
 // horizontally, in `stroke`, with a head at `b` unless `b` is a clipped end.
@@ -446,7 +450,7 @@ void drawFlows(const App& app, const Timeline& tl, FlowIndex& index, std::uint32
         const FlowKind kind = static_cast<FlowKind>(k);
         if (!(app.flow_kinds & flowBit(kind))) continue;
         if (!flowAtAnyZoom(kind) && npp >= kFlowDetailNsPerPixel) continue;
-        selectFlows(tl, index, kind, t0, t1, kFlowBudget, flows);
+        selectFlows(tl, index, kind, t0, t1, flowBudget(g.width), flows);
     }
     // An end beyond the view is drawn at the view's edge, in its own lane.
     const float left = g.left, right = g.left + g.width;
