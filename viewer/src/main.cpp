@@ -820,10 +820,11 @@ Command addBenchmark(CLI::App& top) {
     CLI::App* app = addCommand(top, "benchmark", "measure the viewer's load and frame times at 10k and 10M events",
                                "Measures the viewer at scale: writes a 10k-event and an N-event (default\n"
                                "10 million) synthetic trace, then reports the reader's time, the load time\n"
-                               "(reader + model), the frame time at three zoom levels and the memory (file\n"
-                               "size, resident memory while viewing, peak while loading, the model's bytes\n"
-                               "per structure) for each, with the ratios the viewer is held to (frame time\n"
-                               "at N events <= 2x at 10k; load <= 2x read; resident memory <= 5x the file).\n"
+                               "(reader + model), the frame time while panning at three zoom levels and the\n"
+                               "memory (file size, resident memory while viewing, peak while loading, the\n"
+                               "model's bytes per structure) for each, with the ratios the viewer is held\n"
+                               "to (frame time at N events <= 2x at 10k; load <= 2x read; resident memory\n"
+                               "<= 5x the file).\n"
                                "Then records for 4 s while a live view follows the file, and reports the\n"
                                "delay from a record being made to a frame drawing it (median, p99; target\n"
                                "p99 <= 250 ms). Starts Xvfb when there is no display.");
