@@ -464,6 +464,7 @@ struct LaneBackedList {
                 kept.push_back(ref);
             }
         if (kept.empty()) return;
+        kept.shrink_to_fit(); // (grown by doubling; a failed shrink keeps it as it is)
         List rest;
         rest.reserve(n - kept.size());
         for (std::size_t k = 0; k < n; ++k)
