@@ -1470,42 +1470,36 @@ std::uint64_t instantFiber(const trace::Trace& trace, const ThreadLane& lane, st
     return it != kept.end() && it->first == k ? it->second : 0;
 }
 
-void FiberLane::setFiberId(std::uint64_t fiber) {
-    if (fiber < kWideLink) {
-        fiber_ = static_cast<std::uint32_t>(fiber);
-    } else {
-        fiber_ = kWideLink;
-        rare().fiber = fiber;
+// A link kept in 32 bits, or whole in the rare block. The rare block is
+// made first, so a failed allocation leaves the link as it was.
+void FiberLane::setLink(std::uint32_t& narrow, std::uint64_t Rare::*whole, std::uint64_t value) {
+    if (value < kWideLink) {
+        narrow = static_cast<std::uint32_t>(value);
+        return;
     }
+    rare().*whole = value;
+    narrow = kWideLink;
 }
+
+void FiberLane::setFiberId(std::uint64_t fiber) { setLink(fiber_, &Rare::fiber, fiber); }
 
 void FiberLane::setCreated(std::int64_t time, std::int32_t thread, std::uint64_t parent, bool starts_lane) {
+    std::uint32_t created = 0;
     if (thread >= 0 && thread + 1 < kWideThread) {
-        created_ = static_cast<std::uint32_t>(thread + 1);
+        created = static_cast<std::uint32_t>(thread + 1);
     } else {
-        created_ = kWideThread;
         rare().created_thread = thread;
+        created = kWideThread;
     }
     if (!starts_lane) {
-        created_ |= kTimeWhole;
         rare().created = time;
+        created |= kTimeWhole;
     }
-    if (parent < kWideLink) {
-        parent_ = static_cast<std::uint32_t>(parent);
-    } else {
-        parent_ = kWideLink;
-        rare().parent = parent;
-    }
+    setLink(parent_, &Rare::parent, parent);
+    created_ = created; // (last: what it says is whole is in the rare block by now)
 }
 
-void FiberLane::setAwaitedBy(std::uint64_t fiber) {
-    if (fiber < kWideLink) {
-        awaited_by_ = static_cast<std::uint32_t>(fiber);
-    } else {
-        awaited_by_ = kWideLink;
-        rare().awaited_by = fiber;
-    }
-}
+void FiberLane::setAwaitedBy(std::uint64_t fiber) { setLink(awaited_by_, &Rare::awaited_by, fiber); }
 
 std::string FiberLane::name() const {
     if (named()) return std::string(recordedName());

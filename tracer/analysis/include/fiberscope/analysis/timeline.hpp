@@ -314,6 +314,7 @@ private:
     static constexpr std::uint16_t kWideThread = UINT16_MAX;
     static constexpr std::uint32_t kTimeWhole = 1u << 16;
     Rare& rare() { return rare_.make(); }
+    void setLink(std::uint32_t& narrow, std::uint64_t Rare::*whole, std::uint64_t value);
 
     std::uint32_t fiber_ = 0;
     std::uint32_t parent_ = 0;
