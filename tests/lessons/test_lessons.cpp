@@ -1882,7 +1882,26 @@ TEST_CASE("every lesson's questions answer on fresh runs, and its exercise is no
         for (int threads : lesson.threads) runs.push_back({"--threads", std::to_string(threads)});
         for (const auto& args : runs) {
             INFO("arguments: " << Catch::Detail::stringify(args));
-            const LessonRun run = runLesson(programs.at(number), ("checks-" + slug).c_str(), args);
+            // A question asks about what the scheduler did, which a fresh run
+            // shows nearly always but not surely (on a loaded machine under a
+            // sanitizer a second worker's OS thread may never get to steal):
+            // up to three runs, and the last is held to every question.
+            const auto answersAll = [&](const LessonRun& run) {
+                for (const checks::Question& q : lesson.questions) {
+                    std::int64_t value = 0;
+                    std::size_t index = 0;
+                    std::string why;
+                    if (!checks::evaluate(q.answer, run.trace, value, why) || !why.empty() ||
+                        !checks::resolve(q.show, run.trace, index, why) || !why.empty())
+                        return false;
+                }
+                return true;
+            };
+            LessonRun run = runLesson(programs.at(number), ("checks-" + slug).c_str(), args);
+            for (int attempt = 1; attempt < 3 && !answersAll(run); ++attempt) {
+                WARN("lesson " << slug << ": a question found nothing to answer in run " << attempt << "; running it again");
+                run = runLesson(programs.at(number), ("checks-" + slug).c_str(), args);
+            }
             for (const checks::Question& q : lesson.questions) {
                 INFO("question at line " << q.line << ": " << q.text);
                 std::int64_t value = 0;
