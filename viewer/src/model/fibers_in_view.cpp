@@ -65,6 +65,7 @@ void buildFibersInViewIndex(const analysis::Timeline& tl, FibersInViewIndex& ind
     for (std::size_t b = 0; b < index.blocks.size(); ++b) widen(index.groups[b / kGroup], index.blocks[b], b % kGroup == 0);
     index.blocks.shrink_to_fit();
     index.groups.shrink_to_fit();
+    ++index.builds;
     index.timeline = &tl;
     index.data = tl.fibers.data();
     index.size = n;
@@ -96,6 +97,12 @@ std::size_t fibersInView(const analysis::Timeline& tl, FibersInViewIndex& index,
         return count;
     }
     ensureFibersInViewIndex(tl, index);
+    FibersInViewIndex::Answer& last_answer = index.last;
+    if (last_answer.build == index.builds && last_answer.start == start && last_answer.end == end && last_answer.first == first &&
+        last_answer.n == n) {
+        rows = last_answer.rows;
+        return last_answer.count;
+    }
     constexpr std::size_t kBlock = FibersInViewIndex::kBlock, kGroup = FibersInViewIndex::kGroup;
     for (std::size_t g = 0; g < index.groups.size(); ++g) {
         const std::size_t g0 = g * kGroup * kBlock, g1 = std::min(total, g0 + kGroup * kBlock);
@@ -120,11 +127,13 @@ std::size_t fibersInView(const analysis::Timeline& tl, FibersInViewIndex& index,
             }
         }
     }
+    last_answer = {start, end, first, n, index.builds, count, rows};
     return count;
 }
 
 std::size_t fibersInViewIndexBytes(const FibersInViewIndex& index) noexcept {
-    return (index.blocks.capacity() + index.groups.capacity()) * sizeof(FibersInViewIndex::Span);
+    return (index.blocks.capacity() + index.groups.capacity()) * sizeof(FibersInViewIndex::Span) +
+           index.last.rows.capacity() * sizeof(std::uint32_t);
 }
 
 } // namespace fiberscope::viewer

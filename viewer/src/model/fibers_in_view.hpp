@@ -44,6 +44,17 @@ struct FibersInViewIndex {
     std::size_t size = 0;
     std::int64_t start_time = 0, end_time = 0;
     std::int64_t fingerprint = 0;
+    std::uint64_t builds = 0; // how many times it was built (a query's answer is kept for this build)
+    // The last partial query's answer: a view that stands still, or a
+    // redraw, asks the same, and on a trace whose fiber ids are scattered
+    // over their lifetimes the blocks do not prune and the query is a pass.
+    struct Answer {
+        double start = 0, end = 0;
+        std::size_t first = 0, n = 0;
+        std::uint64_t build = 0; // 0: none
+        std::size_t count = 0;
+        std::vector<std::uint32_t> rows;
+    } last;
 };
 
 // When fiber lane `f` of `tl` is born and dies, as above.
