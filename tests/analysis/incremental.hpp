@@ -29,4 +29,9 @@ void checkAppendedInPieces(const fiberscope::trace::Trace& trace, std::uint64_t 
 // thread plus once per reordering poll.
 void checkFollowedInPieces(const std::vector<std::uint8_t>& file, std::uint64_t seed, int rounds = 2);
 
+// The file's bytes read by analysis::readTraceAndModel (the model built
+// beside the reader's merge): the trace equals trace::readTrace's and the
+// model equals buildTimeline of it.
+void checkLoadedBesideRead(const std::vector<std::uint8_t>& file);
+
 } // namespace test

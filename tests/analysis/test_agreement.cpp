@@ -545,6 +545,7 @@ TEST_CASE("stats, export and timeline agree with the model on every lesson's tra
             const std::uint64_t seed = std::hash<std::string>{}(name) + (*backend ? 1 : 0);
             test::checkAppendedInPieces(trace, seed, 2);
             test::checkFollowedInPieces(file, seed, 1);
+            test::checkLoadedBesideRead(file);
             // The lesson's threads stopped, so every lane ends at its thread-stop.
             const Timeline tl = analysis::buildTimeline(trace);
             for (const ThreadLane& lane : tl.threads)

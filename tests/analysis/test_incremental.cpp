@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include <fiberscope/analysis/load.hpp>
 #include <fiberscope/analysis/timeline.hpp>
 #include <fiberscope/trace.hpp>
 #include <fiberscope/trace_follower.hpp>
@@ -242,6 +243,32 @@ void checkFollowedInPieces(const Bytes& file, std::uint64_t seed, int rounds) {
     }
 }
 
+void checkLoadedBesideRead(const Bytes& file) {
+    const std::string path = "/tmp/fiberscope-loaded-" + std::to_string(getpid()) + ".fstrace";
+    {
+        std::ofstream out(path, std::ios::binary);
+        out.write(reinterpret_cast<const char*>(file.data()), static_cast<std::streamsize>(file.size()));
+        REQUIRE(out.good());
+    }
+    Trace expected_trace;
+    trace::ReadError error;
+    const bool readable = trace::readTrace(path, expected_trace, error);
+    Trace trace;
+    Timeline model;
+    trace::ReadError load_error;
+    const bool loaded = analysis::readTraceAndModel(path, trace, model, load_error);
+    unlink(path.c_str());
+    REQUIRE(loaded == readable);
+    if (!readable) {
+        REQUIRE(load_error.text() == error.text());
+        return;
+    }
+    REQUIRE(trace.events == expected_trace.events);
+    REQUIRE(trace.threads.size() == expected_trace.threads.size());
+    REQUIRE(trace.header.duration_ns == expected_trace.header.duration_ns);
+    requireSameModel(model, analysis::buildTimeline(expected_trace));
+}
+
 } // namespace test
 
 namespace {
@@ -370,6 +397,38 @@ TEST_CASE("fiber lanes read from the model's store; copies and moves of the mode
     test::requireSameModel(snap, tl);
 }
 
+TEST_CASE("a model built beside the read equals the model built after it", "[analysis][incremental][load]") {
+    // Hostile files (each pattern at three sizes; some the reader refuses: the
+    // load fails with the read's error).
+    for (const auto& pattern : testing::hostilePatterns())
+        for (std::size_t n : {1, 7, 40}) {
+            INFO(pattern.name << ", n = " << n);
+            test::checkLoadedBesideRead(pattern.make(n));
+        }
+    // A thread whose worker changes: the build beside the merge must start
+    // over, and the model is built from the merged records instead.
+    {
+        using K = EventKind;
+        testing::TraceBuilder b;
+        testing::ChunkWriter w(b, 0);
+        w.rec(K::ThreadStart, {0, 0});
+        w.rec(K::Switch, {w.f(0), w.f(1), 9});
+        w.rec(K::ThreadStart, {1, 0});
+        w.rec(K::Switch, {w.f(1), w.f(0), 0});
+        testing::ChunkWriter w2(b, 1);
+        w2.rec(K::ThreadStart, {1, 0});
+        INFO("a worker that changes");
+        test::checkLoadedBesideRead(b.bytes());
+    }
+    // No file: the read's own error line.
+    Trace trace;
+    Timeline model;
+    trace::ReadError error, read_error;
+    CHECK_FALSE(analysis::readTraceAndModel("/nonexistent/fiberscope.fstrace", trace, model, error));
+    CHECK_FALSE(trace::readTrace("/nonexistent/fiberscope.fstrace", trace, read_error));
+    CHECK(error.text() == read_error.text());
+}
+
 TEST_CASE("a model appended in pieces equals the model built at once on hostile traces", "[analysis][incremental]") {
     std::uint64_t seed = 100;
     testing::forEachHostileTrace({1, 7, 40}, [&](const Trace& trace, const char* name) {
@@ -406,6 +465,7 @@ TEST_CASE("a recorded trace followed while it is written models the same as the 
     unlink(path.c_str());
     REQUIRE(file.size() > 10000);
     test::checkFollowedInPieces(file, 7, 4);
+    test::checkLoadedBesideRead(file);
     Trace trace;
     trace::ReadError error;
     REQUIRE(trace::parseTrace({file.data(), file.size()}, trace, error));

@@ -23,6 +23,7 @@
 // its next switch-in, its in-flight operations) live in shared pools; and the
 // final ordering of fibers by id is read off that vector rather than sorted.
 #include "fiberscope/analysis/timeline.hpp"
+#include "fiberscope/trace_merge.hpp"
 
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -387,6 +388,34 @@ public:
         done_ = n;
         return true;
     }
+    // A first append of records not yet in trace.events: each thread's in
+    // time order, as the reader decoded them, read in the order mergeByTime
+    // gives them (the order and indices trace.events will have). False if
+    // this is not a first append or what they say makes it start over.
+    bool appendStreams(const trace::Trace& trace, const std::vector<std::vector<Event>>& per_thread) {
+        if (done_ != 0) return false;
+        std::size_t n = 0;
+        std::int64_t first = INT64_MAX;
+        for (const auto& records : per_thread) {
+            n += records.size();
+            if (!records.empty()) first = std::min(first, records.front().time);
+        }
+        if (n == 0) return false; // (nothing to read beside the merge)
+        if (!refreshThreads(trace)) return false;
+        tl_.start_time = first;
+        if (!lookAheadStreams(per_thread, n)) return false;
+        raiseDenseLimit(n);
+        struct Reader {
+            Builder& builder;
+            std::uint32_t next = 0;
+            std::size_t size() const noexcept { return 0; }
+            void reserve(std::size_t) noexcept {}
+            void push_back(const Event& e) { builder.event(e, next++); }
+        } reader{*this};
+        trace::mergeByTime(per_thread, reader);
+        done_ = n;
+        return true;
+    }
     std::size_t appended() const noexcept { return done_; }
 
     // Ends the model of what was appended in `out` (a copy of the model so
@@ -478,28 +507,63 @@ private:
     // thread whose first records were read as running nothing (its first
     // switch had not arrived) now turns out to have run a fiber.
     bool lookAhead(const trace::EventList& events, std::size_t from, std::size_t to) {
+        // Reads each record's thread and kind alone (and whether a switch
+        // names a fiber), decoding a whole record only where its fields are
+        // needed: most records are decoded once, by the main pass.
+        struct Records {
+            const trace::EventList& events;
+            std::uint32_t thread(std::size_t i) const noexcept { return events.thread(i); }
+            EventKind kind(std::size_t i) const noexcept { return events.kind(i); }
+            bool hasTo(std::size_t i) const noexcept { return events.hasField(i, 1); }
+            std::uint64_t arg0(std::size_t i) const noexcept { return events[i].arg[0]; }
+        };
         std::vector<KindCounts> kinds(tb_.size(), KindCounts{});
         std::size_t switch_ins = 0;
+        if (!scan(Records{events}, from, to, kinds, switch_ins)) return false;
+        reserveLists(kinds, switch_ins, to - from);
+        return true;
+    }
+    // The same over each thread's records apart (appendStreams: what it
+    // learns of a thread depends only on that thread's own order, but for
+    // the worker of two threads, which on a first append is the lower one's
+    // whatever the order).
+    bool lookAheadStreams(const std::vector<std::vector<Event>>& per_thread, std::size_t total) {
+        struct Records {
+            const std::vector<Event>& events;
+            std::uint32_t thread(std::size_t i) const noexcept { return events[i].thread; }
+            EventKind kind(std::size_t i) const noexcept { return events[i].kind; }
+            bool hasTo(std::size_t i) const noexcept { return events[i].arg[1] != 0; }
+            std::uint64_t arg0(std::size_t i) const noexcept { return events[i].arg[0]; }
+        };
+        std::vector<KindCounts> kinds(tb_.size(), KindCounts{});
+        std::size_t switch_ins = 0;
+        for (const auto& records : per_thread)
+            if (!scan(Records{records}, 0, records.size(), kinds, switch_ins)) return false;
+        reserveLists(kinds, switch_ins, total);
+        return true;
+    }
+    template <class Records>
+    bool scan(const Records& records, std::size_t from, std::size_t to, std::vector<KindCounts>& kinds, std::size_t& switch_ins) {
         for (std::size_t i = from; i < to; ++i) {
-            const Event& e = events[i];
-            if (e.thread >= tb_.size()) {
-                ensureThreads(static_cast<std::size_t>(e.thread) + 1);
+            const std::uint32_t thread = records.thread(i);
+            const EventKind kind = records.kind(i);
+            if (thread >= tb_.size()) {
+                ensureThreads(static_cast<std::size_t>(thread) + 1);
                 kinds.resize(tb_.size(), KindCounts{});
             }
-            ThreadBuild& b = tb_[e.thread];
-            ++kinds[e.thread][static_cast<std::size_t>(e.kind)];
-            switch_ins += e.kind == EventKind::Switch && e.arg[1] != 0;
-            if (e.kind == EventKind::ThreadStart && tl_.threads[e.thread].worker < 0 &&
-                !learnWorker(e.thread, static_cast<std::int64_t>(e.arg[0])))
+            ThreadBuild& b = tb_[thread];
+            ++kinds[thread][static_cast<std::size_t>(kind)];
+            switch_ins += kind == EventKind::Switch && records.hasTo(i);
+            if (kind == EventKind::ThreadStart && tl_.threads[thread].worker < 0 &&
+                !learnWorker(thread, static_cast<std::int64_t>(records.arg0(i))))
                 return false;
             if (b.initial_known) continue;
-            if (e.kind == EventKind::Switch || e.kind == EventKind::Park || e.kind == EventKind::Unpark) {
+            if (kind == EventKind::Switch || kind == EventKind::Park || kind == EventKind::Unpark) {
                 if (b.started) return false; // read as running nothing before it
-                b.initial = e.kind == EventKind::Switch ? e.arg[0] : 0;
+                b.initial = kind == EventKind::Switch ? records.arg0(i) : 0;
                 b.initial_known = true;
             }
         }
-        reserveLists(kinds, switch_ins, to - from);
         return true;
     }
 
@@ -1432,6 +1496,12 @@ void TimelineBuilder::append(const trace::Trace& trace) {
     impl_->builder = Builder();
     const bool whole = impl_->builder.append(trace); // a first append never starts over
     (void)whole;
+}
+
+bool TimelineBuilder::appendStreams(const trace::Trace& trace, const std::vector<std::vector<trace::Event>>& per_thread) {
+    if (impl_->builder.appendStreams(trace, per_thread)) return true;
+    impl_->builder = Builder(); // (what it read of them, if anything, is dropped: append reads trace.events anew)
+    return false;
 }
 
 void TimelineBuilder::reset() { impl_->builder = Builder(); }

@@ -74,9 +74,19 @@ bool parseTrace(std::span<const std::uint8_t> bytes, Trace& out, ReadError& erro
         if (t.name.empty()) t.name = t.worker >= 0 ? "worker " + std::to_string(t.worker) : "thread " + std::to_string(t.number);
     }
 
-    // Each thread's events are in time order already: merge them.
-    detail::mergeByTime(decoder.per_thread, out.events);
-    out.events.shrink_to_fit(); // the trace is kept as long as it is open
+    // Each thread's events are in time order already: merge them (while an
+    // observer reads the same streams; it is done before they are freed).
+    {
+        struct Done {
+            MergeObserver* observer;
+            ~Done() {
+                if (observer) observer->merged();
+            }
+        } done{options.observer};
+        if (options.observer) options.observer->merging(out, decoder.per_thread);
+        mergeByTime(decoder.per_thread, out.events);
+        out.events.shrink_to_fit(); // the trace is kept as long as it is open
+    }
     h.duration_ns = out.events.empty() ? 0 : out.events.back().time;
     if (h.complete) {
         std::int64_t end = 0;

@@ -111,6 +111,13 @@ public:
         const std::uint16_t shape = shapeAt(i);
         return shape == kWideShape ? wideAt(i).thread : shapes_[shape].thread;
     }
+    // Whether field k (0..2) of record i is not 0, without decoding it (a
+    // bit of its group's mask: the model's look-ahead pass counts switches
+    // to a fiber this way).
+    bool hasField(std::size_t i, int k) const noexcept {
+        if (shapeAt(i) == kWideShape) return wideAt(i).arg[k] != 0;
+        return (groups_[i / kGroup].nonzero[k] >> (i % kGroup) & 1) != 0;
+    }
     Event operator[](std::size_t i) const noexcept {
         const std::uint16_t shape = shapeAt(i);
         if (shape == kWideShape) {

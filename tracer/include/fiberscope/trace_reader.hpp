@@ -103,11 +103,30 @@ struct ReadError {
     std::string text() const;
 };
 
+// Sees each thread's decoded records while the reader merges them into
+// Trace::events, so that work on them (the model's build:
+// fiberscope/analysis/load.hpp) can run beside the merge on a thread of its
+// own rather than after the read.
+struct MergeObserver {
+    virtual ~MergeObserver() = default;
+    // Before the merge. `trace` has its header, threads and strings (they do
+    // not change until merged() has returned; its events do), and
+    // per_thread[t] holds thread t's records in time order: mergeByTime
+    // (trace_merge.hpp) gives the order and index Trace::events will have.
+    virtual void merging(const Trace& trace, const std::vector<std::vector<Event>>& per_thread) = 0;
+    // After the merge, or when it failed: `per_thread` is freed once this
+    // returns, so whatever reads it must be done.
+    virtual void merged() noexcept = 0;
+};
+
 struct ReadOptions {
     bool strict = false; // a truncated tail is an error, not a warning
     // If set, receives the number of bytes parsed so far (for a progress bar
     // while another thread loads a large file).
     std::atomic<std::uint64_t>* progress = nullptr;
+    // If set, called around the merge (readTrace and parseTrace only; a
+    // follower merges as it polls).
+    MergeObserver* observer = nullptr;
 };
 
 // Reads (mmaps) a trace file.

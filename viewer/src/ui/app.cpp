@@ -12,6 +12,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "fiberscope/analysis/load.hpp"
 #include "model/describe.hpp"
 #include "platform/heap_trim.hpp"
 #include "ui/colors.hpp"
@@ -56,12 +57,12 @@ void adopt(App& app, const std::string& path, std::unique_ptr<trace::Trace> trac
 
 bool loadTrace(App& app, const std::string& path) {
     auto trace = std::make_unique<trace::Trace>();
+    auto timeline = std::make_unique<Timeline>();
     trace::ReadError error;
-    if (!trace::readTrace(path, *trace, error)) {
+    if (!analysis::readTraceAndModel(path, *trace, *timeline, error)) { // (the build runs beside the read: analysis/load.hpp)
         app.error = error.text();
         return false;
     }
-    auto timeline = std::make_unique<Timeline>(buildTimeline(*trace));
     adopt(app, path, std::move(trace), std::move(timeline));
     return true;
 }
@@ -79,14 +80,14 @@ void loadTraceAsync(App& app, const std::string& path) {
         // the viewer stays open with what it had.
         try {
             auto trace = std::make_unique<trace::Trace>();
+            auto timeline = std::make_unique<Timeline>();
             trace::ReadError error;
             trace::ReadOptions options;
             options.progress = &raw->bytes;
-            if (!trace::readTrace(raw->path, *trace, error, options)) {
+            if (!analysis::readTraceAndModel(raw->path, *trace, *timeline, error, options)) {
                 raw->error = error.text();
             } else {
-                raw->phase.store(1);
-                raw->timeline = std::make_unique<Timeline>(buildTimeline(*trace));
+                raw->timeline = std::move(timeline);
                 raw->trace = std::move(trace);
             }
         } catch (const std::bad_alloc&) {
@@ -118,7 +119,8 @@ static bool drawLoading(App& app) {
     ImGui::Indent(80);
     ImGui::Text("Loading %s", job.path.c_str());
     const double fraction = job.total_bytes ? static_cast<double>(job.bytes.load()) / static_cast<double>(job.total_bytes) : 0.0;
-    const bool building = job.phase.load() == 1;
+    // Once every chunk is parsed, the merge and the model's build are what is left.
+    const bool building = job.total_bytes && job.bytes.load() >= job.total_bytes;
     ImGui::ProgressBar(building ? 1.0f : static_cast<float>(fraction), ImVec2(520, 0),
                        building ? "building the timeline..." : nullptr);
     ImGui::Unindent(80);

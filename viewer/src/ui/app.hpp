@@ -41,7 +41,7 @@ struct LoadJob {
     std::string path;
     std::uint64_t total_bytes = 0;
     std::atomic<std::uint64_t> bytes{0};
-    std::atomic<int> phase{0}; // 0 reading, 1 building the timeline, 2 done
+    std::atomic<int> phase{0}; // 0 reading and building (the build runs beside the read's end), 2 done
     std::unique_ptr<trace::Trace> trace;
     std::unique_ptr<Timeline> timeline;
     std::string error;

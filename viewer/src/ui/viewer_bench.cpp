@@ -153,24 +153,25 @@ double median(std::vector<double> v) {
 }
 
 bool measure(Window& window, const std::string& path, Measure& m, std::string& error) {
-    // Read alone, then load (read + model), best of three each (warm cache).
+    // Read alone, then load (read + model), in turn, best of three each:
+    // both from a warm page cache and a heap in the same state (a read right
+    // after a load reuses the pages the load freed, and the first read of a
+    // process faults in every page it touches, which on a VM can double it).
     m.read_s = m.load_s = 1e9;
-    for (int i = 0; i < 3; ++i) {
-        trace::Trace trace;
-        trace::ReadError read_error;
-        const auto start = Clock::now();
-        if (!trace::readTrace(path, trace, read_error)) {
-            error = read_error.text();
-            return false;
-        }
-        m.read_s = std::min(m.read_s, seconds(start));
-        m.events = trace.events.size();
-    }
-    struct stat st {};
-    if (stat(path.c_str(), &st) == 0) m.file_bytes = static_cast<std::uint64_t>(st.st_size);
     App app;
     app.headless = true;
     for (int i = 0; i < 3; ++i) {
+        {
+            trace::Trace trace;
+            trace::ReadError read_error;
+            const auto start = Clock::now();
+            if (!trace::readTrace(path, trace, read_error)) {
+                error = read_error.text();
+                return false;
+            }
+            m.read_s = std::min(m.read_s, seconds(start));
+            m.events = trace.events.size();
+        }
         App attempt;
         if (i == 2) {
             // The last load is the one kept and drawn: its memory is measured.
@@ -186,6 +187,8 @@ bool measure(Window& window, const std::string& path, Measure& m, std::string& e
         m.load_s = std::min(m.load_s, seconds(start));
         if (i == 2) app = std::move(attempt);
     }
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0) m.file_bytes = static_cast<std::uint64_t>(st.st_size);
     m.event_bytes = app.trace->events.memoryBytes();
     m.model = analysis::modelFootprint(*app.timeline);
     app.headless = true;

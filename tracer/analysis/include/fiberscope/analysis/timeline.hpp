@@ -639,6 +639,13 @@ public:
     // before, grown at its end. When records already read moved (a
     // follower's poll that reordered them), reset() first.
     void append(const trace::Trace& trace);
+    // A first append of records the reader has decoded but not yet merged
+    // into trace.events (trace::MergeObserver: each thread's, in time
+    // order), read in the order and with the indices they will have there;
+    // `trace` (its threads) is the one whose events they become. False if
+    // the builder has appended before or must read them again once they
+    // are in trace.events (then it is as new: append(trace) then).
+    bool appendStreams(const trace::Trace& trace, const std::vector<std::vector<trace::Event>>& per_thread);
     void reset();
     std::size_t appended() const noexcept;
     std::size_t restarts() const noexcept; // times an append read everything again
