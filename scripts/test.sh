@@ -34,9 +34,12 @@ FIBERSCOPE_TEST_SCALE=10 ASAN_OPTIONS=detect_leaks=1:allow_user_segv_handler=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j 1
 
-stage "ThreadSanitizer build (build-tsan/): the runtime suite on both backends"
+stage "ThreadSanitizer build (build-tsan/): the runtime suite on both backends, and the load that builds the model beside the read"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFIBERSCOPE_TSAN=ON >/dev/null
-cmake --build build-tsan -j "$jobs" --target test_runtime
+cmake --build build-tsan -j "$jobs" --target test_runtime test_analysis
+# The model's build runs beside the reader's merge on a second thread
+# (tracer/analysis/load.cpp): its test, on recorded and hostile files.
+TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/test_analysis "[load]"
 # TSan tracks each fiber like a thread and allows about 8000 at once: the
 # stress tests scale down by 50 (skynet to 10k fibers). Any race fails the
 # run (halt_on_error).
