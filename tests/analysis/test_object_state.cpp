@@ -89,6 +89,47 @@ TEST_CASE("object state: a canceled mutex waiter leaves, and its holder is unkno
     CHECK(mutexOf(at(t, 15), 0xA0)->waiters.empty());
 }
 
+TEST_CASE("object state: a finish takes its fiber off every list; finishes of fibers never listed are not indexed", "[analysis][objects]") {
+    // 2 waits on a mutex, 3 on a condition, 4 is blocked putting into a
+    // queue, 5 has a cancel pending: each finishes. 6..9 never wait and
+    // finish too (most fibers of a busy program): their finishes change no
+    // object, so the index leaves them out (issue 13: it is kept while viewing).
+    const trace::Trace t = test::makeTrace(1, {
+                                                  ev(10, 0, EventKind::MutexContended, 2, 0xA0),
+                                                  ev(11, 0, EventKind::ConditionWait, 3, 0xB0),
+                                                  ev(12, 0, EventKind::QueueOp, 0xC0, 4, 0, qop(trace::QueueOp::PutBlocked)),
+                                                  ev(13, 0, EventKind::CancelRequest, 5, 1),
+                                                  ev(14, 0, EventKind::FiberFinish, 6),
+                                                  ev(15, 0, EventKind::FiberFinish, 7),
+                                                  ev(20, 0, EventKind::FiberFinish, 2),
+                                                  ev(21, 0, EventKind::FiberFinish, 3),
+                                                  ev(22, 0, EventKind::FiberFinish, 4),
+                                                  ev(23, 0, EventKind::FiberFinish, 5),
+                                                  ev(24, 0, EventKind::FiberFinish, 8),
+                                                  ev(25, 0, EventKind::FiberFinish, 9),
+                                                  ev(30, 0, EventKind::MutexContended, 2, 0xA1), // (a damaged trace: 2 again)
+                                                  ev(31, 0, EventKind::FiberFinish, 2),
+                                              });
+    const analysis::Timeline tl = analysis::buildTimeline(t);
+    const analysis::ObjectIndex index = analysis::buildObjectIndex(t, tl);
+    CHECK(index.records.size() == 14 - 4); // all but the finishes of 6, 7, 8 and 9
+    for (std::uint32_t id : index.records)
+        if (t.events[id].kind == EventKind::FiberFinish) CHECK((t.events[id].arg[0] >= 2 && t.events[id].arg[0] <= 5));
+    const auto s16 = analysis::objectStateAt(t, index, 16);
+    CHECK(mutexOf(s16, 0xA0)->waiters == U{2});
+    REQUIRE(s16.conditions.size() == 1);
+    CHECK(s16.conditions[0].waiters == U{3});
+    CHECK(queueOf(s16, 0xC0)->producers == U{4});
+    CHECK(s16.cancels.size() == 1);
+    const auto s26 = analysis::objectStateAt(t, index, 26);
+    CHECK(mutexOf(s26, 0xA0)->waiters.empty());
+    CHECK(s26.conditions.empty());
+    CHECK(queueOf(s26, 0xC0)->producers.empty());
+    CHECK(s26.cancels.empty());
+    CHECK(mutexOf(analysis::objectStateAt(t, index, 30), 0xA1)->waiters == U{2});
+    CHECK(mutexOf(analysis::objectStateAt(t, index, 32), 0xA1)->waiters.empty());
+}
+
 TEST_CASE("object state: condition waiters after wait, signal, broadcast and time-out", "[analysis][objects]") {
     const trace::Trace t = test::makeTrace(1, {
                                                   ev(10, 0, EventKind::ConditionWait, 4, 0xC0),

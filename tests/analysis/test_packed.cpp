@@ -687,6 +687,57 @@ TEST_CASE("a fiber lane's id, links, creation and rare fields read back as set, 
         REQUIRE(FiberLane(fl).fiber() == id);
         REQUIRE((fl.rareBytes() > 0) == (id >= 0xffffffff)); // (the rare block only for a whole id)
     }
+    // The usual fiber fits its word: a parent created shortly before it (in
+    // either order of ids: the runtime hands out ids in per-thread blocks),
+    // awaited by that parent, created on a thread below 510. What does not
+    // fit goes whole to the rare block and reads back the same, whatever the
+    // order the builder learns it in.
+    struct Links {
+        std::uint64_t fiber, parent, awaiter;
+        std::int32_t thread;
+        bool fits;
+    };
+    const std::vector<Links> links = {
+        {1000, 999, 999, 0, true},
+        {1000, 1300, 1300, 3, true},                       // a parent with a later id
+        {1000, 0, 0, 2, true},                             // created by an idle loop, never awaited
+        {(1u << 20) + 5, 5, 5, 1, false},                  // a parent ~a million ids away: whole
+        {5, (1u << 20) + 5, 0, 1, false},                  // likewise, the other way
+        {1000, 999, 42, 1, false},                         // awaited by another fiber: whole
+        {1000, 999, 999, 509, true},                       // the highest thread that fits
+        {1000, 999, 999, 510, false},                      // thread + 1 is the escape code
+        {std::uint64_t{1} << 40, (std::uint64_t{1} << 40) - 1, (std::uint64_t{1} << 40) - 1, 0, false}, // a whole id, a near parent
+        {0xfffffffe, 1, 0, 0, false},                      // the largest narrow id, a far parent
+    };
+    for (const Links& l : links) {
+        for (const bool await_first : {false, true}) {
+            INFO("fiber " << l.fiber << " parent " << l.parent << " awaiter " << l.awaiter << " thread " << l.thread << (await_first ? ", awaited first" : ""));
+            FiberLane fl;
+            fl.setFiberId(l.fiber);
+            if (await_first) fl.setAwaitedBy(l.awaiter);
+            fl.setCreated(7, l.thread, l.parent, true);
+            if (!await_first) fl.setAwaitedBy(l.awaiter);
+            fl.lane.intervals.push_back(laneInterval(7, 9, l.fiber < 0xffffffff ? l.fiber : 0, 0, State::Ready));
+            CHECK(fl.fiber() == l.fiber);
+            CHECK(fl.parent() == l.parent);
+            CHECK(fl.awaitedBy() == l.awaiter);
+            CHECK(fl.createdThread() == l.thread);
+            CHECK(fl.created() == 7);
+            if (!await_first) CHECK((fl.rareBytes() == 0) == l.fits);
+        }
+    }
+    // A second create record with another parent: an awaiter that was the
+    // old parent stays who it was.
+    {
+        FiberLane fl;
+        fl.setFiberId(1000);
+        fl.setCreated(7, 0, 999, true);
+        fl.setAwaitedBy(999);
+        REQUIRE(fl.rareBytes() == 0);
+        fl.setCreated(7, 0, 998, true);
+        CHECK(fl.parent() == 998);
+        CHECK(fl.awaitedBy() == 999);
+    }
     // A name and zones share the rare block; a lane with none allocates nothing.
     FiberLane plain;
     plain.setFiberId(7);

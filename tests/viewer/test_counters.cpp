@@ -195,6 +195,42 @@ TEST_CASE("operations in flight per thread and in all, and fibers alive", "[view
     }
 }
 
+TEST_CASE("the viewer computes only the series its tracks draw, each equal to the full computation's", "[viewer][counters]") {
+    const trace::Trace trace = ioTrace();
+    const analysis::Timeline tl = analysis::buildTimeline(trace);
+    const Counters all = computeCounters(tl);
+    const CounterSelection drawn = drawnCounters(tl);
+    // Two thread lanes: a ready track each, no total; the operations in
+    // flight in all, never per thread; the fibers alive.
+    CHECK(drawn.ready_per_thread);
+    CHECK(!drawn.ready_total);
+    CHECK(!drawn.in_flight_per_thread);
+    CHECK(drawn.in_flight_total);
+    CHECK(drawn.fibers_alive);
+    const Counters some = computeCounters(tl, drawn);
+    REQUIRE(some.ready.size() == tl.threads.size());
+    CHECK(some.in_flight.empty());
+    CHECK(some.ready_total.times.empty());
+    for (std::int64_t t = tl.start_time - 2; t <= tl.end_time + 2; ++t) {
+        INFO("time " << t);
+        for (std::size_t lane = 0; lane < tl.threads.size(); ++lane) CHECK(counterAt(some.ready[lane], t) == counterAt(all.ready[lane], t));
+        CHECK(counterAt(some.in_flight_total, t) == counterAt(all.in_flight_total, t));
+        CHECK(counterAt(some.fibers_alive, t) == counterAt(all.fibers_alive, t));
+    }
+    CHECK(countersBytes(some) < countersBytes(all));
+    // Nothing asked: nothing computed.
+    const Counters none = computeCounters(tl, {false, false, false, false, false});
+    CHECK(none.ready.empty());
+    CHECK(none.in_flight.empty());
+    CHECK(none.in_flight_total.times.empty());
+    CHECK(none.fibers_alive.times.empty());
+    // More threads than ready tracks: the total instead.
+    analysis::Timeline many = tl;
+    many.threads.resize(kMaxReadyTracks + 1, many.threads.back());
+    CHECK(!drawnCounters(many).ready_per_thread);
+    CHECK(drawnCounters(many).ready_total);
+}
+
 TEST_CASE("a series' values read back as appended once compacted, spikes and extremes included", "[viewer][counters]") {
     std::mt19937_64 rng(11);
     std::vector<std::int32_t> want;

@@ -69,7 +69,9 @@ struct Sweep {
         dirty.push_back(0);
         return series.size() - 1;
     }
+    // A series not asked for (null) is swept but not kept.
     void change(std::size_t k, std::int32_t delta) {
+        if (!series[k]) return;
         value[k] += delta;
         if (!dirty[k]) dirty[k] = 1, touched.push_back(k);
     }
@@ -296,18 +298,22 @@ void indexCounter(CounterSeries& s) {
     }
 }
 
-Counters computeCounters(const analysis::Timeline& tl) {
+Counters computeCounters(const analysis::Timeline& tl, const CounterSelection& want) {
     using analysis::ItemKind;
     using analysis::StateItem;
     Counters c;
     const std::size_t lanes = tl.threads.size();
-    c.ready.resize(lanes);
-    c.in_flight.resize(lanes);
+    if (want.ready_per_thread) c.ready.resize(lanes);
+    if (want.in_flight_per_thread) c.in_flight.resize(lanes);
 
     Sweep sweep;
     std::vector<std::size_t> ready_k(lanes), flight_k(lanes);
-    for (std::size_t l = 0; l < lanes; ++l) ready_k[l] = sweep.add(&c.ready[l]), flight_k[l] = sweep.add(&c.in_flight[l]);
-    const std::size_t ready_total = sweep.add(&c.ready_total), flight_total = sweep.add(&c.in_flight_total);
+    for (std::size_t l = 0; l < lanes; ++l) {
+        ready_k[l] = sweep.add(want.ready_per_thread ? &c.ready[l] : nullptr);
+        flight_k[l] = sweep.add(want.in_flight_per_thread ? &c.in_flight[l] : nullptr);
+    }
+    const std::size_t ready_total = sweep.add(want.ready_total ? &c.ready_total : nullptr);
+    const std::size_t flight_total = sweep.add(want.in_flight_total ? &c.in_flight_total : nullptr);
     const auto laneOf = [&](std::uint32_t thread) -> std::size_t {
         if (thread >= tl.lane_of_thread.size()) return SIZE_MAX;
         const std::size_t lane = tl.lane_of_thread[thread];
@@ -383,8 +389,9 @@ Counters computeCounters(const analysis::Timeline& tl) {
     // Fibers alive: from their creation (or the trace's start, if created
     // before the recording) to their finish, if they finished.
     std::vector<std::pair<std::int64_t, std::int32_t>> births_deaths;
-    births_deaths.reserve(tl.fibers.size() * 2);
-    for (const analysis::FiberLane& f : tl.fibers) {
+    if (want.fibers_alive) births_deaths.reserve(tl.fibers.size() * 2);
+    for (std::size_t k = 0; want.fibers_alive && k < tl.fibers.size(); ++k) {
+        const analysis::FiberLane& f = tl.fibers[k];
         const std::int64_t born = fiberBorn(tl, f);
         if (f.finished() >= 0 && f.finished() <= born) continue;
         births_deaths.emplace_back(born, +1);
@@ -403,6 +410,11 @@ Counters computeCounters(const analysis::Timeline& tl) {
     indexCounter(c.in_flight_total);
     indexCounter(c.fibers_alive);
     return c;
+}
+
+CounterSelection drawnCounters(const analysis::Timeline& tl) noexcept {
+    const bool per_thread = tl.threads.size() <= kMaxReadyTracks;
+    return {.ready_per_thread = per_thread, .ready_total = !per_thread, .in_flight_per_thread = false, .in_flight_total = true, .fibers_alive = true};
 }
 
 std::size_t countersBytes(const Counters& c) noexcept {

@@ -151,7 +151,25 @@ struct Counters {
     CounterSeries fibers_alive;           // created (or there when the recording began) and not finished
 };
 
-Counters computeCounters(const analysis::Timeline& timeline);
+// Which series to compute (each costs ~4 bytes a change point, kept while
+// viewing: the viewer asks only for the tracks it draws). A series not asked
+// for is left empty, and a per-thread list not asked for has no entries.
+struct CounterSelection {
+    bool ready_per_thread = true;
+    bool ready_total = true;
+    bool in_flight_per_thread = true;
+    bool in_flight_total = true;
+    bool fibers_alive = true;
+};
+
+Counters computeCounters(const analysis::Timeline& timeline, const CounterSelection& want = {});
+
+// The timeline's counter tracks draw a ready track per thread lane up to
+// this many lanes, else one for all queues; then the operations in flight
+// in all, and the fibers alive.
+inline constexpr std::size_t kMaxReadyTracks = 8;
+// The series those tracks need (what the viewer computes).
+CounterSelection drawnCounters(const analysis::Timeline& timeline) noexcept;
 // Heap bytes the counters hold (by capacity, with the allocator's per-block
 // overhead as analysis::heapBytes counts it): `fiberscope benchmark` prints it.
 std::size_t countersBytes(const Counters& counters) noexcept;

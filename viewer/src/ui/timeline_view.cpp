@@ -536,15 +536,17 @@ void handleInput(App& app, const Geometry& g, ImVec2 area_min, ImVec2 area_max) 
 // value in view, which is labelled.
 constexpr float kCounterHeight = 18.0f;
 constexpr float kCounterGap = 2.0f;
-constexpr std::size_t kMaxReadyTracks = 8; // more threads: one track for all queues
 
 const Counters& countersOf(const Timeline& tl) {
     static const Timeline* built_for = nullptr;
-    static std::size_t built_items = 0, built_fibers = 0;
+    static std::size_t built_items = 0, built_fibers = 0, built_threads = 0;
     static std::int64_t built_end = 0;
     static Counters counters;
-    if (built_for != &tl || built_items != tl.replay.items.size() || built_fibers != tl.fibers.size() || built_end != tl.end_time) {
-        counters = computeCounters(tl);
+    if (built_for != &tl || built_items != tl.replay.items.size() || built_fibers != tl.fibers.size() || built_end != tl.end_time ||
+        built_threads != tl.threads.size()) {
+        counters = Counters(); // (freed first: both would be held at once)
+        counters = computeCounters(tl, drawnCounters(tl)); // only the series the tracks draw
+        built_threads = tl.threads.size();
         built_for = &tl;
         built_items = tl.replay.items.size();
         built_fibers = tl.fibers.size();

@@ -223,7 +223,7 @@ bool measure(Window& window, const std::string& path, Measure& m, std::string& e
     if (stat(path.c_str(), &st) == 0) m.file_bytes = static_cast<std::uint64_t>(st.st_size);
     // What the viewer adds to the model while drawing it, measured on copies
     // built the same way (after the resident memory was read).
-    m.counter_bytes = countersBytes(computeCounters(*app.timeline));
+    m.counter_bytes = countersBytes(computeCounters(*app.timeline, drawnCounters(*app.timeline))); // (the tracks drawn)
     {
         FlowIndex index;
         buildFlowIndex(*app.timeline, index);

@@ -196,19 +196,26 @@ struct ThreadLane {
 std::uint64_t instantFiber(const trace::Trace& trace, const ThreadLane& lane, std::size_t k) noexcept;
 
 // One fiber's row. There is one per fiber, millions in a big trace (issue
-// 13: a fiber every ~6.5 events in the benchmark's trace), so it is 40
-// bytes, not the 96 its fields would take as plain members:
-//   * its id and links (parent, awaiter) are 32 bits each (runtime ids
-//     count up from 1), and where it was created is the thread + 1 in 16
-//     bits; a value that does not fit (a crafted trace's fiber past 2^32,
-//     thread 70000) is kept whole in the rare block, so nothing is lost;
-//   * when it was created is its lane's first interval's start: a fiber's
+// 13: a fiber every ~6.5 events in the benchmark's trace), so it is 32
+// bytes, not the 96 its fields would take as plain members: its lane (16),
+// one word of ids (8) and the rare block's pointer (8).
+//   * The word: the id in 32 bits (runtime ids count up from 1); the
+//     parent as its distance from the id, signed, in 20 bits (a parent
+//     creates its children soon after it was created itself, and the
+//     runtime numbers fibers in creation order: runtime/src/fiber/fiber.cpp);
+//     the awaiter as a 2-bit code (none, the parent: who spawns a fiber
+//     usually awaits it, or whole); where it was created as the thread + 1
+//     in 9 bits; and a flag saying its creation time is whole. A value that
+//     does not fit (a crafted trace's fiber past 2^32, thread 70000, a
+//     parent a million ids away, an awaiter other than the parent) is kept
+//     whole in the rare block, so nothing is lost.
+//   * When it was created is its lane's first interval's start: a fiber's
 //     create record, when it is the first record naming it, makes it Ready
 //     (timeline.hpp's design). A fiber named before its create record (a
-//     damaged or reordered trace) keeps the time whole in the rare block;
-//   * what most fibers never have (a recorded name, zones, whole links)
-//     shares one pointer, the rare block, allocated when first needed;
-//   * whether it was named or created in the trace is read from the fields
+//     damaged or reordered trace) keeps the time whole in the rare block.
+//   * What most fibers never have (a recorded name, zones, whole links)
+//     shares one pointer, the rare block, allocated when first needed.
+//   * Whether it was named or created in the trace is read from the fields
 //     that say so, and when and where it finished from its lane's Finished
 //     interval, not kept twice.
 // Written by the model's builder (setFiberId, setCreated, setAwaitedBy,
@@ -217,23 +224,37 @@ struct FiberLane {
     Lane lane;                    // Ready / Running / Waiting / Finished
 
     // Its id.
-    std::uint64_t fiber() const noexcept { return fiber_ == kWideLink ? rare_->fiber : fiber_; }
+    std::uint64_t fiber() const noexcept {
+        const auto id = static_cast<std::uint32_t>(bits_);
+        return id == kWideId ? rare_->fiber : id;
+    }
     // The fiber that created it (its fiber-create record's parent), 0: created
     // by an idle loop, or unknown.
-    std::uint64_t parent() const noexcept { return parent_ == kWideLink ? rare_->parent : parent_; }
+    std::uint64_t parent() const noexcept {
+        const std::uint64_t code = (bits_ >> kParentShift) & kParentMask;
+        if (code == 0) return 0;
+        if (code == kParentMask) return rare_->parent;
+        return fiber() - (code - kParentBias); // (modular: the distance was taken so)
+    }
     // The fiber that awaited it (Future::await), 0 if none.
-    std::uint64_t awaitedBy() const noexcept { return awaited_by_ == kWideLink ? rare_->awaited_by : awaited_by_; }
+    std::uint64_t awaitedBy() const noexcept {
+        switch ((bits_ >> kAwaitedShift) & 3) {
+        case kAwaitedNone: return 0;
+        case kAwaitedParent: return parent();
+        default: return rare_->awaited_by;
+        }
+    }
     // When and on which trace thread its fiber-create record was made; -1
     // (both) when the trace has none (it ran before the recording began).
     // (The time is read from its lane once the model is closed.)
     std::int64_t created() const noexcept {
         if (createdThread() < 0) return -1;
-        if (created_ & kTimeWhole) return rare_->created;
+        if (bits_ & kTimeWhole) return rare_->created;
         return lane.intervals.empty() ? -1 : lane.intervals.startOf(0);
     }
     std::int32_t createdThread() const noexcept {
-        const auto thread = static_cast<std::uint16_t>(created_);
-        return thread == kWideThread ? rare_->created_thread : static_cast<std::int32_t>(thread) - 1;
+        const auto thread = static_cast<std::uint32_t>((bits_ >> kThreadShift) & kThreadMask);
+        return thread == kThreadMask ? rare_->created_thread : static_cast<std::int32_t>(thread) - 1;
     }
     // Its zones (user annotation spans it opened), by start.
     const std::vector<Zone>& zones() const noexcept {
@@ -283,11 +304,11 @@ private:
     struct Rare {
         std::string name;
         std::vector<Zone> zones;
-        std::uint64_t fiber = 0;      // when fiber_ is kWideLink
-        std::uint64_t parent = 0;     // when parent_ is kWideLink
-        std::uint64_t awaited_by = 0; // when awaited_by_ is kWideLink
-        std::int64_t created = -1;    // when created_ has kTimeWhole
-        std::int32_t created_thread = -1; // when created_'s thread is kWideThread
+        std::uint64_t fiber = 0;          // when the id's bits are kWideId
+        std::uint64_t parent = 0;         // when the parent's code is kParentMask
+        std::uint64_t awaited_by = 0;     // when the awaiter's code is kAwaitedWhole
+        std::int64_t created = -1;        // when kTimeWhole is set
+        std::int32_t created_thread = -1; // when the thread's bits are kThreadMask
     };
     // A pointer that copies what it points at.
     class RarePtr {
@@ -310,19 +331,35 @@ private:
     private:
         std::unique_ptr<Rare> p_;
     };
-    static constexpr std::uint32_t kWideLink = UINT32_MAX;
-    static constexpr std::uint16_t kWideThread = UINT16_MAX;
-    static constexpr std::uint32_t kTimeWhole = 1u << 16;
+    // bits_: the id (32 bits; kWideId: whole), the parent's code (20: 0 is
+    // no parent, kParentMask whole, else the id's distance to it + kParentBias),
+    // the awaiter's code (2), the creating thread + 1 (9: 0 none, kThreadMask
+    // whole), and kTimeWhole.
+    static constexpr std::uint32_t kWideId = UINT32_MAX;
+    static constexpr int kParentShift = 32;
+    static constexpr std::uint64_t kParentMask = (1u << 20) - 1;
+    static constexpr std::uint64_t kParentBias = 1u << 19;
+    static constexpr int kAwaitedShift = 52;
+    enum : std::uint64_t { kAwaitedNone = 0, kAwaitedParent = 1, kAwaitedWhole = 2 };
+    static constexpr int kThreadShift = 54;
+    static constexpr std::uint64_t kThreadMask = (1u << 9) - 1;
+    static constexpr std::uint64_t kTimeWhole = std::uint64_t{1} << 63;
+    // What bits_ holds, whole.
+    struct Fields {
+        std::uint64_t fiber = 0, parent = 0, awaited_by = 0;
+        std::int32_t created_thread = -1;
+        bool time_whole = false;
+    };
+    Fields fields() const noexcept;
+    // Packs `f` into bits_, keeping in the rare block what does not fit
+    // (allocated first: a failed allocation changes nothing).
+    void store(const Fields& f);
     Rare& rare() { return rare_.make(); }
-    void setLink(std::uint32_t& narrow, std::uint64_t Rare::*whole, std::uint64_t value);
 
-    std::uint32_t fiber_ = 0;
-    std::uint32_t parent_ = 0;
-    std::uint32_t awaited_by_ = 0;
-    std::uint32_t created_ = 0; // the thread + 1 in the low 16 bits (0: none), kTimeWhole: the time is rare_'s
+    std::uint64_t bits_ = 0;
     RarePtr rare_;
 };
-static_assert(sizeof(FiberLane) == 40);
+static_assert(sizeof(FiberLane) == 32);
 
 enum class FlowKind : std::uint8_t { Wakeup, Steal, Spawn, Completion, AwaitChain, Cancel, Canceled, MutexHandoff, ConditionWake };
 inline constexpr int kFlowKindCount = 9;
