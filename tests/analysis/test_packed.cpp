@@ -757,4 +757,29 @@ TEST_CASE("a fiber lane's id, links, creation and rare fields read back as set, 
     REQUIRE(moved.parent() == std::uint64_t{1} << 40);
     REQUIRE(moved.rareBytes() > 0);
     REQUIRE(moved.nameBytes() > 0);
+    // The rare block rides in the lane's side block: an empty lane keeps a
+    // block for it through a copy and a trim, a lane with one stays out of
+    // the store, and appending keeps it.
+    FiberLane empty_named;
+    empty_named.setRecordedName("w");
+    empty_named.lane.intervals.shrink_to_fit();
+    const FiberLane empty_copy = empty_named;
+    REQUIRE(empty_copy.recordedName() == "w");
+    REQUIRE(empty_named.recordedName() == "w");
+    REQUIRE(empty_copy.lane.intervals.empty());
+    for (int k = 0; k < 100; ++k) empty_named.lane.intervals.push_back(laneInterval(k, k + 1, 7, 0, State::Running));
+    empty_named.lane.intervals.shrink_to_fit();
+    REQUIRE(empty_named.recordedName() == "w");
+    REQUIRE(empty_named.lane.intervals.storeWords() == 0);
+    empty_named.lane.intervals.compact();
+    REQUIRE(empty_named.lane.intervals.compacted());
+    REQUIRE(FiberLane(empty_named).recordedName() == "w");
+    REQUIRE(empty_named.lane.intervals.size() == 100);
+    empty_named.lane.intervals.push_back(laneInterval(100, 101, 7, 0, State::Running)); // (owns a block again)
+    REQUIRE(empty_named.recordedName() == "w");
+    REQUIRE(empty_named.lane.intervals[100].start == 100);
+    FiberLane unnamed;
+    unnamed.lane.intervals.push_back(laneInterval(0, 1, 7, 0, State::Running));
+    REQUIRE(unnamed.lane.intervals.storeWords() > 0);
+    REQUIRE(unnamed.rareBytes() == 0);
 }

@@ -16,7 +16,7 @@ namespace fiberscope::analysis {
 
 IntervalList::Items::Items(const Items& other) {
     const std::size_t n = other.size();
-    if (n == 0) return;
+    if (n == 0 && !other.side()) return; // (an empty list with a side block holds something attached)
     if (other.chunked()) { // a compacted list's copy stays compact
         adopt(new Chunks(other.chunks()));
         return;
@@ -24,7 +24,7 @@ IntervalList::Items::Items(const Items& other) {
     // The side block is copied first: a throw then leaves nothing to free
     // (a constructor that throws runs no destructor).
     std::unique_ptr<Side> side = other.side() ? std::make_unique<Side>(*other.side()) : nullptr;
-    reallocate(n);
+    reallocate(std::max<std::size_t>(n, 1));
     if (other.borrowed())
         for (std::size_t k = 0; k < n; ++k) data_[k] = widen(other.slice(), k);
     else
@@ -115,7 +115,8 @@ void IntervalList::Items::reserve(std::size_t n) {
 }
 
 void IntervalList::Items::shrink_to_fit() {
-    if (owned() && capacity() > size()) reallocate(size());
+    const std::size_t keep = std::max<std::size_t>(size(), side() ? 1 : 0); // (a side block needs a block to live in)
+    if (owned() && capacity() > keep) reallocate(keep);
 }
 
 IntervalList::IntervalList(const IntervalList& other) : items_(other.items_), last_end_(other.last_end_) {}
@@ -139,7 +140,8 @@ void IntervalList::clear() noexcept {
 }
 
 IntervalList::Side::Side(const Side& other)
-    : whole(other.whole), ends(other.ends), index(other.index ? std::make_unique<LaneIndex>(*other.index) : nullptr) {}
+    : whole(other.whole), ends(other.ends), index(other.index ? std::make_unique<LaneIndex>(*other.index) : nullptr),
+      attached(other.attached ? other.attached->clone() : nullptr) {}
 
 IntervalList::Side::~Side() = default;
 

@@ -200,6 +200,27 @@ public:
     const LaneIndex* index() const noexcept { return items_.side() ? items_.side()->index.get() : nullptr; }
     void setIndex(std::unique_ptr<LaneIndex> index);
 
+    // What the list's owner keeps out of line with it, in the side block: a
+    // fiber lane's rare block (FiberLane), so that the millions of fiber
+    // lanes with none pay no pointer of their own for it. Copied with the
+    // list (clone), kept by shrink_to_fit; clear() drops it. A list holding
+    // one has a side block, so it never goes to a LaneStore (storeWords() is
+    // 0): it owns a block of its own, even when empty.
+    struct Attached {
+        virtual ~Attached() = default;
+        virtual std::unique_ptr<Attached> clone() const = 0;
+    };
+    const Attached* attached() const noexcept {
+        const Side* side = items_.side();
+        return side ? side->attached.get() : nullptr;
+    }
+    Attached* attached() noexcept {
+        const Side* side = items_.side();
+        return side ? side->attached.get() : nullptr;
+    }
+    // Attaches `a` (replacing what was attached); on a throw nothing changes.
+    void attach(std::unique_ptr<Attached> a) { side().attached = std::move(a); }
+
     // The compact format (see the design comment above): how many words of
     // a LaneStore the items take in it, 0 if they do not fit (or there are
     // none). moveToStore writes them to `slice` (that many words, in a store
@@ -314,6 +335,7 @@ private:
         std::vector<Whole> whole;
         std::vector<End> ends;
         std::unique_ptr<LaneIndex> index; // see index()
+        std::unique_ptr<Attached> attached; // see attached()
 
         Side() = default;
         Side(const Side& other);
@@ -326,7 +348,8 @@ private:
     // the list holds one pointer (8 bytes in each of millions of fiber
     // lanes, where a pointer of its own to the side block cost 8 more).
     // Grown by doubling, trimmed by shrink_to_fit. A side block belongs to
-    // a non-empty list (an empty one has nothing to keep aside).
+    // a list with a block: a non-empty list, or one with something attached
+    // (attached()), which keeps a block of at least one item.
     //
     // Or borrowed: `data_` then points at a slice of a LaneStore (compact
     // format, above), tagged by its low bit (a slice is 8-aligned); the list

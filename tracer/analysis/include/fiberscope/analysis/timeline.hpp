@@ -196,9 +196,9 @@ struct ThreadLane {
 std::uint64_t instantFiber(const trace::Trace& trace, const ThreadLane& lane, std::size_t k) noexcept;
 
 // One fiber's row. There is one per fiber, millions in a big trace (issue
-// 13: a fiber every ~6.5 events in the benchmark's trace), so it is 32
-// bytes, not the 96 its fields would take as plain members: its lane (16),
-// one word of ids (8) and the rare block's pointer (8).
+// 13: a fiber every ~6.5 events in the benchmark's trace), so it is 24
+// bytes, not the 96 its fields would take as plain members: its lane (16)
+// and one word of ids (8).
 //   * The word: the id in 32 bits (runtime ids count up from 1); the
 //     parent as its distance from the id, signed, in 20 bits (a parent
 //     creates its children soon after it was created itself, and the
@@ -214,7 +214,11 @@ std::uint64_t instantFiber(const trace::Trace& trace, const ThreadLane& lane, st
 //     (timeline.hpp's design). A fiber named before its create record (a
 //     damaged or reordered trace) keeps the time whole in the rare block.
 //   * What most fibers never have (a recorded name, zones, whole links)
-//     shares one pointer, the rare block, allocated when first needed.
+//     is in the rare block, allocated when first needed and attached to the
+//     lane's intervals (IntervalList::attached: in the side block their
+//     own wide items use), so a fiber without one pays no pointer for it.
+//     A lane with a rare block keeps a block of its own rather than a slice
+//     of the LaneStore (~50 bytes more: named fibers are few).
 //   * Whether it was named or created in the trace is read from the fields
 //     that say so, and when and where it finished from its lane's Finished
 //     interval, not kept twice.
@@ -226,14 +230,14 @@ struct FiberLane {
     // Its id.
     std::uint64_t fiber() const noexcept {
         const auto id = static_cast<std::uint32_t>(bits_);
-        return id == kWideId ? rare_->fiber : id;
+        return id == kWideId ? rare_()->fiber : id;
     }
     // The fiber that created it (its fiber-create record's parent), 0: created
     // by an idle loop, or unknown.
     std::uint64_t parent() const noexcept {
         const std::uint64_t code = (bits_ >> kParentShift) & kParentMask;
         if (code == 0) return 0;
-        if (code == kParentMask) return rare_->parent;
+        if (code == kParentMask) return rare_()->parent;
         return fiber() - (code - kParentBias); // (modular: the distance was taken so)
     }
     // The fiber that awaited it (Future::await), 0 if none.
@@ -241,7 +245,7 @@ struct FiberLane {
         switch ((bits_ >> kAwaitedShift) & 3) {
         case kAwaitedNone: return 0;
         case kAwaitedParent: return parent();
-        default: return rare_->awaited_by;
+        default: return rare_()->awaited_by;
         }
     }
     // When and on which trace thread its fiber-create record was made; -1
@@ -249,21 +253,25 @@ struct FiberLane {
     // (The time is read from its lane once the model is closed.)
     std::int64_t created() const noexcept {
         if (createdThread() < 0) return -1;
-        if (bits_ & kTimeWhole) return rare_->created;
+        if (bits_ & kTimeWhole) return rare_()->created;
         return lane.intervals.empty() ? -1 : lane.intervals.startOf(0);
     }
     std::int32_t createdThread() const noexcept {
         const auto thread = static_cast<std::uint32_t>((bits_ >> kThreadShift) & kThreadMask);
-        return thread == kThreadMask ? rare_->created_thread : static_cast<std::int32_t>(thread) - 1;
+        return thread == kThreadMask ? rare_()->created_thread : static_cast<std::int32_t>(thread) - 1;
     }
     // Its zones (user annotation spans it opened), by start.
     const std::vector<Zone>& zones() const noexcept {
         static const std::vector<Zone> none;
-        return rare_ ? rare_->zones : none;
+        const Rare* r = rare_();
+        return r ? r->zones : none;
     }
 
     // Its fiber-name (or create) record's name, if any.
-    std::string_view recordedName() const noexcept { return rare_ ? std::string_view(rare_->name) : std::string_view(); }
+    std::string_view recordedName() const noexcept {
+        const Rare* r = rare_();
+        return r ? std::string_view(r->name) : std::string_view();
+    }
     // A fiber-name (or create) record named it: recordedName().
     bool named() const noexcept { return !recordedName().empty(); }
     // Its fiber-create record is in the trace.
@@ -288,20 +296,27 @@ struct FiberLane {
     void setCreated(std::int64_t time, std::int32_t thread, std::uint64_t parent, bool starts_lane);
     void setAwaitedBy(std::uint64_t fiber);
     void setRecordedName(std::string_view name) {
-        if (!name.empty() || rare_) rare().name = name;
+        if (!name.empty() || rare_()) rare().name = name;
     }
     std::vector<Zone>& editZones() { return rare().zones; }
     // The bytes of its heap blocks: the rare block, its name's (a short name
     // lives inside the block) and its zones'.
-    std::size_t rareBytes() const noexcept { return rare_ ? sizeof(Rare) : 0; }
-    std::size_t nameBytes() const noexcept { return rare_ && rare_->name.capacity() > 15 ? rare_->name.capacity() + 1 : 0; }
-    std::size_t zoneBytes() const noexcept { return rare_ ? rare_->zones.capacity() * sizeof(Zone) : 0; }
+    std::size_t rareBytes() const noexcept { return rare_() ? sizeof(Rare) : 0; }
+    std::size_t nameBytes() const noexcept {
+        const Rare* r = rare_();
+        return r && r->name.capacity() > 15 ? r->name.capacity() + 1 : 0;
+    }
+    std::size_t zoneBytes() const noexcept {
+        const Rare* r = rare_();
+        return r ? r->zones.capacity() * sizeof(Zone) : 0;
+    }
     void trimZones() {
-        if (rare_) rare_->zones.shrink_to_fit();
+        if (auto* r = lane.intervals.attached()) static_cast<Rare*>(r)->zones.shrink_to_fit();
     }
 
 private:
-    struct Rare {
+    struct Rare final : IntervalList::Attached {
+        std::unique_ptr<IntervalList::Attached> clone() const override { return std::make_unique<Rare>(*this); }
         std::string name;
         std::vector<Zone> zones;
         std::uint64_t fiber = 0;          // when the id's bits are kWideId
@@ -309,27 +324,6 @@ private:
         std::uint64_t awaited_by = 0;     // when the awaiter's code is kAwaitedWhole
         std::int64_t created = -1;        // when kTimeWhole is set
         std::int32_t created_thread = -1; // when the thread's bits are kThreadMask
-    };
-    // A pointer that copies what it points at.
-    class RarePtr {
-    public:
-        RarePtr() = default;
-        RarePtr(const RarePtr& other) : p_(other.p_ ? std::make_unique<Rare>(*other.p_) : nullptr) {}
-        RarePtr(RarePtr&&) noexcept = default;
-        RarePtr& operator=(const RarePtr& other) {
-            if (this != &other) p_ = other.p_ ? std::make_unique<Rare>(*other.p_) : nullptr;
-            return *this;
-        }
-        RarePtr& operator=(RarePtr&&) noexcept = default;
-        explicit operator bool() const noexcept { return p_ != nullptr; }
-        Rare* operator->() const noexcept { return p_.get(); }
-        Rare& make() {
-            if (!p_) p_ = std::make_unique<Rare>();
-            return *p_;
-        }
-
-    private:
-        std::unique_ptr<Rare> p_;
     };
     // bits_: the id (32 bits; kWideId: whole), the parent's code (20: 0 is
     // no parent, kParentMask whole, else the id's distance to it + kParentBias),
@@ -354,12 +348,20 @@ private:
     // Packs `f` into bits_, keeping in the rare block what does not fit
     // (allocated first: a failed allocation changes nothing).
     void store(const Fields& f);
-    Rare& rare() { return rare_.make(); }
+    // The rare block: attached to the lane's intervals (IntervalList::attached,
+    // in their side block), made when first needed.
+    const Rare* rare_() const noexcept { return static_cast<const Rare*>(lane.intervals.attached()); }
+    Rare& rare() {
+        if (auto* r = lane.intervals.attached()) return static_cast<Rare&>(*r);
+        auto made = std::make_unique<Rare>();
+        Rare& r = *made;
+        lane.intervals.attach(std::move(made));
+        return r;
+    }
 
     std::uint64_t bits_ = 0;
-    RarePtr rare_;
 };
-static_assert(sizeof(FiberLane) == 32);
+static_assert(sizeof(FiberLane) == 24);
 
 enum class FlowKind : std::uint8_t { Wakeup, Steal, Spawn, Completion, AwaitChain, Cancel, Canceled, MutexHandoff, ConditionWake };
 inline constexpr int kFlowKindCount = 9;
