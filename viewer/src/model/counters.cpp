@@ -7,6 +7,7 @@
 #include "model/fibers_in_view.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cmath>
 #include <queue>
@@ -234,32 +235,59 @@ void ChangeValues::freeze() {
     if (frozen_) return;
     // Built aside, so that a failed allocation leaves the list as it was.
     const std::size_t n = plain_.size();
-    std::vector<std::int32_t> mins((n + kBlock - 1) / kBlock, INT32_MAX);
-    for (std::size_t i = 0; i < n; ++i) mins[i / kBlock] = std::min(mins[i / kBlock], plain_[i]);
-    std::vector<std::uint8_t> offsets(n);
+    const std::size_t blocks = (n + kBlock - 1) / kBlock;
+    std::vector<std::int32_t> firsts(blocks);
+    std::vector<Steps> steps(blocks);
     std::vector<std::pair<std::uint32_t, std::int32_t>> whole;
     for (std::size_t i = 0; i < n; ++i) {
-        const std::int64_t offset = static_cast<std::int64_t>(plain_[i]) - mins[i / kBlock];
-        if (offset < kWhole) {
-            offsets[i] = static_cast<std::uint8_t>(offset);
-        } else {
-            offsets[i] = kWhole;
+        const std::size_t b = i / kBlock, r = i % kBlock;
+        if (r == 0) {
+            firsts[b] = plain_[i];
+            continue;
+        }
+        const std::int64_t step = static_cast<std::int64_t>(plain_[i]) - plain_[i - 1];
+        const std::uint64_t bit = std::uint64_t{1} << r;
+        if (step == 1) {
+            steps[b].lo |= bit;
+        } else if (step == 0) {
+            steps[b].hi |= bit;
+        } else if (step != -1) {
+            steps[b].lo |= bit, steps[b].hi |= bit;
             whole.emplace_back(static_cast<std::uint32_t>(i), plain_[i]);
         }
     }
     whole.shrink_to_fit();
-    mins_ = std::move(mins);
-    offsets_ = std::move(offsets);
+    firsts_ = std::move(firsts);
+    steps_ = std::move(steps);
     whole_ = std::move(whole);
+    size_ = n;
     std::vector<std::int32_t>().swap(plain_); // (assigning {} would keep its block)
     frozen_ = true;
+}
+
+std::int32_t ChangeValues::frozenAt(std::size_t i) const noexcept {
+    const std::size_t b = i / kBlock, r = i % kBlock;
+    const Steps& s = steps_[b];
+    // Bits 1..r: the steps up to value i; the last kept whole among them is where to count from.
+    const std::uint64_t upto = r == kBlock - 1 ? ~std::uint64_t{1} : ((std::uint64_t{1} << (r + 1)) - 1) & ~std::uint64_t{1};
+    const std::uint64_t whole = s.lo & s.hi & upto;
+    std::int64_t value = firsts_[b];
+    std::uint64_t after = upto;
+    if (whole) {
+        const int at = 63 - std::countl_zero(whole);
+        value = wholeAt(b * kBlock + static_cast<std::size_t>(at));
+        after = upto & ~((std::uint64_t{2} << at) - 1); // (at < 63 here, or nothing follows it)
+    }
+    const int up = std::popcount(s.lo & ~s.hi & after);
+    const int down = std::popcount(~s.lo & ~s.hi & after);
+    return static_cast<std::int32_t>(value + up - down);
 }
 
 std::int32_t ChangeValues::wholeAt(std::size_t i) const noexcept { return analysis::sideValueAt(whole_, i); }
 
 std::size_t ChangeValues::bytes() const noexcept {
-    return analysis::heapBytes(plain_.capacity() * sizeof(std::int32_t)) + analysis::heapBytes(mins_.capacity() * sizeof(std::int32_t)) +
-           analysis::heapBytes(offsets_.capacity()) + analysis::heapBytes(whole_.capacity() * sizeof(whole_[0]));
+    return analysis::heapBytes(plain_.capacity() * sizeof(std::int32_t)) + analysis::heapBytes(firsts_.capacity() * sizeof(std::int32_t)) +
+           analysis::heapBytes(steps_.capacity() * sizeof(Steps)) + analysis::heapBytes(whole_.capacity() * sizeof(whole_[0]));
 }
 
 void indexCounter(CounterSeries& s) {

@@ -81,26 +81,27 @@ private:
     std::vector<std::pair<std::uint32_t, std::int64_t>> whole_; // (index, time), by index
 };
 
-// A series' values, 1 byte each once the series is complete (issue 13:
-// 4 bytes a change point, ~1 per trace event on a fiber-heavy trace). Built
-// by appending (push_back, setBack, pop_back) into a plain list; freeze()
-// then keeps, per block of kBlock values, the block's least value and each
-// value's offset from it in a byte. A block's values are near each other
-// (a counter moves by a few at each change), so nearly every offset fits;
-// one that does not (a spike) is kept whole beside them, found by a binary
-// search over the few such. Reads give values, as ChangeTimes' do.
+// A series' values, ~3 bits each once the series is complete (issue 13:
+// 4 bytes a change point, ~1 per trace event on a fiber-heavy trace, then
+// 1.25). Built by appending (push_back, setBack, pop_back) into a plain
+// list; freeze() then keeps, per block of kBlock values, the block's first
+// value, and for each later one the step from the value before it in two
+// bits: -1, +1, 0, or "kept whole" (a step of any other size, found by a
+// binary search over the few such). A counter moves by one at nearly every
+// change (a fiber queued or run, an operation submitted or completed, a
+// fiber born or finished; changes at the same instant are merged, which
+// makes the rare larger step). The codes sit in two 64-bit masks per block,
+// so a value is the last whole value at or before it (the block's first,
+// or a step kept whole) plus the +1 steps after it less the -1 steps, each
+// a popcount: O(1), no walk. Reads give values, as ChangeTimes' do.
 class ChangeValues {
 public:
-    static constexpr std::size_t kBlock = 16;
+    static constexpr std::size_t kBlock = 64;
     using const_iterator = analysis::IndexIterator<ChangeValues, std::int32_t>;
 
-    std::size_t size() const noexcept { return frozen_ ? offsets_.size() : plain_.size(); }
+    std::size_t size() const noexcept { return frozen_ ? size_ : plain_.size(); }
     bool empty() const noexcept { return size() == 0; }
-    std::int32_t operator[](std::size_t i) const noexcept {
-        if (!frozen_) return plain_[i];
-        const std::uint8_t offset = offsets_[i];
-        return offset == kWhole ? wholeAt(i) : static_cast<std::int32_t>(mins_[i / kBlock] + offset);
-    }
+    std::int32_t operator[](std::size_t i) const noexcept { return frozen_ ? frozenAt(i) : plain_[i]; }
     std::int32_t back() const noexcept { return (*this)[size() - 1]; }
     const_iterator begin() const noexcept { return {this, 0}; }
     const_iterator end() const noexcept { return {this, size()}; }
@@ -114,14 +115,20 @@ public:
     std::size_t bytes() const noexcept;
 
 private:
-    static constexpr std::uint8_t kWhole = UINT8_MAX;
+    // A block's steps: per value (bit r for its r-th, r >= 1), lo and hi
+    // together say -1 (0, 0), +1 (1, 0), 0 (0, 1) or whole (1, 1).
+    struct Steps {
+        std::uint64_t lo = 0, hi = 0;
+    };
+    std::int32_t frozenAt(std::size_t i) const noexcept;
     std::int32_t wholeAt(std::size_t i) const noexcept;
     void thaw();
     bool frozen_ = false;
+    std::size_t size_ = 0;                                      // frozen
     std::vector<std::int32_t> plain_;                           // while building
-    std::vector<std::int32_t> mins_;                            // frozen: per block, its least value
-    std::vector<std::uint8_t> offsets_;                         // frozen: value - its block's least; kWhole: in whole_
-    std::vector<std::pair<std::uint32_t, std::int32_t>> whole_; // frozen: (index, value), by index
+    std::vector<std::int32_t> firsts_;                          // frozen: per block, its first value
+    std::vector<Steps> steps_;                                  // frozen: per block, its steps
+    std::vector<std::pair<std::uint32_t, std::int32_t>> whole_; // frozen: (index, value) of the steps kept whole, by index
 };
 
 struct CounterSeries {
