@@ -237,6 +237,19 @@ void EventList::setField(std::size_t i, int k, std::int32_t value) {
     const std::uint16_t code = value != 0 ? encode(g, k, value) : 0;
     const bool escape = value != 0 && code == kEscape;
     const std::size_t escape_at = had_escape || escape ? escapeRankAt(i, k) : 0;
+    // Room first (growing geometrically, as push_back would), so that a
+    // failed allocation throws before anything changed: an escape inserted
+    // without its code would shift every later escape of the field.
+    // (encode may have opened the group's window: a window no code uses
+    // changes no value.)
+    const auto room = [](auto& v) {
+        if (v.size() == v.capacity()) v.reserve(std::max<std::size_t>(16, 2 * v.capacity()));
+    };
+    if (!had && value != 0) {
+        if (codes.size() >= UINT32_MAX) throw std::length_error("EventList: more than 2^32 field values");
+        room(codes);
+    }
+    if (escape && !had_escape) room(escapes);
     if (had_escape && escape) {
         escapes[escape_at] = value;
         return;
@@ -256,8 +269,7 @@ void EventList::setField(std::size_t i, int k, std::int32_t value) {
     } else if (had) {
         codes[at] = code;
     } else {
-        if (codes.size() >= UINT32_MAX) throw std::length_error("EventList: more than 2^32 field values");
-        codes.insert(codes.begin() + static_cast<std::ptrdiff_t>(at), code);
+        codes.insert(codes.begin() + static_cast<std::ptrdiff_t>(at), code); // (room was made above: cannot throw)
         g.nonzero[k] |= bit;
         for (std::size_t h = group + 1; h < groups_.size(); ++h) ++groups_[h].rank[k];
     }
