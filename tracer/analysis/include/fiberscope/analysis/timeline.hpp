@@ -206,9 +206,9 @@ std::uint64_t instantFiber(const trace::Trace& trace, const ThreadLane& lane, st
 //     the awaiter as a 2-bit code (none, the parent: who spawns a fiber
 //     usually awaits it, or whole); where it was created as the thread + 1
 //     in 9 bits; and a flag saying its creation time is whole. A value that
-//     does not fit (a crafted trace's fiber past 2^32, thread 70000, a
-//     parent a million ids away, an awaiter other than the parent) is kept
-//     whole in the rare block, so nothing is lost.
+//     does not fit (a crafted trace's fiber past 2^32, thread 510 or more,
+//     a parent half a million ids away or more, an awaiter other than the
+//     parent) is kept whole in the rare block, so nothing is lost.
 //   * When it was created is its lane's first interval's start: a fiber's
 //     create record, when it is the first record naming it, makes it Ready
 //     (timeline.hpp's design). A fiber named before its create record (a
