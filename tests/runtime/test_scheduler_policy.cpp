@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@
 
 #include "../support/recorded_trace.hpp"
 #include "scheduler/run_queue.hpp"
+#include "scheduler/work_deque.hpp"
 
 using namespace fiberscope;
 using namespace std::chrono_literals;
@@ -333,8 +335,9 @@ TEST_CASE("the scaling policy: a spawn burst and a crowd of yielders on two thre
         std::vector<Future<void>> burst;
         burst.reserve(fibers);
         // The main fiber spawns without suspending: each spawn goes to its
-        // run_next, the one before to its queue word, which worker 1, woken
-        // to search, may steal.
+        // run_next, the one before to its WorkDeque, whose oldest fibers
+        // worker 1, woken to search, may steal; past 256 the deque's older
+        // half goes to the overflow list.
         for (long i = 0; i < fibers; ++i)
             burst.push_back(l.async([&ran] {
                 // relaxed: read after every fiber was awaited.
@@ -441,6 +444,103 @@ TEST_CASE("RunQueue: FIFO pops, a thief takes the older half, a full ring gives 
     CHECK(half.tail == fibers[detail::RunQueue::kCapacity / 2 - 1].get());
     CHECK(owner.push(fibers[detail::RunQueue::kCapacity].get()));
     CHECK(owner.pop() == fibers[detail::RunQueue::kCapacity / 2].get());
+}
+
+TEST_CASE("WorkDeque: the owner pops the newest, a thief takes the oldest, a full deque gives up its older half",
+          "[policy]") {
+    // The scaling policy's deque of new work (runtime/src/scheduler/work_deque.hpp),
+    // on one thread: what each operation moves, across the counters' wrap.
+    std::vector<std::unique_ptr<detail::Fiber>> fibers;
+    for (std::uint64_t id = 0; id <= detail::WorkDeque::kCapacity; ++id) {
+        fibers.push_back(std::make_unique<detail::Fiber>());
+        fibers.back()->id = 100 + id;
+    }
+    detail::WorkDeque deque;
+    CHECK(deque.pop() == nullptr);
+    CHECK(deque.steal() == nullptr);
+    for (int round = 0; round < 3; ++round) { // the slots wrap in later rounds
+        for (int i = 0; i < 5; ++i) REQUIRE(deque.push(fibers[i].get()));
+        CHECK(deque.pop() == fibers[4].get());   // LIFO for the owner
+        CHECK(deque.steal() == fibers[0].get()); // the oldest for a thief
+        CHECK(deque.steal() == fibers[1].get());
+        CHECK(deque.pop() == fibers[3].get());
+        CHECK_FALSE(deque.looksEmpty());
+        CHECK(deque.pop() == fibers[2].get()); // the last one, through the CAS
+        CHECK(deque.pop() == nullptr);
+        CHECK(deque.steal() == nullptr);
+        CHECK(deque.looksEmpty());
+        CHECK(deque.emptyForOwner());
+        // The last one to a thief, then the owner finds nothing.
+        REQUIRE(deque.push(fibers[7].get()));
+        CHECK(deque.steal() == fibers[7].get());
+        CHECK(deque.pop() == nullptr);
+        CHECK(deque.emptyForOwner());
+    }
+    // Full: push refuses; the older half leaves as a list, oldest first.
+    for (std::uint32_t i = 0; i < detail::WorkDeque::kCapacity; ++i) REQUIRE(deque.push(fibers[i].get()));
+    CHECK_FALSE(deque.push(fibers[detail::WorkDeque::kCapacity].get()));
+    detail::FiberQueue half{nullptr, nullptr};
+    REQUIRE(deque.takeOlderHalf(half) == detail::WorkDeque::kCapacity / 2);
+    std::uint32_t listed = 0;
+    for (detail::Fiber* f = half.head; f; f = f->queue_next) CHECK(f == fibers[listed++].get());
+    CHECK(listed == detail::WorkDeque::kCapacity / 2);
+    CHECK(half.tail == fibers[detail::WorkDeque::kCapacity / 2 - 1].get());
+    CHECK(deque.push(fibers[detail::WorkDeque::kCapacity].get()));
+    CHECK(deque.pop() == fibers[detail::WorkDeque::kCapacity].get());
+    CHECK(deque.steal() == fibers[detail::WorkDeque::kCapacity / 2].get());
+}
+
+TEST_CASE("WorkDeque: under an owner and two thieves racing, every fiber is taken exactly once", "[policy]") {
+    // The races the deque exists for: the owner's pop of the last fiber
+    // against a thief's steal, thieves against each other, the owner
+    // reusing slots thieves have just read. Each fiber must come out once.
+    test::Watchdog watchdog("the WorkDeque race (an owner and two thieves)", 60s);
+    const std::size_t kFibers = static_cast<std::size_t>(test::scaled(200000));
+    std::vector<detail::Fiber> fibers(kFibers);
+    std::vector<std::atomic<std::uint32_t>> taken(kFibers);
+    for (std::size_t i = 0; i < kFibers; ++i) fibers[i].id = i;
+    detail::WorkDeque deque;
+    std::atomic<bool> done{false};
+    std::atomic<std::size_t> stolen{0};
+    auto thief = [&] {
+        while (!done.load(std::memory_order_acquire)) {
+            if (detail::Fiber* f = deque.steal()) {
+                taken[f->id].fetch_add(1, std::memory_order_relaxed);
+                stolen.fetch_add(1, std::memory_order_relaxed);
+            }
+        }
+    };
+    std::thread a(thief), b(thief);
+    std::size_t popped = 0;
+    // Mostly one push and one pop, so that the owner's pop of the last
+    // fiber races the thieves' steals; now and then a burst of four that
+    // leaves some behind.
+    for (std::size_t next = 0; next < kFibers;) {
+        const bool one = next % 8 != 0;
+        const std::size_t burst = one ? 1 : 4;
+        for (std::size_t k = 0; k < burst && next < kFibers; ++k) {
+            while (!deque.push(&fibers[next])) {
+                if (detail::Fiber* f = deque.pop()) taken[f->id].fetch_add(1, std::memory_order_relaxed), ++popped;
+            }
+            ++next;
+        }
+        const std::size_t pops = one ? 1 : next % 3;
+        for (std::size_t k = 0; k < pops; ++k)
+            if (detail::Fiber* f = deque.pop()) taken[f->id].fetch_add(1, std::memory_order_relaxed), ++popped;
+    }
+    while (detail::Fiber* f = deque.pop()) taken[f->id].fetch_add(1, std::memory_order_relaxed), ++popped;
+    // Empty for the owner, but a thief may still hold one it took: wait
+    // until every fiber is counted or the watchdog fires.
+    while (popped + stolen.load(std::memory_order_relaxed) < kFibers) std::this_thread::yield();
+    done.store(true, std::memory_order_release);
+    a.join();
+    b.join();
+    INFO(popped << " popped by the owner, " << stolen.load() << " stolen");
+    CHECK(popped + stolen.load() == kFibers);
+    CHECK(stolen.load() > 0);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < kFibers; ++i) wrong += taken[i].load() != 1;
+    CHECK(wrong == 0);
 }
 
 TEST_CASE("RunQueue::rotateAlone: the oldest out, the caller in at the back; nothing on an empty ring", "[policy]") {

@@ -38,16 +38,78 @@ Fiber* stealReadyFrom(Thread& thread, Thread& victim) {
     return fiber;
 }
 
+Fiber* stealOldestFrom(Thread& /*thief*/, Thread& victim) {
+    // Test before the grab: a look leaves the victim's lines shared.
+    if (victim.new_work.looksEmpty()) return nullptr;
+    Fiber* fiber = victim.new_work.steal();
+    if (!fiber) return nullptr;
+    // A steal-half record for a batch of one (FORMAT.md): the fiber moved
+    // from the victim's queue to us, and we run it now.
+    FIBERSCOPE_TRACE_EVENT(emit::stealHalf(now, fiber->id, victim.index));
+    return fiber;
+}
+
 Fiber* stealReady(Loop& loop, Thread& thread) {
     // acquire: pairs with spawnWorker's release of `active`.
     const unsigned active = loop.active.load(std::memory_order_acquire);
     Fiber* fiber = nullptr;
-    visitVictims(loop, thread, thread.own().steal_ready_search_index, kMaxStealReadySearch, active,
-                 [&](Thread& victim) { return (fiber = stealReadyFrom(thread, victim)) != nullptr; });
+    const bool scaling = loop.scaling();
+    visitVictims(loop, thread, thread.own().steal_ready_search_index, kMaxStealReadySearch, active, [&](Thread& victim) {
+        fiber = stealReadyFrom(thread, victim);
+        if (!fiber && scaling) fiber = stealOldestFrom(thread, victim);
+        return fiber != nullptr;
+    });
     return fiber;
 }
 
+// Pushes `fiber` on one of our scaling queues (a WorkDeque or a RunQueue).
+// When it is full, its older half and then `fiber` go to the back of the
+// loop's overflow list (Go's runqputslow), so one thread's burst is not
+// capped.
+template <class Queue>
+static void pushOrOverflow(Loop& loop, Queue& queue, Fiber* fiber) {
+    FiberQueue half{nullptr, nullptr};
+    std::uint32_t moved = 0;
+    while (!queue.push(fiber))
+        if ((moved = queue.takeOlderHalf(half)) != 0) break; // 0: thieves made room meanwhile
+    if (moved == 0) return;
+    half.tail->queue_next = fiber;
+    fiber->queue_next = nullptr;
+    half.tail = fiber;
+    std::lock_guard lock(loop.overflow_mutex);
+    if (loop.overflow.head) loop.overflow.tail->queue_next = half.head;
+    else loop.overflow.head = half.head;
+    loop.overflow.tail = half.tail;
+    // relaxed: a hint for readers without the lock; they take the lock.
+    loop.overflow_count.store(loop.overflow_count.load(std::memory_order_relaxed) + moved + 1,
+                              std::memory_order_relaxed);
+}
+
+// pushOwn for the scaling policy: onto our WorkDeque, the queue's head
+// last, so that it pops first (as from the seed's word).
+static void pushNewWork(Loop& loop, Thread& thread, FiberQueue queue) {
+    // Reverse the list first, while every link is ours: once a fiber is
+    // pushed, a thief may run it and relink it.
+    Fiber* reversed = nullptr;
+    for (Fiber* fiber = queue.head;;) {
+        Fiber* next = fiber == queue.tail ? nullptr : fiber->queue_next;
+        fiber->queue_next = reversed;
+        reversed = fiber;
+        if (!next) break;
+        fiber = next;
+    }
+    for (Fiber* fiber = reversed; fiber;) {
+        Fiber* next = fiber->queue_next; // read before the push publishes it
+        pushOrOverflow(loop, thread.new_work, fiber);
+        fiber = next;
+    }
+}
+
 void pushOwn(Thread& thread, FiberQueue queue) {
+    if (thread.loop->scaling()) {
+        pushNewWork(*thread.loop, thread, queue);
+        return;
+    }
     // acq_rel: release publishes the fibers to thieves; acquire reads the
     // current head to link behind.
     Fiber* head = thread.ready_queue.load(std::memory_order_acquire);
@@ -71,15 +133,17 @@ Fiber* popOwn(Thread& thread) {
     return fiber;
 }
 
-// popOwn() for the scaling policy: a look first, and the exchange only if
-// the word holds fibers. Only we put fibers on our word under this policy
-// (nobody hands a scaling thread work; thieves only take), so a word seen
-// empty stays empty until we push: no fiber is missed, and the common case
-// (a thread whose new work all ran) costs a plain load instead of a locked
-// exchange. The seed's popOwn must exchange every time: its kFinished is
-// what keeps hand-offs away while the thread is busy. relaxed: the exchange
-// in popOwn decides and acquires.
-static Fiber* popOwnScaling(Thread& thread) {
+// popOwn() for the scaling policy: the newest fiber of our WorkDeque, or of
+// our queue word (which holds only a new worker's first work, or what it
+// stole whole from another thread's word). The word gets a look first,
+// and the exchange only if it holds fibers: only we put fibers on it under
+// this policy (nobody hands a scaling thread work; thieves only take), so
+// a word seen empty stays empty until we store to it, and the common case
+// costs a plain load instead of a locked exchange. The seed's popOwn must
+// exchange every time: its kFinished is what keeps hand-offs away while
+// the thread is busy. relaxed: the exchange in popOwn decides and acquires.
+Fiber* popNewWork(Thread& thread) {
+    if (Fiber* fiber = thread.new_work.pop()) return fiber;
     Fiber* head = thread.ready_queue.load(std::memory_order_relaxed);
     if (head == nullptr || head == kFinished) return nullptr;
     return popOwn(thread);
@@ -99,24 +163,7 @@ void enqueueLocal(Loop& loop, Thread& thread, FiberQueue queue) {
         // Read the link first: once pushed, a thief may run the fiber and
         // relink it.
         Fiber* next = fiber == queue.tail ? nullptr : fiber->queue_next;
-        while (!thread.run_queue.push(fiber)) {
-            // Full: the older half and this fiber go to the loop's overflow
-            // list (Go's runqputslow), so one thread's burst is not capped.
-            FiberQueue half{nullptr, nullptr};
-            const std::uint32_t moved = thread.run_queue.takeOlderHalf(half);
-            if (moved == 0) continue; // thieves made room meanwhile
-            half.tail->queue_next = fiber;
-            fiber->queue_next = nullptr;
-            half.tail = fiber;
-            std::lock_guard lock(loop.overflow_mutex);
-            if (loop.overflow.head) loop.overflow.tail->queue_next = half.head;
-            else loop.overflow.head = half.head;
-            loop.overflow.tail = half.tail;
-            // relaxed: a hint for readers without the lock; they take the lock.
-            loop.overflow_count.store(loop.overflow_count.load(std::memory_order_relaxed) + moved + 1,
-                                      std::memory_order_relaxed);
-            break;
-        }
+        pushOrOverflow(loop, thread.run_queue, fiber);
         fiber = next;
     }
 }
@@ -176,7 +223,8 @@ Fiber* stealHalf(Loop& loop, Thread& thread) {
 // what overflowed (Go checks its global queue every 61 schedules).
 static constexpr std::uint32_t kOverflowFairness = 61;
 
-// New work first (run_next, then the LIFO word: depth-first, warm caches),
+// New work first (run_next, then the WorkDeque's newest: depth-first, warm
+// caches),
 // then the fibers that yielded (the FIFO RunQueue, in turn), then the
 // overflow list, then other threads' work; every kOverflowFairness-th time
 // the yielders and the overflow list come first, so new work cannot starve
@@ -191,7 +239,7 @@ static Fiber* findReadyScaling(Loop& loop, Thread& thread) {
         if (Fiber* fiber = takeOverflow(loop, thread, 1)) return fiber;
     }
     if (Fiber* fiber = takeRunNext(thread)) return fiber;
-    if (Fiber* fiber = popOwnScaling(thread)) return fiber;
+    if (Fiber* fiber = popNewWork(thread)) return fiber;
     if (Fiber* fiber = popYielder()) return fiber;
     // Our RunQueue is empty: room for half a queue from the overflow list.
     if (Fiber* fiber = takeOverflow(loop, thread, RunQueue::kCapacity / 2)) return fiber;

@@ -11,17 +11,25 @@ namespace fiberscope::detail {
 struct Loop;
 struct Thread;
 
-// Takes the whole ready list of one of a few other threads, runs its head
-// and publishes the rest from our slot, which nobody else may change while
+// Takes the whole ready list of one of a few other threads (on the scaling
+// policy, else the oldest fiber of its WorkDeque), runs its head and
+// publishes the rest from our slot, which nobody else may change while
 // we do: on the seed policy it must hold kFinished (no hand-off lands on it,
 // no thief takes from it); on the scaling policy nobody hands work over, so
 // an empty slot (kFinished or nullptr) will do. nullptr: nothing found.
 Fiber* stealReady(Loop& loop, Thread& thread);
 // The same from `victim` only.
 Fiber* stealReadyFrom(Thread& thread, Thread& victim);
+// The scaling policy: takes the oldest fiber of `victim`'s WorkDeque (a
+// steal-half record for a batch of one). nullptr: nothing taken.
+Fiber* stealOldestFrom(Thread& thread, Thread& victim);
 // Pops our own slot's head, leaving kFinished in it when it was empty.
 Fiber* popOwn(Thread& thread);
-// Pushes `queue` on our own slot (the LIFO word), which thieves may take.
+// The scaling policy's popOwn: our WorkDeque's newest, else our word's head.
+Fiber* popNewWork(Thread& thread);
+// Queues `queue` as our new work, its head to run first: on our own slot
+// (the LIFO word, which thieves take whole) on the seed policy, on our
+// WorkDeque (whose oldest fiber a thief takes) on the scaling policy.
 void pushOwn(Thread& thread, FiberQueue queue);
 // Takes our own run_next (scaling policy).
 Fiber* takeRunNext(Thread& thread);

@@ -77,11 +77,20 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue, bool yielded) {
     FIBERSCOPE_TRACE_EVENT(emit::schedule(decided, traced_head, traced_count, thread.index, ScheduleHow::OwnQueue));
     if (loop.scaling()) {
         // Our own queues (nobody hands a parked thread work): a yield to the
-        // back of the FIFO RunQueue, anything else on the LIFO word; a
+        // back of the FIFO RunQueue, anything else on the WorkDeque; a
         // parked thread, if any, is woken to search and steals.
+        // New work pushed on a deque that held work already wakes nobody:
+        // the push that made it non-empty looked (below), and a searcher
+        // that gave up after that look saw the deque non-empty and stole
+        // from it instead of parking. That saves a fence on most pushes of
+        // a tree of spawns (skynet), where the deque holds the siblings
+        // still to run. (Our view of the deque may be stale, a thief having
+        // just emptied it: then a parked thread is not offered this fiber
+        // now, a missed chance of parallelism, not a lost fiber: we run it.)
+        const bool was_empty = yielded || thread.new_work.emptyForOwner();
         if (yielded) enqueueLocal(loop, thread, queue);
         else pushOwn(thread, queue);
-        if (active > 1) {
+        if (active > 1 && was_empty) {
             // seq_cst: our side of the Dekker pair with a searcher that gives
             // up (scheduler.hpp): our push above, then our reads of
             // `searching` and the idle set in wakeToSearch; it drops

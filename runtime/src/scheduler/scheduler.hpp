@@ -6,7 +6,8 @@
 //   schedule.cpp         where ready fibers go: schedule(), scheduleSpawned()
 //   queue.cpp            where a thread finds work: findReadyFiber(),
 //                        stealHalf(), the overflow list
-//   run_queue.hpp        the scaling policy's ring (Go's runq)
+//   work_deque.hpp       the scaling policy's deque of new work (Chase-Lev)
+//   run_queue.hpp        the scaling policy's ring of yielders (Go's runq)
 //   search.cpp           the scaling policy's search before parking
 //   grow.cpp             starting workers lazily
 //   victims.hpp          the one round-robin walk over other threads
@@ -58,8 +59,12 @@
 // Tokio's (idle.rs, notify_parked) do:
 // * Nobody hands a thread work: a thread queues what became ready on its
 //   own queues only. New work (a spawn displaced from run_next, a wake-up,
-//   a completion) goes on its LIFO queue word, as in the seed, so it runs
-//   soon, on a warm cache, and a tree of spawns stays depth-first. A fiber
+//   a completion) goes on the bottom of its WorkDeque (work_deque.hpp), a
+//   Chase-Lev deque the owner pops LIFO, as the seed pops its word, so it
+//   runs soon, on a warm cache, and a tree of spawns stays depth-first. A
+//   thief takes the deque's oldest fiber, which in a tree of spawns is the
+//   largest piece of work left: the seed's whole-list steal made two
+//   threads trade the list at nearly every leaf of skynet. A fiber
 //   that yields goes to the back of its RunQueue (run_queue.hpp), a FIFO
 //   ring of 256 that only the owner fills: two plain stores to push, one
 //   CAS on a line that stays its own to pop. The owner runs new work
@@ -70,9 +75,10 @@
 //   spawns breadth-first, and with a stack per fiber that is a disaster
 //   (skynet 1M on one thread went from 80 ms to 2.6 s, every inner node's
 //   fiber and stack alive at once).
-// * A thread out of work takes another's whole queue word (as the seed
-//   does), or the older half of its ring with one CAS (stealHalf,
-//   queue.cpp).
+// * A thread out of work takes the oldest fiber of another's WorkDeque
+//   (stealOldestFrom), or the older half of its ring with one CAS
+//   (stealHalf, queue.cpp); a queue word, which holds only a new worker's
+//   first work, is still taken whole.
 // * An idle set (Loop::idle_set, idle_set.hpp) says who is parked, in lines
 //   of its own. After a push, one parked thread is woken to search
 //   (wakeToSearch, Go's wakep) unless a thread searches already or one was
@@ -108,10 +114,11 @@
 // kFinished); a thread parks only after publishing nullptr, and whoever
 // hands it work with a CAS then wakes it. Scaling: every read of the idle
 // set or of `searching` is a hint; what decides is a CAS (on a queue word,
-// a RunQueue's head, a run_next). A ready fiber is in a queue word, a ring,
-// a run_next or the overflow list; the first three are filled only by
-// their owner while it runs (its fibers, its completions through the
-// reaper, a thief's remainder), and an owner looks at all three before it
+// a WorkDeque's top, a RunQueue's head, a run_next). A ready fiber is in a
+// queue word, a deque, a ring, a run_next or the overflow list; the first
+// four are filled only by their owner while it runs (its fibers, its
+// completions through the reaper, a thief's remainder), and an owner looks
+// at all four before it
 // parks (searchBeforePark runs what the reaper queued during its flush),
 // so a running owner runs its fibers if nobody else does: a stale hint
 // costs a missed chance of parallelism or a needless wake-up, never a
@@ -120,11 +127,13 @@
 // queued while it saw that searcher still gets a thread. What stays is the
 // parallelism: a producer that adds work and then reads `searching` and
 // the idle set, against a searcher that gives up (drops `searching`, sets
-// its idle bit) and then reads every ring, run_next and the overflow list,
-// is a Dekker pair (seq_cst on both sides: the fence after a push and the
-// exchange of run_next in schedule.cpp, the read-modify-writes and loads in
-// search.cpp): one of them sees the other, so work added while the last
-// searcher gives up still gets a thread.
+// its idle bit) and then reads every deque, ring, run_next and the
+// overflow list, is a Dekker pair (seq_cst on both sides: the fence after a
+// push and the exchange of run_next in schedule.cpp, the read-modify-writes
+// and loads in search.cpp): one of them sees the other, so work added while
+// the last searcher gives up still gets a thread. (A push on a deque that
+// held work already skips its side: the push that filled it did not, and
+// schedule() says why that is enough.)
 #pragma once
 
 #include "fiber/fiber.hpp"

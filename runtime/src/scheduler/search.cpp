@@ -121,7 +121,8 @@ static OthersHold othersHaveWork(Loop& loop, Thread& thread, unsigned active, un
     for (unsigned i = 0; i < active; ++i) {
         if (i == thread.index) continue;
         Fiber* head = loop.threads[i].ready_queue.load(std::memory_order_seq_cst);
-        if ((head != nullptr && head != kFinished) || !loop.threads[i].run_queue.looksEmptySeqCst()) {
+        if ((head != nullptr && head != kFinished) || !loop.threads[i].new_work.looksEmptySeqCst() ||
+            !loop.threads[i].run_queue.looksEmptySeqCst()) {
             victim = i;
             return OthersHold::queued;
         }
@@ -167,7 +168,7 @@ Fiber* searchBeforePark(Loop& loop, Thread& thread) {
         // the kernel refuses for lack of completion space runs the reaper,
         // which may queue fibers on our word: run those first.
         thread.driver.flush();
-        if (Fiber* fiber = popOwn(thread)) return fiber;
+        if (Fiber* fiber = popNewWork(thread)) return fiber;
         // relaxed: the increment only steers schedule()'s hints.
         [[maybe_unused]] const unsigned searchers = loop.searching.fetch_add(1, std::memory_order_relaxed) + 1;
         FIBERSCOPE_TRACE_EVENT(emit::search(now, trace::SearchOp::Begin, searchers));
@@ -231,6 +232,7 @@ Fiber* searchBeforePark(Loop& loop, Thread& thread) {
         fiber = takeOverflow(loop, thread, RunQueue::kCapacity / 2);
     } else {
         fiber = stealReadyFrom(thread, loop.threads[victim]);
+        if (!fiber) fiber = stealOldestFrom(thread, loop.threads[victim]);
         if (!fiber) fiber = stealHalfFrom(thread, loop.threads[victim]);
     }
     // nullptr: taken by someone else meanwhile. Park: a later producer

@@ -65,6 +65,7 @@ static bool yieldAlone(Thread& thread) {
     if (thread.run_next.load(std::memory_order_relaxed) != nullptr) return false;
     if (Fiber* word = thread.ready_queue.load(std::memory_order_relaxed); word != nullptr && word != kFinished)
         return false;
+    if (!thread.new_work.emptyForOwner()) return false;
     if (loop.overflow_count.load(std::memory_order_relaxed) != 0) return false;
     // The ring's head runs next and we go to its back. An empty ring: we
     // would be its only fiber, so we run on.

@@ -11,8 +11,10 @@
 //              on the scaling policy, which hands nobody work, it may also
 //              stay so while the owner runs other work: empty to everyone;
 //   a fiber    ready work: the owner pops the head, a thief takes it all.
-// The scaling policy uses a ring instead (run_queue.hpp) that only its owner
-// fills; other threads take half of it, and nobody hands it work.
+// The scaling policy uses a deque for new work (work_deque.hpp) and a ring
+// for the fibers that yielded (run_queue.hpp), which only their owner fills;
+// other threads take the deque's oldest fiber or half of the ring, and
+// nobody hands the thread work.
 #pragma once
 
 #include <atomic>
@@ -23,6 +25,7 @@
 #include "fiber/fiber.hpp"
 #include "io/driver.hpp"
 #include "scheduler/run_queue.hpp"
+#include "scheduler/work_deque.hpp"
 #include "sync/timers.hpp"
 
 namespace fiberscope::detail {
@@ -50,9 +53,14 @@ struct Thread {
     // A line of its own: the owner writes it on every spawn, and a searcher
     // reads the queue word above on every round.
     alignas(64) std::atomic<Fiber*> run_next{nullptr};
-    // The scaling policy's ready queue (run_queue.hpp): a ring the owner
-    // pushes to and pops from, and thieves take half of. The seed policy
-    // uses ready_queue above instead.
+    // The scaling policy's new work (work_deque.hpp): a deque the owner
+    // pushes to and pops from at the bottom, and thieves take the oldest
+    // fiber of. (Its ready_queue word above then only holds a new worker's
+    // first work, from spawnWorker.)
+    alignas(64) WorkDeque new_work;
+    // The scaling policy's fibers that yielded (run_queue.hpp): a ring the
+    // owner pushes to and pops from, and thieves take half of. The seed
+    // policy uses ready_queue above for everything.
     alignas(64) RunQueue run_queue;
     // Recycled fibers. Only the owner pushes and pops; other threads may only
     // take the whole list (exchange with nullptr), which rules out ABA.

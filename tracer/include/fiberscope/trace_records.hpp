@@ -201,12 +201,14 @@ inline constexpr RecordKindInfo kTable[kMaxEventKind + 1] = {
     row({K::SourceLocation, "source-location", "user",
          "The thread's previous record (a mark or zone-begin) was made at line `line` of source file `file`.", false, false},
         {string("file"), count("line")}),
-    // One record per fiber a steal moved (the scaling policy takes the older
-    // half of a victim's queue at once), oldest first, all at one time; the
-    // last is the fiber the thief runs now, the others wait in its queue.
+    // One record per fiber a steal moved (the scaling policy takes the
+    // oldest fiber of a victim's new work, or the older half of its
+    // yielders at once), oldest first, all at one time; the last is the
+    // fiber the thief runs now, the others wait in its queue.
     row({K::StealHalf, "steal-half", "sched",
-         "This thread found nothing to run and took `fiber` from worker `victim`'s ready queue, one of the older half "
-         "of that queue it took at once (the scaling policy); the last one it took it runs now.", true, true},
+         "This thread found nothing to run and took `fiber` from worker `victim`'s ready queues (the scaling policy): "
+         "the oldest of its new work, or one of the older half of its yielders taken at once; the last one it took it "
+         "runs now.", true, true},
         {fiber(), worker("victim")}),
     // The scaling policy's spin before parking: a begin, then one of the
     // three ends, on the same thread; `searchers` counts the threads

@@ -494,8 +494,17 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
         // The batch: this thread's steal-half records at this time.
         const std::uint32_t next = c.neighbour(i, EventKind::StealHalf, 1, 1);
         const bool runs = next == kNoEvent || c.event(next).time != e.time;
+        // A batch of one: the oldest fiber of the victim's new work
+        // (stealOldestFrom), or a ring with one fiber (stealHalf).
+        const std::uint32_t before = c.neighbour(i, EventKind::StealHalf, -1, 1);
+        if (runs && (before == kNoEvent || c.event(before).time != e.time))
+            return make(thread + " found nothing to run and took " + c.fiber(e.arg[0]) + " from worker " +
+                            std::to_string(e.arg[1]) +
+                            "'s ready queues in findReadyFiber(): the scaling policy takes the oldest of a thread's new "
+                            "work (in a tree of spawns, the largest piece left), or half of its yielders, and runs it now",
+                        "findReadyFiber()", kReadyQueue, i);
         return make(thread + " found nothing to run and took " + c.fiber(e.arg[0]) + " from worker " + std::to_string(e.arg[1]) +
-                        "'s ready queue in stealHalf(): the scaling policy takes the older half of a queue at once" +
+                        "'s ready queue in stealHalf(): the scaling policy takes the older half of a thread's yielders at once" +
                         (runs ? ", and runs the newest of them now" : "; it waits in this thread's queue"),
                     "stealHalf()", kReadyQueue, i);
     }
