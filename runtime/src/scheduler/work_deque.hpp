@@ -143,10 +143,12 @@ public:
     }
 
 private:
-    // Lines of their own: the owner writes bottom on every push and pop,
-    // the thieves CAS top; neither should pull the other's line away.
-    alignas(64) std::atomic<std::uint32_t> top_{0};
-    alignas(64) std::atomic<std::uint32_t> bottom_{0};
+    // One line for both counters: the owner reads both on every look
+    // (EventLoop::yield on a one-worker loop looks at each of its queues),
+    // and a thief reads both before it CASes top, so apart they would be
+    // two lines to move instead of one.
+    std::atomic<std::uint32_t> top_{0};
+    std::atomic<std::uint32_t> bottom_{0};
     alignas(64) std::atomic<Fiber*> slots_[kCapacity] = {};
 };
 
