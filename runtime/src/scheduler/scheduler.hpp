@@ -102,12 +102,11 @@
 // Measured (bench/compare.sh; the numbers and the machine's load are in
 // the commit messages and the closing notes): spawn+await at 2 threads
 // about 1.8x its 1-thread time (seed: 10.6x to 40x), skynet at 2 threads
-// 0.53x to 0.92x its 1-thread time (seed: 2.9x). The spread is the host's:
-// on a shared 2-vCPU machine one commit measured 0.57x one day and 0.85x
-// another, as what moving a line between the CPUs costs varied; skynet
-// moves many (a child that finishes on the other thread than its parent
-// exchanges the awaiter word the parent wrote, and the parent then reads
-// the child's header).
+// 0.55x to 0.64x its 1-thread time (seed: 1.1x to 2.9x). Before new work
+// went on a WorkDeque it was 0.53x to 0.92x, varying from day to day on
+// the same commit: a whole-list steal sent the list back and forth, and
+// what each trip cost depended on what moving a line between the CPUs
+// cost that day.
 //
 // WHY IT IS CORRECT. Seed: the only word that decides where fibers go is a
 // thread's queue word, changed by CAS (or by its owner while it holds
