@@ -365,14 +365,16 @@ TEST_CASE("the scaling policy: a spawn burst and a crowd of yielders on two thre
     trace::Trace trace = test::readRecordedTrace(path);
     rmdir(dir);
     // Every spawn, both workers running, went to its spawner's run_next
-    // (how = run-next); every steal-half record names a fiber and a victim.
+    // (how = run-next); every steal-half record names a fiber and a victim
+    // (the main fiber, id 1, among them: woken by a finish, it goes on its
+    // waker's deque, whose oldest fiber the other worker may take).
     std::size_t run_next = 0;
     for (std::size_t i = 0; i < trace.events.size(); ++i) {
         const trace::Event e = trace.events[i];
         if (e.kind == trace::EventKind::Schedule && e.small == static_cast<std::uint8_t>(trace::ScheduleHow::RunNext))
             ++run_next;
         if (e.kind == trace::EventKind::StealHalf) {
-            CHECK(e.arg[0] >= 2);
+            CHECK(e.arg[0] >= 1);
             CHECK(e.arg[1] <= 1);
         }
     }
