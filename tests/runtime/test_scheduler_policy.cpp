@@ -504,7 +504,9 @@ TEST_CASE("WorkDeque: under an owner and two thieves racing, every fiber is take
     detail::WorkDeque deque;
     std::atomic<bool> done{false};
     std::atomic<std::size_t> stolen{0};
+    std::atomic<int> thieves_running{0};
     auto thief = [&] {
+        thieves_running.fetch_add(1, std::memory_order_release);
         while (!done.load(std::memory_order_acquire)) {
             if (detail::Fiber* f = deque.steal()) {
                 taken[f->id].fetch_add(1, std::memory_order_relaxed);
@@ -513,14 +515,22 @@ TEST_CASE("WorkDeque: under an owner and two thieves racing, every fiber is take
         }
     };
     std::thread a(thief), b(thief);
+    // On two loaded cores (CI under ASan) the owner could finish before a
+    // thief first looks: start racing only once both are looking.
+    while (thieves_running.load(std::memory_order_acquire) < 2) std::this_thread::yield();
+    // The last kLeftForThieves fibers are pushed and left for the thieves,
+    // so that a steal is certain however the scheduler of this machine
+    // orders the threads (the watchdog bounds the wait).
+    constexpr std::size_t kLeftForThieves = 64;
+    const std::size_t raced = kFibers - kLeftForThieves;
     std::size_t popped = 0;
     // Mostly one push and one pop, so that the owner's pop of the last
     // fiber races the thieves' steals; now and then a burst of four that
     // leaves some behind.
-    for (std::size_t next = 0; next < kFibers;) {
+    for (std::size_t next = 0; next < raced;) {
         const bool one = next % 8 != 0;
         const std::size_t burst = one ? 1 : 4;
-        for (std::size_t k = 0; k < burst && next < kFibers; ++k) {
+        for (std::size_t k = 0; k < burst && next < raced; ++k) {
             while (!deque.push(&fibers[next])) {
                 if (detail::Fiber* f = deque.pop()) taken[f->id].fetch_add(1, std::memory_order_relaxed), ++popped;
             }
@@ -530,6 +540,10 @@ TEST_CASE("WorkDeque: under an owner and two thieves racing, every fiber is take
         for (std::size_t k = 0; k < pops; ++k)
             if (detail::Fiber* f = deque.pop()) taken[f->id].fetch_add(1, std::memory_order_relaxed), ++popped;
     }
+    const std::size_t stolen_while_racing = stolen.load(std::memory_order_relaxed);
+    while (detail::Fiber* f = deque.pop()) taken[f->id].fetch_add(1, std::memory_order_relaxed), ++popped;
+    for (std::size_t i = raced; i < kFibers; ++i) REQUIRE(deque.push(&fibers[i]));
+    while (stolen.load(std::memory_order_relaxed) == stolen_while_racing) std::this_thread::yield();
     while (detail::Fiber* f = deque.pop()) taken[f->id].fetch_add(1, std::memory_order_relaxed), ++popped;
     // Empty for the owner, but a thief may still hold one it took: wait
     // until every fiber is counted or the watchdog fires.
