@@ -72,7 +72,8 @@ gbench() {
     return 0
   fi
   local rc=0
-  timeout "$limit" "$exe" --benchmark_filter="$filter" --benchmark_repetitions="$n" \
+  # BENCH_PIN (e.g. "taskset -c 1"), where set, runs the benchmark pinned.
+  timeout "$limit" ${BENCH_PIN:-} "$exe" --benchmark_filter="$filter" --benchmark_repetitions="$n" \
     --benchmark_display_aggregates_only=true \
     --benchmark_out="$results/$name.json" --benchmark_out_format=json \
     >"$results/$name.log" 2>&1 || rc=$?
@@ -104,6 +105,20 @@ say "fiberscope: skynet 1M traced ($skynet_reps repetitions)"
 gbench fiberscope_skynet_traced "$build/bench/fiberscope_runtime_bench" '^BM_SkynetTraced/' "$skynet_reps"
 say "Boost.Context: continuation ping-pong ($reps repetitions)"
 gbench boost_context "$build/bench/boost_context_pingpong" '^BM_BoostContextResume' "$reps"
+# The switch pinned to each CPU in turn. A shared machine's vCPUs are not
+# equal: on the 2-vCPU VM this was written on, one ran Fiberscope's yield at
+# ~11 ns and Boost.Context's resume at ~6.3 ns, the other at ~7.4 and ~5.4,
+# the same binaries a second apart (its core was busy with something outside
+# the VM). An unpinned run lands on either, so its ratio can compare two
+# different CPUs; the pinned pairs compare like with like.
+if command -v taskset >/dev/null 2>&1; then
+  pinned_cpus=$(nproc); [ "$pinned_cpus" -gt 4 ] && pinned_cpus=4
+  say "the switch pinned to each of the first $pinned_cpus CPUs: yield and Boost.Context resume ($reps repetitions each)"
+  for cpu in $(seq 0 $((pinned_cpus - 1))); do
+    BENCH_PIN="taskset -c $cpu" gbench fiberscope_yield_cpu$cpu "$build/bench/fiberscope_runtime_bench" '^BM_YieldPingPong' "$reps"
+    BENCH_PIN="taskset -c $cpu" gbench boost_context_cpu$cpu "$build/bench/boost_context_pingpong" '^BM_BoostContextResume' "$reps"
+  done
+fi
 say "Boost.Fiber: yield ping-pong ($reps repetitions)"
 gbench boost_fiber_micro "$build/bench/boost_fiber_bench" '^BM_BoostFiberYield' "$reps"
 say "Boost.Fiber: skynet 1M ($skynet_reps repetitions)"
@@ -135,7 +150,7 @@ machine_info
 echo "build:   $(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt"), $(c++ --version | head -1), \
 $(sed -n 's/^\(FIBERSCOPE_[A-Z_]*\):BOOL=\(.*\)/\1=\2/p' "$build/CMakeCache.txt" | sort | tr '\n' ' ')"
 python3 - "$results" "$reps" "$skynet_reps" <<'PY'
-import json, os, sys
+import json, os, re, sys
 
 results, reps, skynet_reps = sys.argv[1], sys.argv[2], sys.argv[3]
 to_ns = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
@@ -154,11 +169,14 @@ for name in sorted(os.listdir(results)):
     context = context or data.get("context")
     # Runs on the epoll backend (results/*_epoll.json) are keyed "epoll:RUN",
     # runs pinned to a scheduler policy (*_seed.json, *_scaling.json) "seed:RUN"
-    # and "scaling:RUN".
+    # and "scaling:RUN"; runs pinned to CPU N (*_cpuN.json) "cpuN:RUN".
     prefix = ""
     for tag in ("epoll", "seed", "scaling"):
         if name.endswith(f"_{tag}.json"):
             prefix = tag + ":"
+    pinned = re.search(r"_(cpu[0-9]+)\.json$", name)
+    if pinned:
+        prefix = pinned.group(1) + ":"
     for b in data.get("benchmarks", []):
         run = prefix + b.get("run_name", b["name"])
         if b.get("error_occurred"):
@@ -301,6 +319,19 @@ print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
 for r in rows:
     print(line(r))
 print()
+
+# The switch pinned to each CPU: yield against Boost.Context on the same CPU.
+pinned_rows = []
+for cpu in range(nproc):
+    fs, bc = get(f"cpu{cpu}:{FS_YIELD}"), get(f"cpu{cpu}:{BC_RESUME}")
+    if fs is None and bc is None:
+        continue
+    ratio = f"{fs / bc:.2f}x" if fs and bc else "n/a"
+    verdict = ("met" if fs / bc <= 1.5 else "MISSED") if fs and bc else "n/a"
+    pinned_rows.append([f"CPU {cpu}", fmt(fs, "ns") if fs else status(f"cpu{cpu}:{FS_YIELD}"),
+                        fmt(bc, "ns") if bc else status(f"cpu{cpu}:{BC_RESUME}"), ratio, f"<= 1.5x: {verdict}"])
+if pinned_rows:
+    print_table(["yield vs Boost.Context, both pinned to", "yield", "Boost.Context resume", "ratio", "target"], pinned_rows)
 
 # The scheduler policies side by side: each policy's 2-thread (or N-thread)
 # time against its own 1-thread time, with the issue-15 targets.
