@@ -79,12 +79,14 @@ public:
     // (a busy thread services its driver now and then: EventLoop::yield).
     // Inline: a yield asks every 8th time (yieldRunning, scheduler/switch.cpp).
     bool hasPendingWork() const noexcept {
-        return backend_ == IoBackend::io_uring && (ring.pendingSubmissions() || ring.pendingCompletions());
+        return backend_ == IoBackend::io_uring &&
+               (ring.pendingSubmissions() || ring.pendingCompletions() || ring.kernelHoldsCompletions());
     }
     // Whether completions wait to be reaped (a searching thread stops).
     bool hasPendingCompletions() const noexcept;
     // Enters the kernel without waiting (io_uring runs deferred completion
-    // work there, COOP_TASKRUN), then reaps: the first ready fiber goes to
+    // work there, COOP_TASKRUN; a ring that reports such work enters only
+    // when it waits or requests do), then reaps: the first ready fiber goes to
     // `next`, the rest onto `queue`; `exit` is set on an exit request.
     // Returns how many fibers it readied.
     unsigned reap(Fiber*& next, FiberQueue& queue, bool& exit);

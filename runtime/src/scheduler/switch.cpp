@@ -95,7 +95,10 @@ void yieldRunning(Thread& thread) {
     // A fiber that yields in a loop keeps its thread from ever going idle,
     // where the driver is normally serviced: service it here now and then,
     // every 8th yield if it has work waiting (a look at the ring: ~1 ns of
-    // a ~8 ns yield), every 1024th anyway.
+    // a ~8 ns yield), every 1024th anyway: the epoll backend and a ring that
+    // cannot report deferred completions are polled blind, and passed
+    // deadlines of timed sync waits fire (Driver::reap enters the kernel
+    // only where that may find something).
     const unsigned yields = ++thread.own().yields_since_poll;
     if (yields >= 1024 || ((yields & 7) == 0 && thread.driver.hasPendingWork())) pollDriver(thread);
     if (thread.runningFiber() && yieldAlone(thread)) return;

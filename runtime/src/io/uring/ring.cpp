@@ -17,8 +17,10 @@ Status Ring::open(unsigned entries, unsigned completion_entries, int attach_to, 
     close();
     // The newer seed's flags: share one async worker pool across rings, let
     // the owner thread enable its ring (it becomes the single issuer), run
-    // completion task work only when we enter the kernel anyway.
-    unsigned flags = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER;
+    // completion task work only when we enter the kernel anyway, and say
+    // in the ring's flags when such work waits (so a busy thread enters
+    // only then: Driver::reap).
+    unsigned flags = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SINGLE_ISSUER;
     // A completion queue larger than the default 2 x entries: a thread
     // serving many connections has one operation in flight for each, and
     // every completion past the queue's end costs the kernel an allocation
@@ -29,8 +31,9 @@ Status Ring::open(unsigned entries, unsigned completion_entries, int attach_to, 
     if (disabled) flags |= IORING_SETUP_R_DISABLED;
     int result = -EINVAL;
     // Older kernels reject newer flags with EINVAL: retry without them.
-    for (unsigned drop : {0u, unsigned(IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN),
-                          unsigned(IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_ATTACH_WQ)}) {
+    // (TASKRUN_FLAG needs COOP_TASKRUN, and came in the same kernel, 5.19.)
+    constexpr unsigned kNewer = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
+    for (unsigned drop : {0u, kNewer, kNewer | unsigned(IORING_SETUP_ATTACH_WQ)}) {
         io_uring_params params{};
         params.flags = flags & ~drop;
         if (params.flags & IORING_SETUP_ATTACH_WQ) params.wq_fd = static_cast<unsigned>(attach_to);

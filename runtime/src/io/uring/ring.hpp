@@ -93,6 +93,18 @@ public:
     // SQEs queued but not yet submitted, and CQEs waiting to be reaped.
     unsigned pendingSubmissions() const noexcept { return io_uring_sq_ready(&ring_); }
     unsigned pendingCompletions() const noexcept { return io_uring_cq_ready(&ring_); }
+    // Whether the kernel holds completions that only an entry brings out:
+    // task work it deferred to our next entry (COOP_TASKRUN), which it flags
+    // with IORING_SQ_TASKRUN where the ring was set up with
+    // IORING_SETUP_TASKRUN_FLAG, or CQEs on its overflow list. A ring
+    // without that flag (a kernel before 5.19) never shows IORING_SQ_TASKRUN:
+    // reportsTaskWork() says whether a false here can be believed.
+    // (The kernel sets and clears these bits; a stale read costs one entry
+    // too many, or one reap later, never a completion.)
+    bool kernelHoldsCompletions() const noexcept {
+        return (IO_URING_READ_ONCE(*ring_.sq.kflags) & (IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW)) != 0;
+    }
+    bool reportsTaskWork() const noexcept { return (ring_.flags & IORING_SETUP_TASKRUN_FLAG) != 0; }
     // Submits and waits for at least `wait` completions.
     int submitAndWait(unsigned wait) noexcept;
     // The same, but returns -ETIME after `timeout_ns` without one. (Where the
