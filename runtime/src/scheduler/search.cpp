@@ -16,9 +16,12 @@ namespace fiberscope::detail {
 // How long a thread out of work searches before it parks (scaling policy).
 // Long enough to cover another thread's turn-around (a spawn or a finish,
 // about a microsecond), short enough that an idle loop parks at once for a
-// person watching top. Its own ring's completions cut it short; they are
-// not delivered while it spins (COOP_TASKRUN runs them when it enters the
-// kernel), so this also bounds their extra latency.
+// person watching top. Its own ring's completions cut it short, those in
+// the completion queue and those the kernel holds as deferred work
+// (COOP_TASKRUN runs them only when the thread enters the kernel; the ring
+// flags them, IORING_SETUP_TASKRUN_FLAG). On a kernel without that flag
+// deferred ones are not seen while it spins, so this also bounds their
+// extra latency.
 static constexpr std::int64_t kSearchNs = 10'000;
 // cpuRelax() calls between two looks at a run_next being watched (after
 // the search, watchRunNext): they keep the watcher from pulling the
