@@ -71,23 +71,24 @@ static bool yieldAlone(Thread& thread) {
     // would be its only fiber, so we run on.
     Fiber* next = thread.run_queue.rotateAlone(thread.currentFiber());
     if (!next) return true;
-    Context* const self = thread.current_context;
-    SwitchMessage message;
-    message.reason = trace::SwitchReason::Yield; // task: nothing, we are queued already
-    message.contexts = {self, &next->context};
+    // No task: we are queued already.
+    SwitchMessage message(SwitchMessage::NoTask{}, {thread.current_context, &next->context});
     const ContextPair* received = switchTo(&next->context, message, false);
     // Resumed, on the same Thread (the loop has no other). A sender that
     // asks for nothing (another yieldAlone, the idle loop resuming us) needs
     // only what handleSwitchMessage does first and last. The context it
-    // resumed is ours: we know it, and reading it from the sender's message
-    // would stall on the store the sender has just made (as contextSwitch's
-    // header says).
+    // resumed is ours, and our own message says which (stored before we
+    // left, so long written back; the sender's message would stall on the
+    // store the sender has just made, as contextSwitch's header says).
     if (SwitchMessage::from(received)->task != PendingTask::nothing) {
         handleSwitchMessage(received);
         return true;
     }
-    thread.current_context = self;
-    thread.own().trace_time = 0;
+    thread.current_context = message.contexts.prev;
+    // A sender that traced its decision (the idle loop, while a recorder
+    // ran) left its timestamp; most left none, and a load costs less than
+    // a store here.
+    if (thread.own().trace_time != 0) thread.own().trace_time = 0;
     return true;
 }
 
