@@ -194,8 +194,11 @@ EventLoop::~EventLoop() {
     delete impl_;
 }
 
-void EventLoop::yield() {
-    Thread* current = currentThread();
+// noinline: it reads the thread-local worker inline (currentThreadOnEntry),
+// which is only safe in a function that is never inlined into a caller
+// that may resume on another OS thread (link-time optimisation could).
+__attribute__((noinline)) void EventLoop::yield() {
+    Thread* current = currentThreadOnEntry();
     if (!current) {
         // A plain std::thread: no fiber to put back, so yield the OS thread.
         std::this_thread::yield();

@@ -622,3 +622,67 @@ TEST_CASE("a one-worker loop's short yield: a lone yielder runs on; yielders sti
         CHECK(yields[1] > 0);
     }
 }
+
+TEST_CASE("a one-worker loop's short yield sees work made ready between yields: a spawn, a mutex hand-off, an event",
+          "[policy]") {
+    // yieldAlone (switch.cpp) stops looking at the queues once it has found
+    // them empty, until schedule() runs again (Thread::Owned::no_new_work).
+    // Here two fibers yield long enough for it to stop looking, then one of
+    // them makes a third fiber ready and yields until that fiber has run: a
+    // yield that missed the new work would rotate the two yielders forever
+    // and the watchdog would fire.
+    test::Watchdog watchdog("work made ready beside two yielders on a one-worker loop", 60s);
+    auto loop = scalingLoop(1);
+    EventLoop& l = *loop;
+    enum class How { spawn, mutex, event };
+    for (How how : {How::spawn, How::mutex, How::event}) {
+        for (int round = 0; round < 20; ++round) {
+            INFO("case " << static_cast<int>(how) << ", round " << round);
+            // relaxed (both flags): set and read on this loop's one thread.
+            std::atomic<bool> ran{false};
+            std::atomic<bool> locked{false};
+            std::atomic<bool> waiting{false};
+            Mutex mutex;
+            Event event;
+            long other_yields = 0;
+            Future<void> other = l.async([&] {
+                while (!ran.load(std::memory_order_relaxed)) {
+                    l.yield();
+                    ++other_yields;
+                }
+            });
+            Future<void> waiter;
+            if (how != How::spawn) {
+                waiter = l.async([&] {
+                    while (how == How::mutex && !locked.load(std::memory_order_relaxed)) l.yield();
+                    waiting.store(true, std::memory_order_relaxed);
+                    if (how == How::mutex) {
+                        REQUIRE(mutex.lock());
+                        mutex.unlock();
+                    } else {
+                        REQUIRE(event.wait());
+                    }
+                    ran.store(true, std::memory_order_relaxed);
+                });
+            }
+            Future<void> maker = l.async([&] {
+                if (how == How::mutex) {
+                    REQUIRE(mutex.lock());
+                    locked.store(true, std::memory_order_relaxed);
+                }
+                // Until the waiter waits (it parks before our next turn), and
+                // then long enough for the short way to stop looking.
+                while (how != How::spawn && !waiting.load(std::memory_order_relaxed)) l.yield();
+                for (int i = 0; i < 100; ++i) l.yield();
+                if (how == How::spawn) waiter = l.async([&] { ran.store(true, std::memory_order_relaxed); });
+                else if (how == How::mutex) mutex.unlock();
+                else event.set();
+                while (!ran.load(std::memory_order_relaxed)) l.yield();
+            });
+            maker.await();
+            waiter.await();
+            other.await();
+            CHECK(other_yields >= 100);
+        }
+    }
+}

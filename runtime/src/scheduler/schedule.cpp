@@ -39,6 +39,7 @@ static Thread* offerToEmpty(Thread& thread, FiberQueue queue, unsigned active) {
 
 
 void schedule(Loop& loop, Thread& thread, FiberQueue queue, bool yielded) {
+    thread.own().no_new_work = false; // yieldAlone looks again (switch.cpp)
     // The decision's timestamp is taken before it is published: another
     // thread may run the fibers before our records are written.
     const std::uint64_t decided = !trace::enabled() ? 0 : thread.own().trace_time ? thread.own().trace_time : trace::now();
@@ -145,6 +146,7 @@ void wakeToSearch(Loop& loop, Thread& thread) {
 }
 
 void scheduleSpawned(Loop& loop, Thread& thread, Fiber* fiber) {
+    thread.own().no_new_work = false; // as in schedule()
     // Until every worker has started, a spawn starts the next one (the
     // seed's lazy growth) with the fiber as its first work. relaxed: a hint;
     // schedule() reads `active` again with acquire.

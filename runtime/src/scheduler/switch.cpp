@@ -51,22 +51,33 @@ void yield(Fiber* ready, SwitchMessage& message, bool finished) {
 // The order is the generic way's: the yielder goes to the back of the FIFO
 // ring and the ring's head runs next. It applies only where that generic
 // way would also take the ring's head: nothing in run_next, on the queue
-// word or the overflow list (new work, which findReadyFiber would run
-// first), and not while tracing (the trace records each decision, which the
-// generic way writes). A yielder with an empty ring goes on without a
-// switch (the generic way would pass through the idle context and come
-// straight back); EventLoop::yield still services the driver.
-static bool yieldAlone(Thread& thread) {
+// word, the WorkDeque or the overflow list (new work, which findReadyFiber
+// would run first; looked at once after each schedule(), as
+// Thread::Owned::no_new_work says), and not while tracing (the trace
+// records each decision, which the generic way writes). A yielder with an
+// empty ring goes on without a switch (the generic way would pass through
+// the idle context and come straight back); EventLoop::yield still
+// services the driver.
+static bool noNewWork(const Thread& thread) {
     const Loop& loop = *thread.loop;
-    if (loop.allocated != 1 || !loop.scaling() || trace::enabled()) return false;
-    // relaxed (all three): only this thread fills run_next, the queue word
-    // (the scaling policy hands no thread work) and, on a one-worker loop,
-    // the overflow list, so what they hold was written by us.
+    if (loop.allocated != 1 || !loop.scaling()) return false;
+    // relaxed (all four): only this thread fills run_next, the queue word
+    // (the scaling policy hands no thread work), the WorkDeque and, on a
+    // one-worker loop, the overflow list, so what they hold was written by us.
     if (thread.run_next.load(std::memory_order_relaxed) != nullptr) return false;
     if (Fiber* word = thread.ready_queue.load(std::memory_order_relaxed); word != nullptr && word != kFinished)
         return false;
     if (!thread.new_work.emptyForOwner()) return false;
-    if (loop.overflow_count.load(std::memory_order_relaxed) != 0) return false;
+    return loop.overflow_count.load(std::memory_order_relaxed) == 0;
+}
+
+static bool yieldAlone(Thread& thread) {
+    Thread::Owned& own = thread.own();
+    if (!own.no_new_work) {
+        if (!noNewWork(thread)) return false;
+        own.no_new_work = true;
+    }
+    if (trace::enabled()) return false;
     // The ring's head runs next and we go to its back. An empty ring: we
     // would be its only fiber, so we run on.
     Fiber* next = thread.run_queue.rotateAlone(thread.currentFiber());
@@ -88,7 +99,7 @@ static bool yieldAlone(Thread& thread) {
     // A sender that traced its decision (the idle loop, while a recorder
     // ran) left its timestamp; most left none, and a load costs less than
     // a store here.
-    if (thread.own().trace_time != 0) thread.own().trace_time = 0;
+    if (own.trace_time != 0) own.trace_time = 0;
     return true;
 }
 

@@ -22,17 +22,17 @@
 
 namespace fiberscope::detail {
 
-static thread_local Thread* t_current = nullptr;
+thread_local constinit Thread* t_current_thread = nullptr;
 
 __attribute__((noinline)) Thread* currentThread() noexcept {
     // The asm barrier keeps the compiler from treating the TLS address as
     // constant across calls in a caller that was suspended in between.
-    Thread* thread = t_current;
+    Thread* thread = t_current_thread;
     asm volatile("" : "+r"(thread));
     return thread;
 }
 
-void setCurrentThread(Thread* thread) noexcept { t_current = thread; }
+void setCurrentThread(Thread* thread) noexcept { t_current_thread = thread; }
 
 void Thread::checkOwner() const noexcept {
     if (currentThread() == this) return;
