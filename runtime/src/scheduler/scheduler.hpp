@@ -101,8 +101,8 @@
 // thread begins and ends its search before parking (FORMAT.md).
 // Measured (bench/compare.sh; the numbers and the machine's load are in
 // the commit messages and the closing notes): spawn+await at 2 threads
-// 1.8x to 2.0x its 1-thread time (seed: 10.6x to 41x), skynet at 2 threads
-// 0.54x to 0.71x its 1-thread time (seed: 1.1x to 2.9x). Before new work
+// 1.2x to 2.0x its 1-thread time (seed: 5.5x to 41x), skynet at 2 threads
+// 0.41x to 0.71x its 1-thread time (seed: 1.1x to 2.9x). Before new work
 // went on a WorkDeque it was 0.53x to 0.92x, varying from day to day on
 // the same commit: a whole-list steal sent the list back and forth, and
 // what each trip cost depended on what moving a line between the CPUs
