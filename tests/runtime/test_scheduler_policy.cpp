@@ -623,27 +623,33 @@ TEST_CASE("a one-worker loop's short yield: a lone yielder runs on; yielders sti
     }
 }
 
-TEST_CASE("a one-worker loop's short yield sees work made ready between yields: a spawn, a mutex hand-off, an event",
+TEST_CASE("a one-worker loop's short yield sees work made ready between yields: a spawn, an event, a condition, a "
+          "mutex hand-off",
           "[policy]") {
     // yieldAlone (switch.cpp) stops looking at the queues once it has found
     // them empty, until schedule() runs again (Thread::Owned::no_new_work).
     // Here two fibers yield long enough for it to stop looking, then one of
     // them makes a third fiber ready and yields until that fiber has run: a
     // yield that missed the new work would rotate the two yielders forever
-    // and the watchdog would fire.
+    // and the watchdog would fire. A spawn (scheduleSpawned), a set event
+    // and a signalled condition (schedule) queue the fiber; the mutex's
+    // unlock hands over by switching straight to the waiter, past the
+    // queues, and is here as the case that needs no flag at all.
     test::Watchdog watchdog("work made ready beside two yielders on a one-worker loop", 60s);
     auto loop = scalingLoop(1);
     EventLoop& l = *loop;
-    enum class How { spawn, mutex, event };
-    for (How how : {How::spawn, How::mutex, How::event}) {
+    enum class How { spawn, event, condition, mutex };
+    for (How how : {How::spawn, How::event, How::condition, How::mutex}) {
         for (int round = 0; round < 20; ++round) {
             INFO("case " << static_cast<int>(how) << ", round " << round);
-            // relaxed (both flags): set and read on this loop's one thread.
+            // relaxed (all four flags): set and read on this loop's one thread.
             std::atomic<bool> ran{false};
             std::atomic<bool> locked{false};
             std::atomic<bool> waiting{false};
+            std::atomic<bool> signalled{false};
             Mutex mutex;
             Event event;
+            Condition condition;
             long other_yields = 0;
             Future<void> other = l.async([&] {
                 while (!ran.load(std::memory_order_relaxed)) {
@@ -658,6 +664,10 @@ TEST_CASE("a one-worker loop's short yield sees work made ready between yields: 
                     waiting.store(true, std::memory_order_relaxed);
                     if (how == How::mutex) {
                         REQUIRE(mutex.lock());
+                        mutex.unlock();
+                    } else if (how == How::condition) {
+                        REQUIRE(mutex.lock());
+                        while (!signalled.load(std::memory_order_relaxed)) REQUIRE(condition.wait(mutex));
                         mutex.unlock();
                     } else {
                         REQUIRE(event.wait());
@@ -674,9 +684,18 @@ TEST_CASE("a one-worker loop's short yield sees work made ready between yields: 
                 // then long enough for the short way to stop looking.
                 while (how != How::spawn && !waiting.load(std::memory_order_relaxed)) l.yield();
                 for (int i = 0; i < 100; ++i) l.yield();
-                if (how == How::spawn) waiter = l.async([&] { ran.store(true, std::memory_order_relaxed); });
-                else if (how == How::mutex) mutex.unlock();
-                else event.set();
+                if (how == How::spawn) {
+                    waiter = l.async([&] { ran.store(true, std::memory_order_relaxed); });
+                } else if (how == How::mutex) {
+                    mutex.unlock();
+                } else if (how == How::condition) {
+                    REQUIRE(mutex.lock());
+                    signalled.store(true, std::memory_order_relaxed);
+                    condition.signal();
+                    mutex.unlock();
+                } else {
+                    event.set();
+                }
                 while (!ran.load(std::memory_order_relaxed)) l.yield();
             });
             maker.await();

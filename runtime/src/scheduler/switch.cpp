@@ -86,7 +86,8 @@ static bool yieldAlone(Thread& thread) {
     SwitchMessage message(SwitchMessage::NoTask{}, {thread.current_context, &next->context});
     const ContextPair* received = switchTo(&next->context, message, false);
     // Resumed, on the same Thread (the loop has no other). A sender that
-    // asks for nothing (another yieldAlone, the idle loop resuming us) needs
+    // asks for nothing (another yieldAlone, the idle loop resuming us, a
+    // fiber that parked for I/O) needs
     // only what handleSwitchMessage does first and last. The context it
     // resumed is ours, and our own message says which (stored before we
     // left, so long written back; the sender's message would stall on the
@@ -96,9 +97,9 @@ static bool yieldAlone(Thread& thread) {
         return true;
     }
     thread.current_context = message.contexts.prev;
-    // A sender that traced its decision (the idle loop, while a recorder
-    // ran) left its timestamp; most left none, and a load costs less than
-    // a store here.
+    // A sender that traced its decision (any but yieldAlone, while a
+    // recorder ran) left its timestamp; most left none, and a load costs
+    // less than a store here.
     if (own.trace_time != 0) own.trace_time = 0;
     return true;
 }

@@ -101,11 +101,13 @@ struct Thread {
         unsigned yields_since_poll = 0;
         // A one-worker loop of the scaling policy: yieldAlone (switch.cpp)
         // found no new work queued, and nothing has been scheduled since.
-        // Every fiber that becomes ready passes through schedule() or
-        // scheduleSpawned() on this thread, the only thread of such a loop,
-        // and both clear it; so while it is set, run_next, the queue word,
-        // the WorkDeque and the overflow list are still empty, and a yield
-        // need not look at them again. (With the inlined thread lookup in
+        // On such a loop every write that puts a fiber in run_next, the
+        // queue word, the WorkDeque or the overflow list is made by
+        // schedule() or scheduleSpawned() on this thread, its only one, and
+        // both clear it (a fiber run without them, as a mutex's hand-off or
+        // a finisher's switch to its awaiter, goes in none of the four); so
+        // while it is set the four are still empty, and a yield need not
+        // look at them again. (With the inlined thread lookup in
         // EventLoop::yield, a yield took ~16 % less time: paired runs,
         // issue 15.)
         bool no_new_work = false;
