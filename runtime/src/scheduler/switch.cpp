@@ -87,11 +87,11 @@ static bool yieldAlone(Thread& thread) {
     const ContextPair* received = switchTo(&next->context, message, false);
     // Resumed, on the same Thread (the loop has no other). A sender that
     // asks for nothing (another yieldAlone, the idle loop resuming us, a
-    // fiber that parked for I/O) needs
-    // only what handleSwitchMessage does first and last. The context it
-    // resumed is ours, and our own message says which (stored before we
-    // left, so long written back; the sender's message would stall on the
-    // store the sender has just made, as contextSwitch's header says).
+    // fiber that parked for I/O) needs only what handleSwitchMessage does
+    // first and last. The context it resumed is ours, and our own message
+    // says which (stored before we left, so long written back; the sender's
+    // message would stall on the store the sender has just made, as
+    // contextSwitch's header says).
     if (SwitchMessage::from(received)->task != PendingTask::nothing) {
         handleSwitchMessage(received);
         return true;
