@@ -35,6 +35,8 @@
 
 #include <fiberscope/trace_reader.hpp>
 
+#include "trace_tools.hpp"
+
 #include "lessons/checks.hpp"
 
 extern char** environ;
@@ -45,16 +47,15 @@ using TraceEvent = fiberscope::trace::Event;
 
 namespace {
 
+// (kOpTimeout and kOpPollAdd: trace_vocabulary.hpp)
 constexpr std::uint8_t kOpRead = 22;    // IORING_OP_READ
 constexpr std::uint8_t kOpWrite = 23;   // IORING_OP_WRITE
-constexpr std::uint8_t kOpTimeout = 11; // IORING_OP_TIMEOUT
 constexpr std::uint8_t kOpClose = 19;   // IORING_OP_CLOSE
 constexpr std::uint8_t kOpAccept = 13;  // IORING_OP_ACCEPT
 constexpr std::uint8_t kOpConnect = 16; // IORING_OP_CONNECT
 constexpr std::uint8_t kOpSend = 26;    // IORING_OP_SEND
 constexpr std::uint8_t kOpRecv = 27;    // IORING_OP_RECV
 constexpr std::uint8_t kOpShutdown = 34; // IORING_OP_SHUTDOWN
-constexpr std::uint8_t kOpPollAdd = 6;  // IORING_OP_POLL_ADD: on epoll, a readiness wait
 constexpr std::uint8_t kOpOpenAt = 18;  // IORING_OP_OPENAT
 constexpr std::int64_t kMs = 1'000'000; // trace times are nanoseconds
 
@@ -136,6 +137,18 @@ Process runProcess(const char* exe, const std::vector<std::string>& args, std::v
     return process;
 }
 
+// The validator's verdict (fiberscope verify): nothing in the trace
+// contradicts what came before it, and the model agrees with the runtime's
+// truth records. Fails with the first violations.
+void requireConsistent(const Trace& trace) {
+    const fiberscope::analysis::ValidationReport report = fiberscope::trace::verifyTrace(trace);
+    std::string first;
+    for (std::size_t k = 0; k < report.violations.size() && k < 5; ++k)
+        first += fiberscope::analysis::describeViolation(trace, report.violations[k]) + "\n";
+    INFO(report.count << " violation(s):\n" << first);
+    REQUIRE(report.ok());
+}
+
 struct LessonRun {
     Trace trace;
     pid_t pid = -1;
@@ -152,7 +165,9 @@ std::optional<LessonRun> tryRunLesson(const char* exe, const char* tag, const st
                                       bool may_lack_io_uring) {
     const std::string base = tempDir() + "/fiberscope-test-lesson-" + std::to_string(getpid()) + "-" + tag;
     const std::string trace_path = base + ".fstrace";
-    const Process process = runProcess(exe, args, {"FIBERSCOPE_TRACE=" + trace_path}, base + ".out");
+    // A checking recording: the runtime adds what it knows at its decisions
+    // (truth records), and the validator holds the trace and the model to it.
+    const Process process = runProcess(exe, args, {"FIBERSCOPE_TRACE=" + trace_path, "FIBERSCOPE_TRACE_CHECK=1"}, base + ".out");
     LessonRun run;
     run.pid = process.pid;
     run.output = process.output;
@@ -173,6 +188,7 @@ std::optional<LessonRun> tryRunLesson(const char* exe, const char* tag, const st
     REQUIRE(run.trace.header.complete);
     REQUIRE(run.trace.lost_events == 0);
     REQUIRE(run.trace.warnings.empty());
+    requireConsistent(run.trace);
     return run;
 }
 
@@ -1963,6 +1979,7 @@ TEST_CASE("every lesson's golden trace shows its lesson's phenomena and answers 
         REQUIRE(run.trace.header.complete);
         REQUIRE(run.trace.lost_events == 0);
         REQUIRE(run.trace.warnings.empty());
+        requireConsistent(run.trace);
         // Recorded from this lesson's program (the viewer recognises it by that).
         REQUIRE(!run.trace.header.command_line.empty());
         CHECK(std::filesystem::path(run.trace.header.command_line[0]).filename().string() == "lesson" + slug);

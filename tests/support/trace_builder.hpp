@@ -86,6 +86,7 @@ public:
             ch.base_ticks = c.base_ticks;
             ch.base_fiber = c.base_fiber;
             ch.checksum = f::crc32(c.payload.data(), c.payload.size());
+            if (version >= 7) ch.header_crc = f::chunkHeaderCrc(ch);
             out.append(reinterpret_cast<const char*>(&ch), sizeof ch);
             out += c.payload;
         }

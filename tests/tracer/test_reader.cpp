@@ -248,7 +248,7 @@ TEST_CASE("a version 5 file: steal-half records, one per fiber of a steal", "[re
 
 TEST_CASE("a version 6 file: search records, a begin and its end on one thread", "[reader][versions]") {
     TraceBuilder b;
-    REQUIRE(b.version == 6);
+    b.version = 6;
     // op (an enumerated value), then searchers (a count).
     b.chunk(0).record(EventKind::Search, 5, {0, 1}).record(EventKind::Search, 40, {2, 0});
     const Trace trace = parseOk(b.bytes(), {.strict = true});
@@ -265,6 +265,42 @@ TEST_CASE("a version 6 file: search records, a begin and its end on one thread",
     const std::string error = parseError(bad.bytes());
     INFO(error);
     CHECK(error.find("op") != std::string::npos);
+}
+
+TEST_CASE("a version 7 file: its new kinds, and a chunk header that fails its own CRC names the chunk", "[reader][versions]") {
+    TraceBuilder b;
+    REQUIRE(b.version == 7);
+    // Fibers are deltas from the previous fiber field (zigzag), from the chunk's base 0.
+    b.chunk(0)
+        .record(EventKind::StealOne, 5, {TraceBuilder::zigzag(7), 1, 1}) // fiber 7, victim 1, from run-next
+        .record(EventKind::WakeupBounced, 1, {1, TraceBuilder::zigzag(-77)})
+        .record(EventKind::MutexTaken, 1, {TraceBuilder::zigzag(0), 0x1000})
+        .record(EventKind::Overflow, 1, {0, TraceBuilder::zigzag(0)}) // put fiber 7
+        .record(EventKind::Truth, 1, {1, TraceBuilder::zigzag(-7), 0}); // empty
+    const Trace trace = parseOk(b.bytes(), {.strict = true});
+    REQUIRE(trace.events.size() == 5);
+    CHECK(trace.events[0].kind == EventKind::StealOne);
+    CHECK(trace.events[0].arg[0] == 7);
+    CHECK(trace.events[0].small == static_cast<std::uint8_t>(StealOneFrom::RunNext));
+    CHECK(trace.events[1].signedArg(1) == -77);
+    CHECK(trace.events[2].arg[0] == 7);
+    CHECK(trace.events[3].arg[0] == 7);
+    CHECK(trace.events[4].small == static_cast<std::uint8_t>(TruthOp::Empty));
+    // One flipped bit in the second chunk header's base time: its payload's
+    // CRC still matches, its header's own does not, and the error says which
+    // chunk (a version 6 reader would have read every record of it 17 000 s late).
+    TraceBuilder two;
+    two.chunk(0).record(EventKind::Mark, 5, {0});
+    two.chunk(0).record(EventKind::Mark, 5, {0});
+    std::vector<std::uint8_t> bytes = two.bytes();
+    const std::size_t second = bytes.size() - 40 - 3; // its payload is 3 bytes: kind, delta, label
+    REQUIRE(bytes[second] == 'F');
+    REQUIRE(bytes[second + 3] == 'K');
+    bytes[second + 16 + 5] ^= 0x10; // base_ticks, bit 44
+    const std::string error = parseError(bytes);
+    INFO(error);
+    CHECK(error.find("chunk 1 ") != std::string::npos);
+    CHECK(error.find("header checksum mismatch") != std::string::npos);
 }
 
 TEST_CASE("a tail of zero bytes loads up to the last good chunk", "[reader][hostile]") {

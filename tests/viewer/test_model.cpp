@@ -216,9 +216,12 @@ private:
         log({TruthOp::Run, 0, t, 0, to, 0, 0});
         running_[t] = to;
     }
-    void enqueue(std::uint32_t t, std::uint64_t f) {
-        queue_[t].push_back(f);
-        log({TruthOp::Enqueue, 0, t, 0, f, 0, 0});
+    // The seed's queue word is a stack: a schedule record's list goes on
+    // top, its head first, and the owner pops the top (the front).
+    void enqueue(std::uint32_t t, std::uint64_t f) { enqueue(t, std::vector<std::uint64_t>{f}); }
+    void enqueue(std::uint32_t t, const std::vector<std::uint64_t>& list) {
+        queue_[t].insert(queue_[t].begin(), list.begin(), list.end());
+        for (std::uint64_t f : list) log({TruthOp::Enqueue, 0, t, 0, f, 0, 0});
     }
 
     void step() {
@@ -242,7 +245,7 @@ private:
             parked_[t] = false;
             if (done.size() >= 2) {
                 emit(t, EventKind::Schedule, done[1], done.size() - 1, t, how(ScheduleHow::OwnQueue));
-                for (std::size_t i = 1; i < done.size(); ++i) enqueue(t, done[i]);
+                enqueue(t, std::vector<std::uint64_t>(done.begin() + 1, done.end()));
             }
             if (!done.empty()) run(t, 0, done[0], SwitchReason::Idle);
             return;
@@ -822,10 +825,11 @@ TEST_CASE("steals, hand-offs and wake-ups", "[viewer]") {
     CHECK(handed.text.find("just created") != std::string::npos);
 }
 
-TEST_CASE("a schedule record written after the new worker already ran the fiber", "[viewer]") {
-    // schedule() records NewWorker after starting the thread; the thread may
-    // run the fiber (here: until it waits for a read) before that record.
-    const Trace trace = makeTrace(2, {
+TEST_CASE("a schedule record written after the new worker already ran the fiber (a version 6 file)", "[viewer]") {
+    // Before format version 7, schedule() recorded NewWorker after starting
+    // the thread; the thread may run the fiber (here: until it waits for a
+    // read) before that record.
+    Trace trace = makeTrace(2, {
                                          ev(0, 0, EventKind::ThreadStart, 0, 0),
                                          ev(10, 0, EventKind::FiberCreate, 2, 1, 0),
                                          ev(12, 1, EventKind::ThreadStart, 1, 0),
@@ -836,6 +840,7 @@ TEST_CASE("a schedule record written after the new worker already ran the fiber"
                                          ev(30, 0, EventKind::Schedule, 2, 1, 1, how(ScheduleHow::NewWorker)),
                                          ev(40, 0, EventKind::Switch, 1, 0, 0, sw(SwitchReason::Await)),
                                      });
+    trace.header.version = 6;
     const Timeline tl = buildTimeline(trace);
     const FiberLane* f = findFiber(tl, 2);
     REQUIRE(f);

@@ -28,7 +28,8 @@ bool relevant(const trace::Event& e) noexcept {
     case EventKind::CancelDelivered:
     case EventKind::FiberFinish:
     case EventKind::WakeupSent:
-    case EventKind::WakeupReceived: return true;
+    case EventKind::WakeupReceived:
+    case EventKind::WakeupBounced: return true;
     case EventKind::Submit:
     case EventKind::Complete: return e.small == trace::kOpTimeout;
     default: return false;
@@ -155,19 +156,17 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
         s.cancels.erase(e.arg[0]);
         leaveAll(s, e.arg[0]);
         break;
-    case EventKind::WakeupSent:
-        s.wakeups.push_back(PendingWakeup{e.thread, static_cast<std::int64_t>(e.arg[0]), e.time, id});
-        break;
-    case EventKind::WakeupReceived: {
-        // FIFO per (sender, target) pair, as the timeline pairs its flows.
-        const std::int64_t sender = static_cast<std::int64_t>(e.arg[0]);
-        const std::int64_t target = workerOf(index, e.thread);
-        const auto it = std::find_if(s.wakeups.begin(), s.wakeups.end(), [&](const PendingWakeup& w) {
-            return w.target == target && workerOf(index, w.thread) == sender;
-        });
-        if (it != s.wakeups.end()) s.wakeups.erase(it);
+    case EventKind::WakeupSent: {
+        const PendingWakeup send{e.thread, static_cast<std::int64_t>(e.arg[0]), e.time, id};
+        (void)s.wakeups.sent(s.wakeups.key(workerOf(index, e.thread), send.target), send);
         break;
     }
+    case EventKind::WakeupReceived:
+        (void)s.wakeups.answered(s.wakeups.key(static_cast<std::int64_t>(e.arg[0]), workerOf(index, e.thread)), {});
+        break;
+    case EventKind::WakeupBounced:
+        (void)s.wakeups.answered(s.wakeups.key(workerOf(index, e.thread), static_cast<std::int64_t>(e.arg[0])), {});
+        break;
     case EventKind::Submit: {
         const auto f = index.fires_at.find(id);
         s.timers.push_back(TimerState{e.arg[0], e.thread, e.time, f == index.fires_at.end() ? -1 : f->second, id});
@@ -300,7 +299,10 @@ ObjectState objectStateAt(const trace::Trace& trace, const ObjectIndex& index, s
             if (!contains(q.woken, f)) state.consumers.push_back(f);
         out.queues.push_back(std::move(state));
     }
-    out.wakeups = std::move(s.wakeups);
+    s.wakeups.forEachWaiting([&](const PendingWakeup& w) { out.wakeups.push_back(w); });
+    std::sort(out.wakeups.begin(), out.wakeups.end(), [](const PendingWakeup& a, const PendingWakeup& b) {
+        return a.sent != b.sent ? a.sent < b.sent : a.event < b.event;
+    });
     for (const auto& [fiber, c] : s.cancels) out.cancels.push_back(c);
     std::sort(out.cancels.begin(), out.cancels.end(),
               [](const PendingCancel& a, const PendingCancel& b) { return a.requested < b.requested; });

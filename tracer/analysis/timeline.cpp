@@ -5,13 +5,16 @@
 // open is closed on a copy (Builder::close), and the few answers that need
 // later records are checked as those arrive (see TimelineBuilder).
 //
-// Records from different threads can be out of causal order: schedule()
-// writes its record after the hand-off CAS or after starting the new worker,
-// so the other thread may already have run the fiber (by hundreds of
-// microseconds for a new worker). A schedule record naming a fiber that was
-// switched to after the scheduling thread's previous record is therefore
-// late and changes nothing; "became ready" is also ignored for a running
-// fiber; wake-up sends and receipts are matched in whichever order arrives.
+// Since format version 7 every record is stamped before its effect could be
+// seen by another thread (FORMAT.md "Validation rules"), so the time order
+// is causal order, to within the CPUs' clock skew (a few hundred ns). Files
+// of version 6 and older were not: schedule() wrote its record after the
+// hand-off CAS or after starting the new worker, so the other thread may
+// already have run the fiber; for them a schedule record naming a fiber that
+// was switched to after the scheduling thread's previous record is late and
+// changes nothing. "Became ready" is ignored for a running fiber (but for a
+// blocking-pool completion, which makes it ready once it switches away), and
+// wake-up sends and answers pair as wakeup_pairing.hpp says.
 //
 // Cost: a trace of millions of events makes millions of fibers, so the pass
 // does no per-event hashing or allocation in the common case. A look-ahead
@@ -23,6 +26,7 @@
 // its next switch-in, its in-flight operations) live in shared pools; and the
 // final ordering of fibers by id is read off that vector rather than sorted.
 #include "fiberscope/analysis/timeline.hpp"
+#include "fiberscope/analysis/wakeup_pairing.hpp"
 #include "fiberscope/trace_merge.hpp"
 
 #ifdef __GLIBC__
@@ -145,8 +149,27 @@ private:
 // long the list grows between parks (a thread that never parks).
 class PendingReady {
 public:
+    // It runs without a schedule record having taken it (the idle loop's
+    // first completion, a hand-off): no longer pending.
+    void erase(std::uint64_t fiber) {
+        auto it = position_.find(fiber);
+        if (it == position_.end()) return;
+        entries_[it->second] = kHole;
+        ++holes_;
+        position_.erase(it);
+        if (holes_ > 32 && holes_ > entries_.size() / 2) compact();
+    }
     void push(std::uint64_t fiber) {
-        if (!position_.try_emplace(fiber, entries_.size()).second) return; // already pending
+        // Pending already (made ready before, and run or moved without a
+        // schedule record taking it: the idle loop's first completion, a
+        // hand-off): it is pending from now on, after the others, as a
+        // schedule record's list will have it.
+        auto [it, added] = position_.try_emplace(fiber, entries_.size());
+        if (!added) {
+            entries_[it->second] = kHole;
+            ++holes_;
+            it->second = entries_.size();
+        }
         entries_.push_back(fiber);
     }
     // Appends to `out` the fiber `head` and up to `count - 1` pending after it,
@@ -367,10 +390,14 @@ struct CancelState {
     bool delivered = false;
 };
 
-struct WakeupQueue {
-    std::deque<Flow> sent;         // sent, not yet received (`to.fiber` holds the handed head)
-    std::deque<FlowEnd> received;  // received before the matching send was seen
+// Wake-ups paired as the state panel pairs them (wakeup_pairing.hpp): a
+// send waits as a Flow whose `to.fiber` holds the head it handed over; an
+// answer is where the arrow ends (a bounce ends it without an arrow).
+struct WakeupAnswer {
+    FlowEnd to;
+    bool received = true; // false: bounced
 };
+using WakeupPairs = WakeupPairing<Flow, WakeupAnswer>;
 
 class Builder {
 public:
@@ -454,8 +481,10 @@ private:
     std::unordered_map<std::uint64_t, ConditionWaiters> condition_waiters_;
     std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> awaiters_;
     std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> zone_stacks_; // fiber index -> its open zones (indices into its lane's zones)
-    std::unordered_map<std::uint64_t, WakeupQueue> wakeups_;
+    WakeupPairs wakeups_;
+    bool late_schedules_ = false; // a file older than version 7: schedule records may follow their effect
     std::unordered_map<std::uint64_t, CancelState> cancels_; // fibers with a cancel requested or delivered, not yet done
+    std::unordered_map<std::uint32_t, std::uint32_t> early_completions_; // fiber index -> the lane that schedules it
 
     // --- Threads as they appear ----------------------------------------------
     // The build indexes threads by their trace index (lane_of_thread is the
@@ -492,6 +521,7 @@ private:
     }
 
     bool refreshThreads(const trace::Trace& trace) {
+        late_schedules_ = trace.header.version != 0 && trace.header.version <= 6;
         ensureThreads(trace.threads.size());
         for (std::uint32_t t = 0; t < trace.threads.size(); ++t)
             if (!learnWorker(t, trace.threads[t].worker)) return false;
@@ -597,12 +627,13 @@ private:
         // Every flow starts at one create, complete, await, steal, mutex hand-off, condition
         // wake (a broadcast's: one per waiter, estimated as one), cancel delivery (two), or
         // matched wake-up pair.
-        reserveMore(tl_.flows.stored, all(EventKind::FiberCreate) + all(EventKind::Complete) + all(EventKind::Await) + all(EventKind::Steal) + all(EventKind::StealHalf) +
+        reserveMore(tl_.flows.stored, all(EventKind::FiberCreate) + all(EventKind::Complete) + all(EventKind::Await) + all(EventKind::Steal) + all(EventKind::StealHalf) + all(EventKind::StealOne) +
                                    all(EventKind::MutexHandoff) + all(EventKind::ConditionWake) + 2 * all(EventKind::CancelDelivered) +
                                    std::min(all(EventKind::WakeupSent), all(EventKind::WakeupReceived)));
         reserveMore(tl_.latencies.stored, switch_ins); // at most one per switch to a fiber
         // Usually one item per schedule and per submit, plus the queues steals move.
-        reserveMore(tl_.replay.items, all(EventKind::Schedule) + all(EventKind::Submit) + all(EventKind::Steal) + all(EventKind::StealHalf));
+        reserveMore(tl_.replay.items, all(EventKind::Schedule) + all(EventKind::Submit) + all(EventKind::Steal) + all(EventKind::StealHalf) +
+                                        all(EventKind::StealOne) + all(EventKind::Overflow));
         // Fibers: those created, plus a few that were running before the recording began.
         const std::size_t fibers = all(EventKind::FiberCreate) + (tl_.fibers.empty() ? kinds.size() + 16 : 0);
         reserveMore(tl_.fibers, fibers);
@@ -785,6 +816,42 @@ private:
 
     std::uint32_t slotOwner(std::uint32_t slot) const { return tl_.replay.slots[slot].back().thread; }
 
+    // A steal record: the thief takes the victim's queue word from `head`
+    // down. The fibers above it were popped by the owner, which runs them
+    // next (its switch record comes later): they stay. The word is a stack
+    // of schedule records' lists, so above the head are the stays opened by
+    // later schedule records, and those of its own record listed before it;
+    // a slot's items are in creation order, so they are the few at its end
+    // and just before the head's: found in O(log n + their number), and the
+    // rest of the queue moves as a whole (stealQueue).
+    void stealWord(std::uint32_t thief, std::uint32_t victim, std::uint64_t head, std::int64_t t) {
+        const std::uint32_t f_head = fiberIndex(head);
+        const std::uint32_t h = fb_[f_head].ready_item;
+        const Slot& slot = slots_[tb_[victim].slot];
+        std::vector<std::uint32_t> above; // fiber indices
+        if (h != kNoItem && tl_.replay.items[h].where == tb_[victim].slot) {
+            const auto& items = tl_.replay.items;
+            const std::uint32_t head_event = items[h].event;
+            const auto at = std::lower_bound(slot.items.begin(), slot.items.end(), h);
+            for (auto it = slot.items.end(); it != at && *(it - 1) > h;) {
+                --it;
+                const StateItem item = items[*it];
+                if (item.end == kOpenEnd && item.event != head_event) above.push_back(fiberIndex(item.fiber));
+            }
+            for (auto it = at; it != slot.items.begin();) {
+                --it;
+                const StateItem item = items[*it];
+                if (item.event != head_event) break;
+                if (item.end == kOpenEnd) above.push_back(fiberIndex(item.fiber));
+            }
+        }
+        std::vector<std::uint32_t> events;
+        events.reserve(above.size());
+        for (std::uint32_t f : above) events.push_back(tl_.replay.items[fb_[f].ready_item].event);
+        stealQueue(thief, victim, t);
+        for (std::size_t k = 0; k < above.size(); ++k) openQueued(above[k], tb_[victim].slot, t, events[k]);
+    }
+
     // The thief (lane `thief`) takes the victim's whole queue.
     void stealQueue(std::uint32_t thief, std::uint32_t victim, std::int64_t t) {
         std::uint32_t big = tb_[victim].slot, small = tb_[thief].slot;
@@ -911,9 +978,11 @@ private:
         switch (e.kind) {
         case EventKind::Switch: onSwitch(e, i, lane); return;
         case EventKind::Park:
+            // (Fibers made ready before it parks stay pending: a blocking-pool
+            // completion is made ready here, and placed by the schedule
+            // record after the unpark.)
             setThread(lane, t, State::Parked, 0, i);
             tb.running = 0;
-            tb.pending_ready.clear();
             return;
         case EventKind::Unpark:
             setThread(lane, t, tb.running ? State::Running : State::Idle, tb.running, i);
@@ -996,10 +1065,12 @@ private:
             for (std::uint64_t m : members(lane, e.arg[0], e.arg[1])) {
                 if (m == 0) continue;
                 const std::uint32_t f = fiberIndex(m);
-                // A hand-off or new worker acts before schedule() writes its record: if the
-                // fiber was switched to after this thread's previous record, the record is late.
+                // Before format version 7 a hand-off or new worker acted before
+                // schedule() wrote its record: if the fiber was switched to after
+                // this thread's previous record, that record is late. (Since
+                // version 7 a record is stamped before its effect: it is never late.)
                 const std::uint32_t ran = fb_[f].last_switch_in;
-                if (ran != kNoEvent && (previous == kNoEvent || ran > previous)) continue;
+                if (late_schedules_ && ran != kNoEvent && (previous == kNoEvent || ran > previous)) continue;
                 if (!makeReady(f, t, target_thread, i)) continue;
                 if (target >= 0) openQueued(f, tb_[static_cast<std::size_t>(target)].slot, t, i);
             }
@@ -1014,14 +1085,16 @@ private:
             const std::int64_t victim = laneOfWorker(e.arg[1]);
             const FlowEnd from = stolenFrom(head, victim, t, T);
             if (victim >= 0) ++tl_.threads[static_cast<std::size_t>(victim)].steals_given;
-            if (victim >= 0 && static_cast<std::uint32_t>(victim) != lane) stealQueue(lane, static_cast<std::uint32_t>(victim), t);
+            if (victim >= 0 && static_cast<std::uint32_t>(victim) != lane) stealWord(lane, static_cast<std::uint32_t>(victim), head, t);
             tl_.flows.push_back(Flow{FlowKind::Steal, from, FlowEnd{t, head, T, i}});
             return;
         }
-        case EventKind::StealHalf: {
-            // One fiber of a steal-half batch: it moves from the victim's
-            // queue to this thread's (the batch's last is switched to at once,
-            // which closes its stay here). The victim's other fibers stay.
+        case EventKind::StealHalf:
+        case EventKind::StealOne: {
+            // One fiber of a steal-half batch, or the one fiber of a
+            // steal-one: it moves from the victim's queue to this thread's
+            // (the last one is switched to at once, which closes its stay
+            // here). The victim's other fibers stay.
             const std::uint64_t fiber = e.arg[0];
             const std::int64_t victim = laneOfWorker(e.arg[1]);
             const FlowEnd from = stolenFrom(fiber, victim, t, T);
@@ -1032,34 +1105,29 @@ private:
             return;
         }
         case EventKind::WakeupSent: {
-            const std::uint64_t key = wakeupKey(tl.worker, static_cast<std::int64_t>(e.arg[0]));
             Flow flow{FlowKind::Wakeup, FlowEnd{t, tb.running, T, i}, {}};
             flow.to.fiber = tb.handoff_time == t ? tb.handoff_head : 0;
-            WakeupQueue& q = wakeups_[key];
-            if (!q.received.empty()) {
-                const std::uint64_t head = flow.to.fiber;
-                flow.to = q.received.front();
-                flow.to.fiber = head;
-                q.received.pop_front();
-                tl_.flows.push_back(flow);
-            } else {
-                q.sent.push_back(flow);
+            if (const auto answer = wakeups_.sent(WakeupPairs::key(tl.worker, static_cast<std::int64_t>(e.arg[0])), flow)) {
+                if (answer->received) {
+                    const std::uint64_t head = flow.to.fiber;
+                    flow.to = answer->to;
+                    flow.to.fiber = head;
+                    tl_.flows.push_back(flow);
+                }
             }
             return;
         }
-        case EventKind::WakeupReceived: {
-            const std::uint64_t key = wakeupKey(static_cast<std::int64_t>(e.arg[0]), tl.worker);
-            WakeupQueue& q = wakeups_[key];
-            const FlowEnd to{t, 0, T, i};
-            if (!q.sent.empty()) {
-                Flow flow = q.sent.front();
-                q.sent.pop_front();
-                const std::uint64_t head = flow.to.fiber;
-                flow.to = to;
-                flow.to.fiber = head;
-                tl_.flows.push_back(flow);
-            } else {
-                q.received.push_back(to);
+        case EventKind::WakeupReceived:
+        case EventKind::WakeupBounced: {
+            const bool received = e.kind == EventKind::WakeupReceived;
+            const std::uint64_t key = received ? WakeupPairs::key(static_cast<std::int64_t>(e.arg[0]), tl.worker)
+                                               : WakeupPairs::key(tl.worker, static_cast<std::int64_t>(e.arg[0]));
+            const WakeupAnswer answer{FlowEnd{t, 0, T, i}, received};
+            if (auto flow = wakeups_.answered(key, answer); flow && received) {
+                const std::uint64_t head = flow->to.fiber;
+                flow->to = answer.to;
+                flow->to.fiber = head;
+                tl_.flows.push_back(*flow);
             }
             return;
         }
@@ -1081,11 +1149,19 @@ private:
             const std::uint32_t f = fiberIndex(e.arg[0]);
             // The oldest in-flight operation with this opcode, else the oldest.
             std::uint32_t id = kNoItem;
+            // The thread whose ring held the operation makes the fiber ready
+            // (schedules it): a blocking-pool thread records the completion,
+            // the fiber's worker places it.
+            std::uint32_t owner = lane;
             if (ops_.takeMatchOrFirst(fb_[f].ops, [&](std::uint32_t op) { return tl_.replay.items[op].opcode == e.small; }, id)) {
                 const StateItem item = endItem(id, t);
                 pending_.pushBack(fb_[f].pending, Flow{FlowKind::Completion, FlowEnd{item.start, item.fiber, item.where, item.event}, {}});
+                if (item.where < tb_.size()) owner = item.where;
             }
-            if (makeReady(f, t, thread, i)) tb.pending_ready.push(e.arg[0]);
+            if (makeReady(f, t, thread, i)) tb_[owner].pending_ready.push(e.arg[0]);
+            // A blocking-pool thread finished it while the fiber still ran
+            // (it had not yet switched away): it is ready as soon as it does.
+            else if (owner != lane && !fb_[f].finished) early_completions_[f] = owner;
             // A canceled operation completes with -ECANCELED (-EINTR for an
             // interrupted system call): the delivered cancel's effect.
             const std::int64_t result = e.signedArg(1);
@@ -1125,6 +1201,22 @@ private:
             }
             return;
         }
+        case EventKind::MutexTaken: {
+            // It found the mutex free as it went to wait: it holds it and is
+            // ready (a schedule on this thread places it).
+            const std::uint32_t f = fiberIndex(e.arg[0]);
+            if (makeReady(f, t, thread, i)) tb.pending_ready.push(e.arg[0]);
+            return;
+        }
+        case EventKind::Overflow: {
+            // The loop's overflow list is no thread's queue: a fiber put there
+            // stays ready but leaves its thread's queue; one taken joins this
+            // thread's.
+            const std::uint32_t f = fiberIndex(e.arg[0]);
+            if (e.small == static_cast<std::uint8_t>(trace::OverflowOp::Put)) closeQueued(f, t);
+            else openQueued(f, tb_[lane].slot, t, i);
+            return;
+        }
         case EventKind::MutexHandoff:
             // `from` unlocked by handing the mutex to `to`: the arrow ends at the new owner's resume.
             if (e.arg[1]) {
@@ -1144,9 +1236,6 @@ private:
         }
     }
 
-    static std::uint64_t wakeupKey(std::int64_t sender, std::int64_t target) {
-        return (static_cast<std::uint64_t>(sender) << 32) ^ static_cast<std::uint64_t>(target);
-    }
 
     void addInstant(const Event& e, std::uint32_t i, ThreadLane& tl, const ThreadBuild& tb) {
         Instant instant;
@@ -1174,6 +1263,16 @@ private:
             switch (reason) {
             case SwitchReason::Finish: finishFiber(f, t, T, i); break;
             case SwitchReason::IoWait: {
+                if (!early_completions_.empty())
+                    if (auto it = early_completions_.find(f); it != early_completions_.end()) {
+                        // Its operation completed before it switched away: ready at once.
+                        const std::uint32_t owner = it->second;
+                        early_completions_.erase(it);
+                        setFiber(f, t, State::Ready, thread, WaitReason::None, i);
+                        b.ready_since = t;
+                        tb_[owner].pending_ready.push(from);
+                        break;
+                    }
                 const bool timer = trace::opcodeHas(b.last_opcode, trace::kOpNoteTimer);
                 setFiber(f, t, State::Waiting, thread, timer ? WaitReason::Timer : WaitReason::Io, i);
                 break;
@@ -1209,6 +1308,7 @@ private:
             const std::uint32_t f = fiberIndex(to);
             FiberBuild& b = fb_[f];
             closeQueued(f, t);
+            tb.pending_ready.erase(to);
             if (b.has_open && b.open.state == State::Ready && b.ready_since >= 0)
                 tl_.latencies.push_back(LatencySample{b.ready_since, t, to});
             b.ready_since = -1;

@@ -292,7 +292,7 @@ enum class ChunkCheck {
 // Checks the chunk header at `p` (file offset `offset`). For Incomplete and
 // ZeroTail, `tail` receives the warning a reader of a finished file gives.
 inline ChunkCheck checkChunk(const std::uint8_t* p, std::size_t avail, std::uint64_t offset, format::ChunkHeader& chunk,
-                             std::string& tail, ReadError& error) {
+                             std::string& tail, ReadError& error, std::uint32_t version, std::uint64_t number) {
     if (avail < sizeof(format::ChunkHeader)) {
         tail = "truncated at offset " + std::to_string(offset) + ": the last " + std::to_string(avail) +
                " bytes are an incomplete chunk header; loaded what precedes it";
@@ -307,6 +307,16 @@ inline ChunkCheck checkChunk(const std::uint8_t* p, std::size_t avail, std::uint
         }
         error.offset = offset;
         error.message = "bad chunk magic: corrupt file";
+        return ChunkCheck::Corrupt;
+    }
+    // Version 7 covers the header's own fields (size, thread, record count,
+    // base time and fiber) with a CRC, checked before any of them is used:
+    // one flipped bit in base_ticks would otherwise move every record of the
+    // chunk by years and be read as truth.
+    if (version >= 7 && format::chunkHeaderCrc(chunk) != chunk.header_crc) {
+        error.offset = offset + 36;
+        error.message = "chunk " + std::to_string(number) + " (its header at offset " + std::to_string(offset) +
+                        "): header checksum mismatch: corrupt file";
         return ChunkCheck::Corrupt;
     }
     if (chunk.size > format::kMaxChunkSize) {

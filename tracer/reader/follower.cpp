@@ -256,7 +256,7 @@ struct TraceFollower::State {
         bool ends_cut = false;
         while (pos < buffer.size()) {
             format::ChunkHeader chunk{};
-            const ChunkCheck check = checkChunk(buffer.data() + pos, buffer.size() - pos, offset + pos, chunk, tail, error);
+            const ChunkCheck check = checkChunk(buffer.data() + pos, buffer.size() - pos, offset + pos, chunk, tail, error, out.header.version, out.chunks);
             if (check == ChunkCheck::Corrupt) return false;
             if (check != ChunkCheck::Whole) {
                 ends_cut = true;

@@ -44,7 +44,7 @@ bool parseTrace(std::span<const std::uint8_t> bytes, Trace& out, ReadError& erro
     while (offset < size) {
         format::ChunkHeader chunk{};
         std::string tail;
-        const ChunkCheck check = checkChunk(base + offset, size - offset, offset, chunk, tail, error);
+        const ChunkCheck check = checkChunk(base + offset, size - offset, offset, chunk, tail, error, h.version, out.chunks);
         if (check == ChunkCheck::Corrupt) return false;
         if (check != ChunkCheck::Whole) {
             if (options.strict)

@@ -12,6 +12,7 @@
 
 namespace fiberscope::trace {
 std::atomic<bool> g_use_tsc{false};
+std::atomic<bool> g_check{false};
 }
 
 namespace fiberscope::trace::detail {

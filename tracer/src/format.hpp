@@ -16,8 +16,10 @@ inline constexpr char kMagic[8] = {'F', 'S', 'T', 'R', 'A', 'C', 'E', '\0'};
 // Version 4 added the source-location record kind (a mark's or zone's file
 // and line), for the same reason; version 5 the steal-half kind (the
 // scaling scheduler policy's steal); version 6 the search kind (its idle
-// threads' search before parking).
-inline constexpr std::uint32_t kVersion = 6;
+// threads' search before parking); version 7 the steal-one,
+// wakeup-bounced, mutex-taken, overflow and truth kinds (one meaning per
+// record kind, every state change recorded) and the chunk header's own CRC.
+inline constexpr std::uint32_t kVersion = 7;
 inline constexpr std::uint32_t kOldestVersion = 1;
 inline constexpr std::uint32_t kChunkMagic = 0x4B435346; // "FSCK" little-endian
 
@@ -52,7 +54,7 @@ struct ChunkHeader {
     std::uint64_t base_ticks;
     std::uint64_t base_fiber;
     std::uint32_t checksum; // crc32 of the payload
-    std::uint32_t reserved;
+    std::uint32_t header_crc; // version 7: chunkHeaderCrc(); before: reserved, 0
 };
 static_assert(sizeof(ChunkHeader) == 40);
 
@@ -63,5 +65,10 @@ std::uint32_t crc32(const void* data, std::size_t size) noexcept;
 // CRC-32 of the whole header (magic through the last header string), its own
 // four bytes read as zero. `header` points at the file's first byte.
 std::uint32_t headerCrc(const void* header, std::size_t size) noexcept;
+// CRC-32 of a chunk header's first 36 bytes (magic through the payload's
+// CRC): what version 7 stores in its last four.
+inline std::uint32_t chunkHeaderCrc(const ChunkHeader& chunk) noexcept {
+    return crc32(&chunk, offsetof(ChunkHeader, header_crc));
+}
 
 } // namespace fiberscope::trace::format

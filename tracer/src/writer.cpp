@@ -86,6 +86,7 @@ bool writeChunk(Recording* r, std::uint32_t thread, std::uint32_t records, std::
     chunk.base_ticks = base_ticks;
     chunk.base_fiber = base_fiber;
     chunk.checksum = format::crc32(payload, size);
+    chunk.header_crc = format::chunkHeaderCrc(chunk);
     return writeAll(r->fd, &chunk, sizeof chunk, error) && writeAll(r->fd, payload, size, error);
 }
 
@@ -304,6 +305,9 @@ Recorder::Recorder(const std::string& path, RecorderOptions options) {
     r->writer = std::thread(writerMain, r.get());
     // release: pairs with activeRecording()'s acquire load.
     g_recording.store(r.release(), std::memory_order_release);
+    // relaxed: published by the release store of g_enabled below.
+    const char* check = std::getenv("FIBERSCOPE_TRACE_CHECK");
+    g_check.store(options.check || (check && *check && std::string_view(check) != "0"), std::memory_order_relaxed);
     // release: pairs with enabled()'s acquire load, so a thread that sees
     // tracing on sees everything above (g_use_tsc from calibrateClock, the
     // recording) before its first record.

@@ -69,7 +69,7 @@ TraceStats computeStats(const Trace& trace, const analysis::Timeline& timeline) 
         t.parked_ns = totals.time(State::Parked);
         const auto count = [&](EventKind kind) { return std::uint64_t{tl.records[static_cast<std::size_t>(kind)]}; };
         t.switches = count(EventKind::Switch);
-        t.steals_taken = count(EventKind::Steal) + count(EventKind::StealHalf);
+        t.steals_taken = count(EventKind::Steal) + count(EventKind::StealHalf) + count(EventKind::StealOne);
         t.steals_given = tl.steals_given;
         t.wakeups_sent = count(EventKind::WakeupSent);
         t.wakeups_received = count(EventKind::WakeupReceived);

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "fiberscope/analysis/timeline.hpp"
+#include "fiberscope/analysis/validate.hpp"
 #include "fiberscope/trace_reader.hpp"
 #include "fiberscope/trace_vocabulary.hpp"
 
@@ -115,6 +116,19 @@ struct StatsOptions {
     std::string title; // shown in the heading, e.g. the file name
 };
 void writeStats(const Trace& trace, std::ostream& out, StatsOptions options = {});
+
+// ---------------------------------------------------------------------------
+// Verification (`fiberscope verify`, and a line on stderr from the others)
+
+// The validator's report on `trace` (analysis/validate.hpp); a checking
+// recording's truth records are also held against the model (built here
+// unless `timeline` is given).
+analysis::ValidationReport verifyTrace(const Trace& trace, const analysis::Timeline* timeline = nullptr,
+                                       const analysis::ValidationOptions& options = {});
+// One line for a user of stats or export when the trace fails validation
+// ("warning: this trace contradicts itself in 3 places, the first ...; run
+// 'fiberscope verify'"), or empty when it passes.
+std::string verificationWarning(const Trace& trace, const analysis::ValidationReport& report);
 
 // ---------------------------------------------------------------------------
 // Chrome Trace Event JSON (`fiberscope export --format chrome`)

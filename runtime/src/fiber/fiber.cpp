@@ -186,7 +186,9 @@ void awaitFiber(Fiber* fiber) {
     message.task = PendingTask::register_awaiter;
     message.reason = trace::SwitchReason::Await;
     message.args.awaiter = &fiber->awaiter;
-    FIBERSCOPE_TRACE_EVENT(message.trace_time = now; emit::await(now, self->id, fiber->id));
+    // The switch takes its own time: finding the next fiber (a steal, a
+    // truth record) may write records between this one and it.
+    FIBERSCOPE_TRACE_EVENT(emit::await(now, self->id, fiber->id));
     yield(nullptr, message);
     // Exactly one claim scheduled us and happened before we run.
     self->wake_claims.store(0, std::memory_order_relaxed);
@@ -226,6 +228,9 @@ std::size_t selectFibers(FiberRefs fibers, bool cancelable) {
     message.task = PendingTask::register_select;
     message.reason = trace::SwitchReason::Select;
     message.args.select = fibers;
+    // One await record per fiber waited for: the trace says which fibers'
+    // finish may end this wait (the validator holds it to that).
+    FIBERSCOPE_TRACE_EVENT(for (std::size_t i = 0; i < count; ++i) emit::await(now, self->id, fibers[i]->id));
     yield(nullptr, message);
 
     // Unregister. A future we can't unregister holds kFinishing or kFinished:

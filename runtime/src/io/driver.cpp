@@ -78,8 +78,11 @@ void Driver::wake(Driver& target) {
         target.poller.wake(index_);
         return;
     }
-    // The wake-up carries our index as its result, for the trace.
-    ring.message(target.ring.fd(), static_cast<std::uint64_t>(RingTag::wakeup), static_cast<std::int32_t>(index_));
+    // The wake-up carries our index as its result, for the trace; if it
+    // cannot be delivered, the failure comes back tagged with the target,
+    // for the trace's wakeup-bounced record.
+    ring.message(target.ring.fd(), static_cast<std::uint64_t>(RingTag::wakeup), static_cast<std::int32_t>(index_),
+                 kWakeupBounceTag | (static_cast<std::uint64_t>(target.index_) << 8));
     // Wake it now rather than when this thread next goes idle.
     ring.submit();
 }
@@ -126,11 +129,18 @@ static unsigned completionsToReady(Ring& ring, Fiber*& next, FiberQueue& queue, 
                 FIBERSCOPE_TRACE_EVENT(emit::wakeupReceived(now, static_cast<std::uint64_t>(cqe.res)));
                 continue;
             case RingTag::cleanup:
-                // A MSG_RING we sent could not be delivered (the target is
-                // exiting or not yet enabled, and finds its queue by itself).
+                // One of our own we need not act on (ring.hpp).
                 continue;
             case RingTag::exit:
                 exit = true;
+                continue;
+            }
+            if (isWakeupBounce(cqe.user_data)) {
+                // A wake-up we sent could not be delivered (the target's ring
+                // is not enabled yet, or is closing): it finds its work by
+                // itself when it starts. Recorded, so that the wake-up is not
+                // shown pending forever.
+                FIBERSCOPE_TRACE_EVENT(emit::wakeupBounced(now, cqe.user_data >> 8, cqe.res));
                 continue;
             }
             if (cqe.user_data & kCancelTag) {

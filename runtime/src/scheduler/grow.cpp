@@ -11,6 +11,7 @@
 #include "fiberscope/trace.hpp"
 #include "loop.hpp"
 #include "scheduler/scheduler.hpp"
+#include "support/tracing.hpp"
 
 namespace fiberscope::detail {
 
@@ -48,7 +49,8 @@ static void growFailed(Loop& loop, unsigned index, const char* what, const char*
     loop.reserved.store(index, std::memory_order_release);
 }
 
-void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spawned) {
+void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spawned, std::uint64_t traced_head,
+                 std::uint64_t traced_count) {
     // A span on the fiber that pays for it: opening a ring or epoll instance
     // and starting an OS thread take far longer than any scheduling decision.
     trace::Zone zone("spawnWorker: start a worker thread");
@@ -66,6 +68,12 @@ void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spawned) {
         return;
     }
     worker.driver.setReaper(reapCompletions, &worker);
+    // The schedule record's time: before the thread that runs the fibers
+    // starts (its first record comes after this). It is written once the
+    // start succeeded, still inside the zone, so no later record of ours
+    // comes before it (a record stamped before its thread's previous one
+    // would be moved to that one's time: support/tracing.hpp).
+    const std::uint64_t stamp = trace::enabled() ? trace::now() : 0;
     try {
         worker.os_thread = std::thread(workerMain, &loop, index);
     } catch (const std::exception& e) {
@@ -74,6 +82,7 @@ void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spawned) {
         growFailed(loop, index, "no thread", e.what());
         return;
     }
+    FIBERSCOPE_TRACE_EVENT_AT(stamp, emit::schedule(now, traced_head, traced_count, index, trace::ScheduleHow::NewWorker));
     // Started: a later failure backs off from the start again.
     loop.grow_backoff_ns = 0;
     loop.grow_retry_at.store(0, std::memory_order_relaxed);

@@ -3,6 +3,8 @@
 // allows one more.
 #pragma once
 
+#include <cstdint>
+
 #include "fiber/fiber.hpp"
 
 namespace fiberscope::detail {
@@ -15,7 +17,11 @@ bool mayGrow(const Loop& loop);
 // Starts worker `index` (its slot reserved by the caller, through
 // Loop::reserved) with `queue` as its first work. `spawned`: it runs; else
 // the failure was handled (said once, backed off) and the slot released,
-// and the fibers are still the caller's.
-void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spawned);
+// and the fibers are still the caller's. While tracing, a started worker's
+// schedule record (how = new-worker; `traced_head` and `traced_count`
+// describe the queue) is written here, stamped before the thread that
+// runs the fibers exists, and before the zone that times the start ends.
+void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spawned, std::uint64_t traced_head = 0,
+                 std::uint64_t traced_count = 0);
 
 } // namespace fiberscope::detail

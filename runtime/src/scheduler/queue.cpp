@@ -21,10 +21,13 @@ Fiber* stealReadyFrom(Thread& thread, Thread& victim) {
     // acquire: see the fibers the victim's queuers published.
     Fiber* fiber = victim.ready_queue.load(std::memory_order_acquire);
     if (fiber == nullptr || fiber == kFinished) return nullptr;
+    // The record's time: after the load that saw the list, before the CAS
+    // that takes it (support/tracing.hpp, "steal").
+    const std::uint64_t stamp = trace::enabled() ? trace::now() : 0;
     // Take the whole list. acquire as above; relaxed on failure.
     if (!victim.ready_queue.compare_exchange_strong(fiber, nullptr, std::memory_order_acquire, std::memory_order_relaxed))
         return nullptr;
-    FIBERSCOPE_TRACE_EVENT(emit::steal(now, fiber->id, victim.index));
+    FIBERSCOPE_TRACE_EVENT_AT(stamp, emit::steal(now, fiber->id, victim.index));
 #if FIBERSCOPE_CHECK_OWNER
     // The remainder's plain store below overwrites our slot: it must be empty.
     if (Fiber* mine = thread.ready_queue.load(std::memory_order_relaxed); mine != nullptr && mine != kFinished) {
@@ -41,11 +44,11 @@ Fiber* stealReadyFrom(Thread& thread, Thread& victim) {
 Fiber* stealOldestFrom(Thread& /*thief*/, Thread& victim) {
     // Test before the grab: a look leaves the victim's lines shared.
     if (victim.new_work.looksEmpty()) return nullptr;
-    Fiber* fiber = victim.new_work.steal();
+    std::uint64_t stamp = 0;
+    Fiber* fiber = victim.new_work.steal(trace::enabled() ? &stamp : nullptr);
     if (!fiber) return nullptr;
-    // A steal-half record for a batch of one (FORMAT.md): the fiber moved
-    // from the victim's queue to us, and we run it now.
-    FIBERSCOPE_TRACE_EVENT(emit::stealHalf(now, fiber->id, victim.index));
+    // The fiber moved from the victim's deque to us, and we run it now.
+    FIBERSCOPE_TRACE_EVENT_AT(stamp, emit::stealOne(now, fiber->id, victim.index, trace::StealOneFrom::NewWork));
     return fiber;
 }
 
@@ -76,6 +79,9 @@ static void pushOrOverflow(Loop& loop, Queue& queue, Fiber* fiber) {
     half.tail->queue_next = fiber;
     fiber->queue_next = nullptr;
     half.tail = fiber;
+    // One record per fiber moved, before the lock publishes them: another
+    // thread may take them from the list at once.
+    FIBERSCOPE_TRACE_EVENT(for (Fiber* f = half.head; f; f = f->queue_next) emit::overflow(now, trace::OverflowOp::Put, f->id));
     std::lock_guard lock(loop.overflow_mutex);
     if (loop.overflow.head) loop.overflow.tail->queue_next = half.head;
     else loop.overflow.head = half.head;
@@ -105,7 +111,7 @@ static void pushNewWork(Loop& loop, Thread& thread, FiberQueue queue) {
     }
 }
 
-void pushOwn(Thread& thread, FiberQueue queue) {
+void pushOwn(Thread& thread, FiberQueue queue, std::uint64_t* stamp) {
     if (thread.loop->scaling()) {
         pushNewWork(*thread.loop, thread, queue);
         return;
@@ -115,6 +121,9 @@ void pushOwn(Thread& thread, FiberQueue queue) {
     Fiber* head = thread.ready_queue.load(std::memory_order_acquire);
     do {
         queue.tail->queue_next = head == kFinished ? nullptr : head;
+        // Each attempt's time: after the load (or failed CAS) that read the
+        // head, before the CAS (support/tracing.hpp, "schedule").
+        if (stamp) *stamp = trace::now();
     } while (!thread.ready_queue.compare_exchange_weak(head, queue.head, std::memory_order_acq_rel,
                                                        std::memory_order_acquire));
 }
@@ -175,14 +184,18 @@ Fiber* takeOverflow(Loop& loop, Thread& thread, std::uint32_t most) {
     Fiber* first = loop.overflow.head;
     if (!first) return nullptr;
     std::uint32_t taken = 1;
+    // Recorded as they leave the list (we hold its lock), before our ring
+    // publishes them; the first, which we run, last.
     Fiber* fiber = first->queue_next;
     while (fiber && taken < most) {
         // Read the link first: once pushed, a thief may take the fiber.
         Fiber* next = fiber->queue_next;
+        FIBERSCOPE_TRACE_EVENT(emit::overflow(now, trace::OverflowOp::Take, fiber->id));
         if (!thread.run_queue.push(fiber)) break;
         ++taken;
         fiber = next;
     }
+    FIBERSCOPE_TRACE_EVENT(emit::overflow(now, trace::OverflowOp::Take, first->id));
     loop.overflow.head = fiber;
     if (!fiber) loop.overflow.tail = nullptr;
     loop.overflow_count.store(loop.overflow_count.load(std::memory_order_relaxed) - taken, std::memory_order_relaxed);
@@ -197,15 +210,16 @@ Fiber* stealHalfFrom(Thread& thread, Thread& victim) {
     // (another thief may take them from there and run them at once), and
     // the decision's time before anything moves.
     const bool traced = trace::enabled();
-    const std::uint64_t decided = traced ? trace::now() : 0;
+    std::uint64_t stamp = 0;
     std::uint64_t ids[RunQueue::kCapacity / 2];
     std::uint32_t taken = 0;
-    Fiber* run = thread.run_queue.stealHalf(victim.run_queue, taken, traced ? ids : nullptr);
+    Fiber* run = thread.run_queue.stealHalf(victim.run_queue, taken, traced ? ids : nullptr, traced ? &stamp : nullptr);
     if (!run) return nullptr;
-    // One record per fiber moved, oldest first; the last is the one we run
+    // One record per fiber moved, oldest first, at the time the successful
+    // attempt read before its CAS; the last is the one we run
     // (trace_records.hpp).
-    FIBERSCOPE_TRACE_EVENT_AT(decided, for (std::uint32_t i = 0; i < taken; ++i)
-                                           emit::stealHalf(now, ids[i], victim.index));
+    FIBERSCOPE_TRACE_EVENT_AT(stamp, for (std::uint32_t i = 0; i < taken; ++i)
+                                         emit::stealHalf(now, ids[i], victim.index));
     return run;
 }
 
@@ -229,18 +243,26 @@ static constexpr std::uint32_t kOverflowFairness = 61;
 // overflow list, then other threads' work; every kOverflowFairness-th time
 // the yielders and the overflow list come first, so new work cannot starve
 // them.
+// A fiber taken from this thread's own queues: a checking recording says
+// so (a truth record, FORMAT.md "Truth"), for the validator to hold its
+// replay and the model to. Stamped after the pop: the fiber is ours now.
+Fiber* ownPop(Fiber* fiber) {
+    if (fiber) FIBERSCOPE_TRACE_EVENT(if (trace::checking()) emit::truth(now, trace::TruthOp::Queued, fiber->id, 0));
+    return fiber;
+}
+
 static Fiber* findReadyScaling(Loop& loop, Thread& thread) {
     // One worker thread in all (the loop may never start another): nobody
     // steals from our RunQueue, so it pops without a CAS.
     const bool alone = loop.allocated == 1;
     const auto popYielder = [&] { return alone ? thread.run_queue.popAlone() : thread.run_queue.pop(); };
     if (++thread.own().schedule_tick % kOverflowFairness == 0) {
-        if (Fiber* fiber = popYielder()) return fiber;
+        if (Fiber* fiber = ownPop(popYielder())) return fiber;
         if (Fiber* fiber = takeOverflow(loop, thread, 1)) return fiber;
     }
-    if (Fiber* fiber = takeRunNext(thread)) return fiber;
-    if (Fiber* fiber = popNewWork(thread)) return fiber;
-    if (Fiber* fiber = popYielder()) return fiber;
+    if (Fiber* fiber = ownPop(takeRunNext(thread))) return fiber;
+    if (Fiber* fiber = ownPop(popNewWork(thread))) return fiber;
+    if (Fiber* fiber = ownPop(popYielder())) return fiber;
     // Our RunQueue is empty: room for half a queue from the overflow list.
     if (Fiber* fiber = takeOverflow(loop, thread, RunQueue::kCapacity / 2)) return fiber;
     // Our word is empty (nullptr or kFinished): a stolen remainder may go there.
@@ -253,7 +275,7 @@ static Fiber* findReadyScaling(Loop& loop, Thread& thread) {
 
 Fiber* findReadyFiber(Loop& loop, Thread& thread) {
     if (loop.scaling()) return findReadyScaling(loop, thread);
-    if (Fiber* fiber = popOwn(thread)) return fiber;
+    if (Fiber* fiber = ownPop(popOwn(thread))) return fiber;
     if (Fiber* fiber = stealReady(loop, thread)) return fiber;
     // Couldn't find anything to do, so we are now open for business.
     // relaxed: a hand-off CAS needs no ordering from us; the MSG_RING that

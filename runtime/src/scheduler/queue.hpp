@@ -21,7 +21,7 @@ Fiber* stealReady(Loop& loop, Thread& thread);
 // The same from `victim` only.
 Fiber* stealReadyFrom(Thread& thread, Thread& victim);
 // The scaling policy: takes the oldest fiber of `victim`'s WorkDeque (a
-// steal-half record for a batch of one). nullptr: nothing taken.
+// steal-one record). nullptr: nothing taken.
 Fiber* stealOldestFrom(Thread& thread, Thread& victim);
 // Pops our own slot's head, leaving kFinished in it when it was empty.
 Fiber* popOwn(Thread& thread);
@@ -30,7 +30,12 @@ Fiber* popNewWork(Thread& thread);
 // Queues `queue` as our new work, its head to run first: on our own slot
 // (the LIFO word, which thieves take whole) on the seed policy, on our
 // WorkDeque (whose oldest fiber a thief takes) on the scaling policy.
-void pushOwn(Thread& thread, FiberQueue queue);
+// `stamp` (the seed's word, while tracing) receives the trace time read
+// before the CAS that published them: their schedule record's time.
+void pushOwn(Thread& thread, FiberQueue queue, std::uint64_t* stamp = nullptr);
+// Returns `fiber`, just taken from our own queues; a checking recording
+// says so with a truth record (queue.cpp).
+Fiber* ownPop(Fiber* fiber);
 // Takes our own run_next (scaling policy).
 Fiber* takeRunNext(Thread& thread);
 

@@ -27,6 +27,7 @@
 #include <cstdint>
 
 #include "fiber/fiber.hpp"
+#include "fiberscope/trace_emit.hpp"
 
 namespace fiberscope::detail {
 
@@ -124,7 +125,10 @@ public:
     // them, the one returned included; `ids` (kCapacity / 2 entries, or
     // nullptr) receives their ids, oldest first, read before any of them is
     // published from this queue (after that, another thief may run them).
-    Fiber* stealHalf(RunQueue& victim, std::uint32_t& taken, std::uint64_t* ids) noexcept {
+    // `stamp` (while tracing) receives the trace time read after the
+    // victim's counters were, before the CAS that took them (each attempt
+    // reads it anew): the steal's record time (support/tracing.hpp).
+    Fiber* stealHalf(RunQueue& victim, std::uint32_t& taken, std::uint64_t* ids, std::uint64_t* stamp = nullptr) noexcept {
         // relaxed: only we write our tail.
         const std::uint32_t own_tail = tail_.load(std::memory_order_relaxed);
         for (;;) {
@@ -141,6 +145,7 @@ public:
             for (std::uint32_t i = 0; i < n; ++i)
                 slots_[(own_tail + i) % kCapacity].store(
                     victim.slots_[(h + i) % kCapacity].load(std::memory_order_relaxed), std::memory_order_relaxed);
+            if (stamp) *stamp = trace::now();
             // release: our reads of the victim's slots are done before it
             // reuses them (its push loads head with acquire). relaxed on
             // failure: someone else moved head; read everything again.

@@ -26,35 +26,45 @@ static std::uint64_t queueLength(FiberQueue queue) {
 
 // The seed's hand-off: the queue goes to the next of a few threads whose
 // queue word reads nullptr (parked, or busy with an empty queue), by CAS.
-static Thread* offerToEmpty(Thread& thread, FiberQueue queue, unsigned active) {
+// `stamp` (while tracing) receives the time of the attempt that landed:
+// read after the look that found the word empty, before the CAS.
+static Thread* offerToEmpty(Thread& thread, FiberQueue queue, unsigned active, std::uint64_t* stamp) {
     return visitVictims(*thread.loop, thread, thread.own().idle_search_index, kMaxIdleSearch, active, [&](Thread& candidate) {
+        // A look first (relaxed: the CAS decides): the stamp must follow a
+        // read that saw the word empty, or a hand-off could be stamped
+        // before the owner emptied it.
+        if (candidate.ready_queue.load(std::memory_order_relaxed) != nullptr) return false;
+        if (stamp) *stamp = trace::now();
         Fiber* expected = nullptr;
         // release: the fibers' state (queue_next links, completions) is
         // visible to the idle thread, which pops with acquire. relaxed on
         // failure: we learn nothing we rely on.
-        return candidate.ready_queue.compare_exchange_weak(expected, queue.head, std::memory_order_release,
-                                                           std::memory_order_relaxed);
+        return candidate.ready_queue.compare_exchange_strong(expected, queue.head, std::memory_order_release,
+                                                             std::memory_order_relaxed);
     });
 }
 
-
+// Each schedule record is stamped at its publication, never earlier
+// (support/tracing.hpp has the rule): a hand-off or the seed's own-queue
+// push at the CAS attempt that landed, a new worker before its thread
+// starts, the scaling policy's own queues before the owner's push (only
+// the owner fills them, so the decision's time, shared with the switch or
+// spawn under way, will do).
 void schedule(Loop& loop, Thread& thread, FiberQueue queue, bool yielded) {
     thread.own().no_new_work = false; // yieldAlone looks again (switch.cpp)
-    // The decision's timestamp is taken before it is published: another
-    // thread may run the fibers before our records are written.
-    const std::uint64_t decided = !trace::enabled() ? 0 : thread.own().trace_time ? thread.own().trace_time : trace::now();
     // What the record says about the fibers is read now, while they are
     // still ours: once a hand-off's CAS succeeds the idle thread may relink
     // queue_next or run (and recycle) the head before we write the record.
     const bool traced = trace::enabled();
     [[maybe_unused]] const std::uint64_t traced_head = traced ? queue.head->id : 0;
     [[maybe_unused]] const std::uint64_t traced_count = traced ? queueLength(queue) : 0;
+    std::uint64_t stamp = 0;
     // acquire: pairs with the release in spawnWorker, so every slot below
     // `active` is fully initialised.
     const unsigned active = loop.active.load(std::memory_order_acquire);
-    if (Thread* taker = loop.scaling() ? nullptr : offerToEmpty(thread, queue, active)) {
-        FIBERSCOPE_TRACE_EVENT(emit::schedule(decided, traced_head, traced_count, taker->index, ScheduleHow::IdleHandoff);
-                               emit::wakeupSent(now, taker->index));
+    if (Thread* taker = loop.scaling() ? nullptr : offerToEmpty(thread, queue, active, traced ? &stamp : nullptr)) {
+        FIBERSCOPE_TRACE_EVENT_AT(stamp, emit::schedule(now, traced_head, traced_count, taker->index, ScheduleHow::IdleHandoff));
+        FIBERSCOPE_TRACE_EVENT(emit::wakeupSent(now, taker->index));
         thread.driver.wake(taker->driver);
         return;
     }
@@ -68,18 +78,18 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue, bool yielded) {
         if (loop.reserved.compare_exchange_weak(expected, active + 1, std::memory_order_acquire,
                                                 std::memory_order_relaxed)) {
             bool spawned = false;
-            spawnWorker(loop, active, queue, spawned);
-            if (spawned) {
-                FIBERSCOPE_TRACE_EVENT(emit::schedule(decided, traced_head, traced_count, active, ScheduleHow::NewWorker));
-                return;
-            }
+            // It writes the new-worker schedule record (grow.cpp).
+            spawnWorker(loop, active, queue, spawned, traced_head, traced_count);
+            if (spawned) return;
         }
     }
-    FIBERSCOPE_TRACE_EVENT(emit::schedule(decided, traced_head, traced_count, thread.index, ScheduleHow::OwnQueue));
     if (loop.scaling()) {
         // Our own queues (nobody hands a parked thread work): a yield to the
         // back of the FIFO RunQueue, anything else on the WorkDeque; a
         // parked thread, if any, is woken to search and steals.
+        // Recorded before the push that publishes the fibers to thieves.
+        FIBERSCOPE_TRACE_EVENT_AT(thread.own().trace_time,
+                                  emit::schedule(now, traced_head, traced_count, thread.index, ScheduleHow::OwnQueue));
         // New work pushed on a deque that held work already wakes nobody:
         // the push that made it non-empty looked (below), and a searcher
         // that gave up after that look saw the deque non-empty and stole
@@ -101,8 +111,10 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue, bool yielded) {
         }
         return;
     }
-    // Nobody wanted it, so queue it on ourselves.
-    pushOwn(thread, queue);
+    // Nobody wanted it, so queue it on ourselves (a thief may take it the
+    // moment the CAS lands: the record's time is the CAS attempt's).
+    pushOwn(thread, queue, traced ? &stamp : nullptr);
+    FIBERSCOPE_TRACE_EVENT_AT(stamp, emit::schedule(now, traced_head, traced_count, thread.index, ScheduleHow::OwnQueue));
 }
 
 // Go's wakep: work sits in our run_next or our queues, so wake one parked

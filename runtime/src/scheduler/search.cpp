@@ -79,11 +79,14 @@ static Fiber* stealRunNext(Loop& loop, Thread& thread, unsigned active, RunNextS
         Fiber* fiber = victim.run_next.load(std::memory_order_relaxed);
         if (fiber == seen.fiber) {
             if (now_ns - seen.since < kRunNextGraceNs) return nullptr;
+            // The record's time: after the load that saw the fiber, before
+            // the CAS that takes it (support/tracing.hpp, "steal").
+            const std::uint64_t stamp = trace::enabled() ? trace::now() : 0;
             // acquire: pairs with the owner's release exchange that put the
             // fiber there, so we see it initialised. relaxed on failure.
             if (victim.run_next.compare_exchange_strong(fiber, nullptr, std::memory_order_acquire,
                                                         std::memory_order_relaxed)) {
-                FIBERSCOPE_TRACE_EVENT(emit::steal(now, fiber->id, victim.index));
+                FIBERSCOPE_TRACE_EVENT_AT(stamp, emit::stealOne(now, fiber->id, victim.index, trace::StealOneFrom::RunNext));
                 seen.fiber = nullptr;
                 return fiber;
             }
@@ -171,7 +174,7 @@ Fiber* searchBeforePark(Loop& loop, Thread& thread) {
         // the kernel refuses for lack of completion space runs the reaper,
         // which may queue fibers on our word: run those first.
         thread.driver.flush();
-        if (Fiber* fiber = popNewWork(thread)) return fiber;
+        if (Fiber* fiber = ownPop(popNewWork(thread))) return fiber;
         // relaxed: the increment only steers schedule()'s hints.
         [[maybe_unused]] const unsigned searchers = loop.searching.fetch_add(1, std::memory_order_relaxed) + 1;
         FIBERSCOPE_TRACE_EVENT(emit::search(now, trace::SearchOp::Begin, searchers));

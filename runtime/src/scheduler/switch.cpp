@@ -30,9 +30,11 @@ void yield(Fiber* ready, SwitchMessage& message, bool finished) {
     else if (Fiber* found = findReadyFiber(*thread->loop, *thread)) next = &found->context;
     else next = &thread->idle_context;
     message.contexts = {thread->current_context, next};
-    // One timestamp for the switch and the pending task the receiver runs.
-    FIBERSCOPE_TRACE_EVENT_AT(message.trace_time, thread->own().trace_time = now;
-                              emit::switchTo(now, traceId(*thread, message.contexts.prev), traceId(*thread, next), message.reason));
+    // One timestamp for the switch and the pending task the receiver runs
+    // where that task's effect is the switch's (switch_message.cpp), read
+    // once the next fiber is found (findReadyFiber may record a steal).
+    FIBERSCOPE_TRACE_EVENT(thread->own().trace_time = now;
+                           emit::switchTo(now, traceId(*thread, message.contexts.prev), traceId(*thread, next), message.reason));
     handleSwitchMessage(switchTo(next, message, finished));
 }
 

@@ -62,6 +62,10 @@ static void performPendingTask(Thread& thread, const SwitchMessage& message) {
             FIBERSCOPE_TRACE_EVENT_AT(thread.own().trace_time, emit::fiberRecycle(now, prev->id));
             returnFiber(thread, prev);
         }
+        // An awaiter found by the exchange may have registered after our
+        // switch: its schedule takes its own time, after the exchange that
+        // saw it (the decision is not the switch's).
+        thread.own().trace_time = 0;
         // kFinishing: nobody registered after finishFiber's exchange (it woke
         // whoever had). Otherwise that late awaiter waits for our claim.
         if (awaiter && awaiter != kFinishing && awaiter->wake_claims.fetch_add(1, std::memory_order_acq_rel) == 0)
@@ -69,6 +73,9 @@ static void performPendingTask(Thread& thread, const SwitchMessage& message) {
         return;
     }
     case PendingTask::register_awaiter: {
+        // What the exchange finds may be later than our switch (a fiber that
+        // finished meanwhile): a schedule it calls for takes its own time.
+        thread.own().trace_time = 0;
         Fiber* prev = senderFiber(message);
         if (registerAwaiter(*message.args.awaiter, prev) &&
             prev->wake_claims.fetch_add(1, std::memory_order_acq_rel) == 0)
@@ -82,6 +89,7 @@ static void performPendingTask(Thread& thread, const SwitchMessage& message) {
         // the ones already finished, then release the hold and add them in
         // one step. If that leaves any claim, nobody else scheduled `prev`
         // (they all saw the hold), so we do; otherwise the first finisher will.
+        thread.own().trace_time = 0; // as in register_awaiter
         Fiber* prev = senderFiber(message);
         const FiberRefs fibers = message.args.select;
         std::uint32_t finished = 0;
@@ -93,6 +101,10 @@ static void performPendingTask(Thread& thread, const SwitchMessage& message) {
         return;
     }
     case PendingTask::park:
+        // A primitive's handler acts on what it finds now (a mutex unlocked
+        // meanwhile, a waiter to hand the mutex to): its records take their
+        // own time.
+        thread.own().trace_time = 0;
         message.args.park.handler(loop, thread, senderFiber(message), message.args.park.arg);
         return;
     case PendingTask::exit: {

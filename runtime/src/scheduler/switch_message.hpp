@@ -51,8 +51,6 @@ struct SwitchMessage {
     PendingTask task;
     // Why the sender switched (for the trace).
     trace::SwitchReason reason;
-    // The decision's timestamp if the sender already read the clock (0: not yet).
-    std::uint64_t trace_time;
     union {
         std::atomic<Fiber*>* awaiter;
         FiberRefs select;
@@ -62,14 +60,15 @@ struct SwitchMessage {
         } park;
     } args;
 
-    SwitchMessage() : contexts{}, task(PendingTask::nothing), reason(trace::SwitchReason::Start), trace_time(0), args{} {}
+    SwitchMessage() : contexts{}, task(PendingTask::nothing), reason(trace::SwitchReason::Start), args{} {}
 
     // A message with no task, for a sender that has already done what a
     // task would (yieldAlone: it queued itself). Only what a receiver reads
     // of such a message is written: the contexts and the task. The reason
-    // and the timestamp are the sender's own (it traces nothing: yieldAlone
-    // runs untraced) and no task reads args. Why not write them anyway:
-    // they were four of a short yield's ~24 stores, and with them and two
+    // is the sender's own (it traces nothing: yieldAlone runs untraced)
+    // and no task reads args. Why not write them anyway: they (and a
+    // timestamp the message no longer has) were four of a short yield's
+    // ~24 stores, and with them and two
     // more gone (yieldAlone's resumption) the yield went from ~1.6x to
     // ~1.45x a bare Boost.Context switch on this project's 2-vCPU VM
     // (pinned pairs, issue 15). No counters there to say why; one store

@@ -28,6 +28,7 @@
 #include <cstdint>
 
 #include "fiber/fiber.hpp"
+#include "fiberscope/trace_emit.hpp"
 
 namespace fiberscope::detail {
 
@@ -83,8 +84,11 @@ public:
     }
 
     // A thief: the oldest queued fiber, or nullptr (empty, or another
-    // thread took it first).
-    Fiber* steal() noexcept {
+    // thread took it first). `stamp` (while tracing) receives the trace
+    // time read after the counters were and before the CAS that takes the
+    // fiber: the steal's record time, between what it saw and what it did
+    // (the emit layer's rule, support/tracing.hpp).
+    Fiber* steal(std::uint64_t* stamp = nullptr) noexcept {
         // acquire: see what the CAS that moved top past a fiber saw.
         std::uint32_t t = top_.load(std::memory_order_acquire);
         // seq_cst: the Dekker pair with pop() (above).
@@ -94,6 +98,7 @@ public:
         const std::uint32_t b = bottom_.load(std::memory_order_acquire);
         if (static_cast<std::int32_t>(b - t) <= 0) return nullptr;
         Fiber* fiber = slots_[t % kCapacity].load(std::memory_order_relaxed);
+        if (stamp) *stamp = trace::now();
         // seq_cst: against the owner's CAS for the last fiber; release
         // also orders our read of the slot before the owner reuses it (its
         // push loads top with acquire). relaxed on failure: we lost.

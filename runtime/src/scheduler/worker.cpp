@@ -92,7 +92,12 @@ void idle(Thread& thread) {
         }
         // The scaling policy searches before it parks (scheduler/search.cpp).
         if (loop.scaling() && (next = searchBeforePark(loop, thread))) continue;
-        FIBERSCOPE_TRACE_EVENT(trace::flushIfStale(now); emit::park(now));
+        // A checking recording (FORMAT.md "Truth"): under the scaling policy
+        // only we fill our queues, so they are empty now and stay so while
+        // we are parked. (The seed's word may take a hand-off at any moment
+        // from here on: nothing to say there.)
+        FIBERSCOPE_TRACE_EVENT(if (loop.scaling() && trace::checking()) emit::truth(now, trace::TruthOp::Empty, 0, 0);
+                               trace::flushIfStale(now); emit::park(now));
         FiberQueue queue{nullptr, nullptr};
         bool exit = false;
         // A timed sync wait parked here bounds the wait (sync/timers.hpp).

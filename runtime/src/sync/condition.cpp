@@ -158,11 +158,19 @@ void conditionEnqueue(Loop& loop, Thread& thread, Condition& condition, Mutex& m
     if (!mutex.state_.compare_exchange_strong(observed, Mutex::kUnlocked, std::memory_order_release,
                                               std::memory_order_acquire))
         owner = mutexRelease(mutex, observed);
-    if (owner) schedule(loop, thread, FiberQueue::one(owner));
+    if (owner) {
+        // The unlock handed the mutex to a waiter of it: a hand-off like
+        // Mutex::unlock's, from the fiber that has just parked here, except
+        // that its new owner is queued rather than switched to. Recorded
+        // before schedule() publishes it.
+        FIBERSCOPE_TRACE_EVENT(emit::mutexHandoff(now, fiber->id, owner->id, &mutex));
+        schedule(loop, thread, FiberQueue::one(owner));
+    }
     if (canceled) {
         // Canceled between the check in wait() and here: it did not park,
         // and relocks (uncancelably) once it runs.
         fiber->completion = {kSyncCanceled, 0};
+        FIBERSCOPE_TRACE_EVENT(emit::cancelDelivered(now, fiber->id));
         schedule(loop, thread, FiberQueue::one(fiber));
     }
 }

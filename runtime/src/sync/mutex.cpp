@@ -84,6 +84,7 @@ SpinGuard::SpinGuard(std::atomic<bool>& l) : lock(l) {
 
 void mutexEnqueue(Loop& loop, Thread& thread, Mutex& mutex, std::uintptr_t observed, Fiber* fiber, bool cancelable) {
     bool tagged = false;
+    bool canceled = false;
     {
         SpinGuard guard(mutex.waiters_lock_);
         std::uintptr_t state = observed;
@@ -101,6 +102,7 @@ void mutexEnqueue(Loop& loop, Thread& thread, Mutex& mutex, std::uintptr_t obser
                 // Tag and link in one critical section (see cancel.hpp).
                 if (!enterSyncWait(fiber, syncWaitTag(&mutex, SyncKind::mutex))) {
                     fiber->completion = {kSyncCanceled, 0}; // canceled before it parked
+                    canceled = true;
                     break;
                 }
                 tagged = true;
@@ -113,7 +115,11 @@ void mutexEnqueue(Loop& loop, Thread& thread, Mutex& mutex, std::uintptr_t obser
                 return;
         }
     }
-    // We own the mutex, or we were canceled before parking: run again.
+    // We own the mutex, or we were canceled before parking: run again. The
+    // fiber's mutex-contended record said it would wait; this one says why
+    // it does not (recorded before schedule() publishes it).
+    if (canceled) FIBERSCOPE_TRACE_EVENT(emit::cancelDelivered(now, fiber->id));
+    else FIBERSCOPE_TRACE_EVENT(emit::mutexTaken(now, fiber->id, &mutex));
     fiber->queue_next = nullptr;
     schedule(loop, thread, FiberQueue::one(fiber));
 }

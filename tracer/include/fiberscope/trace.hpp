@@ -24,6 +24,11 @@ struct RecorderOptions {
     std::string backend = "io_uring"; // recorded in the header
     std::size_t buffer_bytes = 256 * 1024; // per chunk
     std::size_t max_buffers = 1024;        // memory cap: beyond it records are dropped (and counted)
+    // A checking recording (FIBERSCOPE_TRACE_CHECK=1 in the environment also
+    // sets it): the runtime adds truth records saying what it knows at
+    // decision points, for the validator (FORMAT.md "Truth"). Costs a few
+    // records per decision; off, nothing.
+    bool check = false;
 };
 
 // Records every trace event of this process into `path` while alive. Only

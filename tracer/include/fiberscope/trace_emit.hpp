@@ -49,6 +49,10 @@ struct Buffer {
     std::uint32_t records = 0;
     std::uint32_t thread = 0;      // trace thread number
     std::uint64_t lost = 0;        // records dropped, not yet reported
+    // A checking recording: ticks the latest record was stamped before the
+    // one ahead of it (its time was moved up to that one's), reported by a
+    // truth record right after it.
+    std::uint64_t backdated = 0;
     // A record at a time past flush_at hands this chunk to the writer first.
     // It is set by the chunk's first record (its time + flush_budget), and is
     // the largest value while the chunk is empty, so the check on the record
@@ -71,6 +75,24 @@ extern std::atomic<bool> g_enabled;
 // atomic because threads already running read it with no lock, and a
 // thread that saw enabled() (acquire) reads the value that recording set.
 extern std::atomic<bool> g_use_tsc;
+// Set while a checking recording is active (RecorderOptions::check, before
+// g_enabled): the runtime writes truth records, and a record stamped earlier
+// than its thread's previous one is reported (a truth `backdated` record).
+extern std::atomic<bool> g_check;
+// Ticks a record may be stamped before its thread's previous one without
+// being reported: the TSCs of two CPUs can differ by a few, and a thread
+// moves between CPUs.
+inline constexpr std::uint64_t kBackdatedSlackTicks = 4000;
+
+// Whether the recording checks itself (enabled() must be true first: that
+// acquire load orders this relaxed one after the Recorder's setup).
+inline bool checking() noexcept {
+#if FIBERSCOPE_TRACING
+    return g_check.load(std::memory_order_relaxed);
+#else
+    return false;
+#endif
+}
 
 inline bool enabled() noexcept {
 #if FIBERSCOPE_TRACING
@@ -144,8 +166,13 @@ public:
         buffer_ = b;
         p_ = b->pos;
         *p_++ = static_cast<std::uint8_t>(kind);
-        // Clocks can step back across CPUs by a few ticks: clamp to 0.
+        // Clocks can step back across CPUs by a few ticks: clamp to 0. More
+        // than that is a record stamped before an earlier one of its thread
+        // (a bug: its effect may already be in the trace); a checking
+        // recording says so.
         const std::uint64_t delta = time > b->last_time ? time - b->last_time : 0;
+        if (time + kBackdatedSlackTicks < b->last_time && checking()) [[unlikely]]
+            b->backdated = b->last_time - time;
         if (b->records == 0) b->flush_at = time + b->flush_budget;
         b->last_time = time > b->last_time ? time : b->last_time;
         varint(delta);
@@ -154,6 +181,8 @@ public:
         if (!buffer_) return;
         buffer_->pos = p_;
         ++buffer_->records;
+        if (buffer_->backdated) [[unlikely]]
+            reportBackdated(buffer_);
     }
     Record(const Record&) = delete;
     Record& operator=(const Record&) = delete;
@@ -176,6 +205,8 @@ public:
     }
 
 private:
+    // Writes the truth record a backdated record calls for (trace_emit's end).
+    static void reportBackdated(Buffer* buffer) noexcept;
     void varint(std::uint64_t value) noexcept {
         while (value >= 0x80) {
             *p_++ = static_cast<std::uint8_t>(value | 0x80);
@@ -231,6 +262,22 @@ inline void steal(std::uint64_t t, std::uint64_t head, std::uint64_t victim) noe
 }
 inline void stealHalf(std::uint64_t t, std::uint64_t fiber, std::uint64_t victim) noexcept {
     if (Record r{EventKind::StealHalf, t}) r.fiber(fiber), r.u(victim);
+}
+inline void stealOne(std::uint64_t t, std::uint64_t fiber, std::uint64_t victim, StealOneFrom from) noexcept {
+    if (Record r{EventKind::StealOne, t}) r.fiber(fiber), r.u(victim), r.u(static_cast<std::uint8_t>(from));
+}
+inline void wakeupBounced(std::uint64_t t, std::uint64_t target, std::int64_t result) noexcept {
+    if (Record r{EventKind::WakeupBounced, t}) r.u(target), r.s(result);
+}
+inline void mutexTaken(std::uint64_t t, std::uint64_t fiber, const void* mutex) noexcept {
+    if (Record r{EventKind::MutexTaken, t}) r.fiber(fiber), r.u(reinterpret_cast<std::uintptr_t>(mutex));
+}
+inline void overflow(std::uint64_t t, OverflowOp op, std::uint64_t fiber) noexcept {
+    if (Record r{EventKind::Overflow, t}) r.u(static_cast<std::uint8_t>(op)), r.fiber(fiber);
+}
+// A truth record: only in a checking recording (the caller checks checking()).
+inline void truth(std::uint64_t t, TruthOp op, std::uint64_t fiber, std::uint64_t value) noexcept {
+    if (Record r{EventKind::Truth, t}) r.u(static_cast<std::uint8_t>(op)), r.fiber(fiber), r.u(value);
 }
 inline void search(std::uint64_t t, SearchOp op, std::uint64_t searchers) noexcept {
     if (Record r{EventKind::Search, t}) r.u(static_cast<std::uint8_t>(op)), r.u(searchers);
@@ -291,3 +338,11 @@ inline void sourceLocation(std::uint64_t t, std::uint64_t file, std::uint64_t li
 }
 
 } // namespace fiberscope::trace::emit
+
+namespace fiberscope::trace {
+inline void Record::reportBackdated(Buffer* buffer) noexcept {
+    const std::uint64_t ticks = buffer->backdated;
+    buffer->backdated = 0;
+    emit::truth(buffer->last_time, TruthOp::Backdated, 0, ticks);
+}
+} // namespace fiberscope::trace

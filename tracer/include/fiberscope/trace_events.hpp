@@ -60,8 +60,14 @@ enum class EventKind : std::uint8_t {
     StealHalf = 32,    // fiber, victim:worker index
     // The scaling policy's search for work before parking (version 6)
     Search = 33,       // op:SearchOp, searchers:count
+    // Version 7: one meaning per record, every state change recorded
+    StealOne = 34,       // fiber, victim:worker index, from:StealOneFrom
+    WakeupBounced = 35,  // target:worker index, result (zigzag: -errno)
+    MutexTaken = 36,     // fiber, mutex:object
+    Overflow = 37,       // op:OverflowOp, fiber
+    Truth = 38,          // op:TruthOp, fiber, value:count (a checking recording only)
 };
-inline constexpr std::uint8_t kMaxEventKind = 33;
+inline constexpr std::uint8_t kMaxEventKind = 38;
 
 // Why a fiber switched away.
 enum class SwitchReason : std::uint8_t {
@@ -92,6 +98,18 @@ enum class ScheduleHow : std::uint8_t {
 // it found work (the steal just before it on its thread took it), it gave up
 // after its time, or its own ring has completions to reap.
 enum class SearchOp : std::uint8_t { Begin = 0, Found = 1, GaveUp = 2, Completions = 3 };
+
+// Where a steal-one record's fiber was taken from (version 7): the oldest
+// of the victim's deque of new work, or the victim's run_next slot.
+enum class StealOneFrom : std::uint8_t { NewWork = 0, RunNext = 1 };
+// An overflow record (version 7): the scaling policy moved a fiber from a
+// full queue of this thread to the loop's overflow list, or took one from it.
+enum class OverflowOp : std::uint8_t { Put = 0, Take = 1 };
+// What a truth record says (version 7; FIBERSCOPE_TRACE_CHECK=1 only): the
+// runtime took `fiber` from this thread's own queues (queued); this
+// thread's queues are empty (empty); the thread wrote a record stamped
+// `value` ns before its previous one (backdated).
+enum class TruthOp : std::uint8_t { Queued = 0, Empty = 1, Backdated = 2 };
 
 enum class GroupOp : std::uint8_t { Spawn = 0, Wait = 1, Cancel = 2 };
 // How a condition-wake record's fiber was woken: by signal(), by

@@ -80,6 +80,12 @@ inline constexpr std::uint8_t kMaxGroupOp = 2;
 inline constexpr const char* kGroupOpNames[kMaxGroupOp + 1] = {"spawn", "wait", "cancel"};
 inline constexpr std::uint8_t kMaxSearchOp = 3;
 inline constexpr const char* kSearchOpNames[kMaxSearchOp + 1] = {"begin", "found", "gave-up", "completions"};
+inline constexpr std::uint8_t kMaxStealOneFrom = 1;
+inline constexpr const char* kStealOneFromNames[kMaxStealOneFrom + 1] = {"new-work", "run-next"};
+inline constexpr std::uint8_t kMaxOverflowOp = 1;
+inline constexpr const char* kOverflowOpNames[kMaxOverflowOp + 1] = {"put", "take"};
+inline constexpr std::uint8_t kMaxTruthOp = 2;
+inline constexpr const char* kTruthOpNames[kMaxTruthOp + 1] = {"queued", "empty", "backdated"};
 inline constexpr std::uint8_t kMaxQueueOp = 4;
 inline constexpr const char* kQueueOpNames[kMaxQueueOp + 1] = {"put", "get", "put-blocked", "get-blocked", "close"};
 
@@ -142,7 +148,8 @@ inline constexpr RecordKindInfo kTable[kMaxEventKind + 1] = {
          "`target`, queued on this thread, or (a spawn, the scaling policy) put in this thread's run_next slot (`how`).", true, true},
         {fiber(), count(), worker("target"), enumerated("how", kScheduleHowNames)}),
     row({K::Steal, "steal", "sched",
-         "This thread found its ready queue empty and took worker `victim`'s whole ready queue, whose head is `fiber`.", true, true},
+         "This thread found its ready queue empty and took worker `victim`'s whole queue word, whose head is `fiber` "
+         "(the seed's ready queue; under the scaling policy, the first work a new worker was started with).", true, true},
         {fiber(), worker("victim")}),
     row({K::WakeupSent, "wakeup-sent", "sched",
          "This thread woke idle worker `target` (a MSG_RING on io_uring, an eventfd write on epoll).", true, true},
@@ -166,7 +173,9 @@ inline constexpr RecordKindInfo kTable[kMaxEventKind + 1] = {
         {fiber()}),
     row({K::MutexContended, "mutex-contended", "sync", "The fiber found the mutex locked and waits for its owner to hand it over.", true, true},
         {fiber(), object("mutex")}),
-    row({K::MutexHandoff, "mutex-handoff", "sync", "`from` unlocked the mutex by handing it to `to` and switching to it.", true, true},
+    row({K::MutexHandoff, "mutex-handoff", "sync",
+         "`from` unlocked the mutex by handing it to its waiter `to`, which now holds it and is ready (an unlock then "
+         "switches to it; a Condition::wait's unlock queues it).", true, true},
         {fiber("from"), fiber("to"), object("mutex")}),
     row({K::ConditionWait, "condition-wait", "sync", "The fiber waits on the condition.", true, true},
         {fiber(), object("condition")}),
@@ -202,13 +211,13 @@ inline constexpr RecordKindInfo kTable[kMaxEventKind + 1] = {
          "The thread's previous record (a mark or zone-begin) was made at line `line` of source file `file`.", false, false},
         {string("file"), count("line")}),
     // One record per fiber a steal moved (the scaling policy takes the
-    // oldest fiber of a victim's new work, or the older half of its
-    // yielders at once), oldest first, all at one time; the last is the
-    // fiber the thief runs now, the others wait in its queue.
+    // older half of a victim's ring of yielders at once), oldest first, all
+    // at one time; the last is the fiber the thief runs now, the others
+    // wait in its ring. (Versions 5 and 6 also wrote it for a deque's
+    // oldest fiber, which steal-one records since version 7.)
     row({K::StealHalf, "steal-half", "sched",
-         "This thread found nothing to run and took `fiber` from worker `victim`'s ready queues (the scaling policy): "
-         "the oldest of its new work, or one of the older half of its yielders taken at once; the last one it took it "
-         "runs now.", true, true},
+         "This thread found nothing to run and took `fiber` from worker `victim`'s ring of fibers that yielded, one of "
+         "the older half it took at once (the scaling policy); the last one it took it runs now.", true, true},
         {fiber(), worker("victim")}),
     // The scaling policy's spin before parking: a begin, then one of the
     // three ends, on the same thread; `searchers` counts the threads
@@ -220,6 +229,29 @@ inline constexpr RecordKindInfo kTable[kMaxEventKind + 1] = {
          "overflow list), gave up, or has completions of its own (`op`; the scaling policy). `searchers` threads are "
          "searching now.", true, true},
         {enumerated("op", kSearchOpNames), count("searchers")}),
+    row({K::StealOne, "steal-one", "sched",
+         "This thread found nothing to run and took one fiber, `fiber`, from worker `victim`: the oldest of its deque "
+         "of new work, or the fiber waiting in its run_next slot (`from`; the scaling policy); it runs it now.", true, true},
+        {fiber(), worker("victim"), enumerated("from", kStealOneFromNames)}),
+    row({K::WakeupBounced, "wakeup-bounced", "sched",
+         "The wake-up this thread sent to worker `target` was not delivered (`result`, -errno: its ring was not yet "
+         "enabled, or was closing); the target finds its work when it starts.", true, true},
+        {worker("target"), signedValue("result")}),
+    row({K::MutexTaken, "mutex-taken", "sync",
+         "The fiber, which had found the mutex locked, found it unlocked as it went to wait, and took it: it holds it "
+         "and is ready.", true, true},
+        {fiber(), object("mutex")}),
+    row({K::Overflow, "overflow", "sched",
+         "The scaling policy moved `fiber` from this thread's full queue to the loop's overflow list (put), or took it "
+         "from that list into this thread's ring (take).", true, true},
+        {enumerated("op", kOverflowOpNames), fiber()}),
+    // Written only when the recording checks itself (FIBERSCOPE_TRACE_CHECK=1):
+    // what the runtime knows at a decision point, for the validator to compare.
+    row({K::Truth, "truth", "trace",
+         "What the runtime knew here (a checking recording): it took `fiber` from this thread's own queues (queued), "
+         "this thread's queues were empty (empty), or this thread wrote a record stamped `value` ns before its previous "
+         "one (backdated).", true, false},
+        {enumerated("op", kTruthOpNames), fiber(), count("value")}),
 };
 // clang-format on
 } // namespace records_detail
@@ -231,6 +263,12 @@ inline constexpr const RecordKindInfo (&kRecordKinds)[kMaxEventKind + 1] = recor
 constexpr const RecordKindInfo& recordKind(EventKind kind) noexcept {
     const auto k = static_cast<std::uint8_t>(kind);
     return k <= kMaxEventKind ? kRecordKinds[k] : kRecordKinds[0];
+}
+
+// A record of work taken from another thread (one per steal, or one per
+// fiber a steal moved): what stats and the viewer count as steals.
+constexpr bool isSteal(EventKind kind) noexcept {
+    return kind == EventKind::Steal || kind == EventKind::StealHalf || kind == EventKind::StealOne;
 }
 
 // Where field `field` of a decoded Event is: its slot in Event::arg, or -1
@@ -283,5 +321,8 @@ static_assert(static_cast<std::uint8_t>(ConditionWakeHow::TimedOut) == kMaxCondi
 static_assert(static_cast<std::uint8_t>(GroupOp::Cancel) == kMaxGroupOp);
 static_assert(static_cast<std::uint8_t>(QueueOp::Close) == kMaxQueueOp);
 static_assert(static_cast<std::uint8_t>(SearchOp::Completions) == kMaxSearchOp);
+static_assert(static_cast<std::uint8_t>(StealOneFrom::RunNext) == kMaxStealOneFrom);
+static_assert(static_cast<std::uint8_t>(OverflowOp::Take) == kMaxOverflowOp);
+static_assert(static_cast<std::uint8_t>(TruthOp::Backdated) == kMaxTruthOp);
 
 } // namespace fiberscope::trace

@@ -267,7 +267,16 @@ Phrase leavePhrase(const Ctx& c, std::uint32_t i) {
     const std::uint64_t to = sw.arg[1];
     switch (static_cast<SwitchReason>(sw.small)) {
     case SwitchReason::Yield:
-        return {"yielded in EventLoop::yield(), going back to a ready queue behind the other ready fibers", "EventLoop::yield()", kEventLoop};
+        // Where a yielder goes depends on the policy: the seed pushes it on
+        // its thread's LIFO queue word, so it runs again before the fibers
+        // queued before it (lesson 10); the scaling policy puts it at the back
+        // of its thread's FIFO ring, behind them.
+        if (c.scaling())
+            return {"yielded in EventLoop::yield(), going to the back of its thread's ring of yielders, behind the other ready fibers",
+                    "EventLoop::yield()", kEventLoop};
+        return {"yielded in EventLoop::yield(), going back on top of its thread's ready queue (a LIFO stack: it runs again "
+                "before the fibers queued before it, unless another thread steals them)",
+                "EventLoop::yield()", kEventLoop};
     case SwitchReason::Await: {
         const std::uint32_t a = c.neighbour(i, EventKind::Await, -1, 4);
         const std::string target = a != kNoEvent ? c.fiber(c.event(a).arg[1]) : std::string("another fiber");
@@ -380,7 +389,13 @@ Explanation explainSwitch(const Ctx& c, std::uint32_t i) {
         std::string how = " in its own ready queue";
         const std::uint32_t steal = c.neighbour(i, EventKind::Steal, -1, 2);
         const std::uint32_t half = c.neighbour(i, EventKind::StealHalf, -1, 2);
-        if (steal != kNoEvent && c.event(steal).arg[0] == to) {
+        const std::uint32_t one = c.neighbour(i, EventKind::StealOne, -1, 2);
+        if (one != kNoEvent && c.event(one).arg[0] == to) {
+            const std::int64_t victim = c.event(one).signedArg(1);
+            how = c.event(one).small == static_cast<std::uint8_t>(trace::StealOneFrom::RunNext)
+                      ? " after taking it from worker " + std::to_string(victim) + "'s run_next slot"
+                      : " after taking the oldest fiber of worker " + std::to_string(victim) + "'s new work";
+        } else if (steal != kNoEvent && c.event(steal).arg[0] == to) {
             const std::int64_t victim = c.event(steal).signedArg(1);
             how = " after stealing worker " + std::to_string(victim) + "'s ready queue";
         } else if (half != kNoEvent && c.event(half).arg[0] == to) {
@@ -487,9 +502,44 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
     case EventKind::Switch: return explainSwitch(c, i);
     case EventKind::Schedule: return explainSchedule(c, i);
     case EventKind::Steal:
+        if (c.scaling())
+            return make(thread + " found nothing to run and took worker " + std::to_string(e.arg[1]) + "'s whole queue word, headed by " +
+                            c.fiber(e.arg[0]) + " (stealReadyFrom()): under the scaling policy that word holds only the first "
+                            "work a new worker was started with; it runs the head first",
+                        "stealReadyFrom()", kReadyQueue, i);
         return make(thread + " found its ready queue empty and stole " + c.fiber(e.arg[0]) + " from worker " + std::to_string(e.arg[1]) +
                         " in findReadyFiber(): it took that worker's whole ready queue and runs its head first",
                     "findReadyFiber()", kReadyQueue, i);
+    case EventKind::StealOne:
+        if (e.small == static_cast<std::uint8_t>(trace::StealOneFrom::RunNext))
+            return make(thread + " found nothing to run while searching and took " + c.fiber(e.arg[0]) + " from worker " +
+                            std::to_string(e.arg[1]) + "'s run_next slot, where it had waited longer than 3 us for its spawner to "
+                            "suspend (stealRunNext()); it runs it now",
+                        "stealRunNext()", kSearch, i);
+        return make(thread + " found nothing to run and took " + c.fiber(e.arg[0]) + ", the oldest fiber of worker " +
+                        std::to_string(e.arg[1]) + "'s deque of new work (stealOldestFrom(); in a tree of spawns, the largest "
+                        "piece of work left); it runs it now",
+                    "stealOldestFrom()", kReadyQueue, i);
+    case EventKind::WakeupBounced:
+        return make("The wake-up " + thread + " sent to worker " + std::to_string(e.arg[0]) + " was not delivered (" +
+                        std::to_string(e.signedArg(1)) + ": its ring was not enabled yet, or was closing); that worker finds "
+                        "the work in its queue by itself when it starts (completionsToReady())",
+                    "completionsToReady()", kDriver, i);
+    case EventKind::MutexTaken:
+        return make(c.fiber(e.arg[0]) + " had found mutex " + objectLabel(e.arg[1]) + " locked, but by the time it queued "
+                        "itself (mutexEnqueue(), after switching away) the mutex was free: it took it and was made ready",
+                    "mutexEnqueue()", kMutex, i);
+    case EventKind::Overflow:
+        if (e.small == static_cast<std::uint8_t>(trace::OverflowOp::Put))
+            return make(thread + "'s queue was full (256 fibers): " + c.fiber(e.arg[0]) + " went to the loop's overflow list "
+                            "with the older half of the queue (pushOrOverflow(), Go's runqputslow)",
+                        "pushOrOverflow()", kReadyQueue, i);
+        return make(thread + " took " + c.fiber(e.arg[0]) + " from the loop's overflow list (takeOverflow())", "takeOverflow()",
+                    kReadyQueue, i);
+    case EventKind::Truth:
+        return make("What the runtime knew here (a checking recording, FIBERSCOPE_TRACE_CHECK=1): " +
+                        std::string(trace::recordKind(e.kind).explanation),
+                    "trace::emit::truth()", "tracer/include/fiberscope/trace_emit.hpp", i);
     case EventKind::StealHalf: {
         // The batch: this thread's steal-half records at this time.
         const std::uint32_t next = c.neighbour(i, EventKind::StealHalf, 1, 1);
@@ -500,8 +550,8 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
         if (runs && (before == kNoEvent || c.event(before).time != e.time))
             return make(thread + " found nothing to run and took " + c.fiber(e.arg[0]) + " from worker " +
                             std::to_string(e.arg[1]) +
-                            "'s ready queues in findReadyFiber(): the scaling policy takes the oldest of a thread's new "
-                            "work (in a tree of spawns, the largest piece left), or half of its yielders, and runs it now",
+                            "'s ring of yielders in stealHalf(): the scaling policy takes the older half of a thread's "
+                            "yielders at once, here one fiber, and runs it now",
                         "findReadyFiber()", kReadyQueue, i);
         return make(thread + " found nothing to run and took " + c.fiber(e.arg[0]) + " from worker " + std::to_string(e.arg[1]) +
                         "'s ready queue in stealHalf(): the scaling policy takes the older half of a thread's yielders at once" +
@@ -654,9 +704,18 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
                         " locked and switches away to wait (Mutex::lockSlow()); the unlocking fiber will hand the mutex to it directly",
                     "Mutex::lockSlow()", kMutex, i);
     case EventKind::MutexHandoff:
-        return make(c.fiber(e.arg[0]) + " unlocked mutex " + objectLabel(e.arg[2]) + " by handing it to waiting " + c.fiber(e.arg[1]) +
-                        " and switching straight to it (Mutex::unlockSlow()); it goes back to a ready queue itself",
-                    "Mutex::unlockSlow()", kMutex, i);
+    {
+        // An unlock switches straight to the new owner; the unlock inside
+        // Condition::wait (the waiter has switched away already) queues it.
+        const std::uint32_t next = c.neighbour(i, EventKind::Switch, 1, 2);
+        if (next != kNoEvent && c.event(next).small == static_cast<std::uint8_t>(SwitchReason::Handoff))
+            return make(c.fiber(e.arg[0]) + " unlocked mutex " + objectLabel(e.arg[2]) + " by handing it to waiting " + c.fiber(e.arg[1]) +
+                            " and switching straight to it (Mutex::unlockSlow()); it goes back to a ready queue itself",
+                        "Mutex::unlockSlow()", kMutex, i);
+        return make(c.fiber(e.arg[0]) + " released mutex " + objectLabel(e.arg[2]) + " as it began to wait on a condition, handing it "
+                        "to waiting " + c.fiber(e.arg[1]) + ", which now holds it and is queued to run (conditionEnqueue())",
+                    "conditionEnqueue()", kCondition, i);
+    }
     case EventKind::ConditionWait:
         return make(c.fiber(e.arg[0]) + " waits on condition " + objectLabel(e.arg[1]) +
                         " (Condition::wait()): conditionEnqueue() queues it and only then releases its mutex",

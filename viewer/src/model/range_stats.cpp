@@ -63,9 +63,11 @@ RangeStats rangeStats(const Timeline& timeline, const trace::Trace& trace, std::
         stats.events += stats.events_by_kind[kind];
     }
     stats.switches = stats.events_by_kind[static_cast<std::size_t>(trace::EventKind::Switch)];
-    // A seed steal moves a queue in one record, a steal-half one fiber a record.
-    stats.steals = stats.events_by_kind[static_cast<std::size_t>(trace::EventKind::Steal)] +
-                   stats.events_by_kind[static_cast<std::size_t>(trace::EventKind::StealHalf)];
+    // A seed steal moves a queue in one record, a steal-half one fiber a
+    // record, a steal-one its one fiber.
+    stats.steals = 0;
+    for (std::size_t kind = 0; kind < stats.events_by_kind.size(); ++kind)
+        if (trace::isSteal(static_cast<trace::EventKind>(kind))) stats.steals += stats.events_by_kind[kind];
     stats.wakeups = stats.events_by_kind[static_cast<std::size_t>(trace::EventKind::WakeupSent)];
     stats.completions = stats.events_by_kind[static_cast<std::size_t>(trace::EventKind::Complete)];
 

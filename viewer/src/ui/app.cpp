@@ -253,7 +253,7 @@ static void drawToolbar(App& app) {
     ImGui::SameLine();
 
     static const trace::EventKind kSteppable[] = {
-        trace::EventKind::Steal, trace::EventKind::StealHalf, trace::EventKind::Schedule, trace::EventKind::WakeupSent, trace::EventKind::Search, trace::EventKind::Switch,
+        trace::EventKind::Steal, trace::EventKind::StealHalf, trace::EventKind::StealOne, trace::EventKind::Schedule, trace::EventKind::WakeupSent, trace::EventKind::Search, trace::EventKind::Switch,
         trace::EventKind::Submit, trace::EventKind::Complete, trace::EventKind::CancelRequest, trace::EventKind::MutexHandoff,
         trace::EventKind::Mark};
     ImGui::SetNextItemWidth(150);

@@ -65,7 +65,8 @@ constexpr Color recordColor(trace::EventKind kind) noexcept {
     switch (kind) {
     case K::Schedule: return palette::schedule;
     case K::Steal:
-    case K::StealHalf: return palette::steal;
+    case K::StealHalf:
+    case K::StealOne: return palette::steal;
     case K::WakeupSent:
     case K::WakeupReceived: return palette::wakeup;
     case K::Submit: return palette::submit;

@@ -35,7 +35,8 @@ std::pair<std::string, std::string> fromTo(const Timeline& tl, const trace::Even
     case K::FiberCreate: return {fiberLabel(tl, e.arg[1]), fiberLabel(tl, e.arg[0])}; // parent -> child
     case K::Await: return {fiberLabel(tl, e.arg[0]), fiberLabel(tl, e.arg[1])};      // waiter -> awaited
     case K::Steal:
-    case K::StealHalf: return {workerLabel(static_cast<std::int64_t>(e.arg[1])), here}; // victim -> thief
+    case K::StealHalf:
+    case K::StealOne: return {workerLabel(static_cast<std::int64_t>(e.arg[1])), here}; // victim -> thief
     case K::WakeupSent: return {here, workerLabel(static_cast<std::int64_t>(e.arg[0]))};
     case K::WakeupReceived: return {workerLabel(static_cast<std::int64_t>(e.arg[0])), here};
     case K::Schedule:

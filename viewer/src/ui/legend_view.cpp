@@ -64,8 +64,9 @@ void drawLegend(App& app) {
     };
     ImGui::TextUnformatted("Glyphs (under each thread lane)");
     glyph(trace::EventKind::Schedule, "schedule(): fibers made ready (hand-off, new worker, own queue)");
-    glyph(trace::EventKind::Steal, "steal: an idle thread took another's ready queue");
-    glyph(trace::EventKind::StealHalf, "steal-half: an idle thread took the older half of another's ready queue (scaling policy)");
+    glyph(trace::EventKind::Steal, "steal: an idle thread took another's whole ready queue (queue word)");
+    glyph(trace::EventKind::StealHalf, "steal-half: an idle thread took the older half of another's ring of yielders (scaling policy)");
+    glyph(trace::EventKind::StealOne, "steal-one: an idle thread took the oldest of another's new work, or its run_next fiber (scaling policy)");
     glyph(trace::EventKind::WakeupSent, wakeup.c_str());
     glyph(trace::EventKind::Search, "search: a thread out of work searches the others' queues before parking, then stops (scaling policy)");
     glyph(trace::EventKind::Submit, epoll ? "submit: an operation a fiber started (a readiness wait, a syscall, a timer, a pool job)"

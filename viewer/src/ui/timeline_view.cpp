@@ -59,6 +59,7 @@ void drawGlyph(ImDrawList* dl, trace::EventKind kind, float x, float y, Color c)
     switch (kind) {
     case K::Steal:
     case K::StealHalf:
+    case K::StealOne:
         dl->AddQuadFilled(ImVec2(x, y - 4), ImVec2(x + 4, y), ImVec2(x, y + 4), ImVec2(x - 4, y), c);
         break;
     case K::WakeupSent:

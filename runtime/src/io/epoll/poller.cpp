@@ -85,9 +85,12 @@ void Poller::signal() noexcept {
 }
 
 void Poller::wake(unsigned sender) noexcept {
-    // relaxed: only a hint for the trace; the eventfd write is the wake-up
-    // and the ready queue's release CAS publishes the work.
-    wakeups_.fetch_add(sender + 1, std::memory_order_relaxed);
+    // The eventfd write is the wake-up, and the ready queue's release CAS
+    // publishes the work; the sender's name is for the trace alone.
+    if (trace::enabled()) {
+        std::lock_guard lock(mailbox_mutex_);
+        wake_senders_.push_back(sender);
+    }
     signal();
 }
 
@@ -255,15 +258,17 @@ unsigned Poller::poll(bool block, Fiber*& next, FiberQueue& queue, bool& exit, s
         [[maybe_unused]] ssize_t r = ::read(event_fd_, &value, sizeof value);
         std::vector<Fiber*> cancels, done;
         std::vector<PoolTask*> tasks_done;
+        std::vector<unsigned> senders;
         {
             std::lock_guard lock(mailbox_mutex_);
             cancels.swap(cancels_);
             done.swap(done_);
             tasks_done.swap(tasks_done_);
+            senders.swap(wake_senders_);
             if (exit_requested_) exit = true;
         }
-        if (const std::uint64_t senders = wakeups_.exchange(0, std::memory_order_relaxed))
-            FIBERSCOPE_TRACE_EVENT(emit::wakeupReceived(now, senders - 1));
+        // One receipt per wake-up, in the order they were sent.
+        for (unsigned sender : senders) FIBERSCOPE_TRACE_EVENT(emit::wakeupReceived(now, sender));
         for (Fiber* fiber : cancels) {
             // Only a fiber still parked here: one that was woken meanwhile
             // sees the cancel when it next enters a cancel region.

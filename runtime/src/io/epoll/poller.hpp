@@ -88,7 +88,6 @@ public:
     // are woken with an error event so that they retry and see EBADF.
     void forget(int fd) noexcept;
 
-    std::uint64_t wakeups() const noexcept { return wakeups_.load(std::memory_order_relaxed); }
 
 private:
     struct FdWaiters {
@@ -115,9 +114,11 @@ private:
     std::vector<Fiber*> done_;
     std::vector<PoolTask*> tasks_done_;
     bool exit_requested_ = false;
-    // The sum of (sender + 1) over wake-ups since the owner last looked,
-    // for the trace's wakeup-received record.
-    std::atomic<std::uint64_t> wakeups_{0};
+    // While tracing: the worker of each wake-up since the owner last
+    // looked, in order (under mailbox_mutex_), so that each wakeup-sent has
+    // its own wakeup-received naming its sender (writes to one eventfd
+    // add up: one read cannot tell them apart).
+    std::vector<unsigned> wake_senders_;
 };
 
 // CLOCK_MONOTONIC now, in nanoseconds.

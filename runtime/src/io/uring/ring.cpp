@@ -185,11 +185,11 @@ unsigned Ring::drain(io_uring_cqe* out, unsigned max) noexcept {
     return count;
 }
 
-void Ring::message(int target_fd, std::uint64_t user_data, std::int32_t result) {
+void Ring::message(int target_fd, std::uint64_t user_data, std::int32_t result, std::uint64_t failure_tag) {
     io_uring_sqe* entry = sqe();
     io_uring_prep_msg_ring(entry, target_fd, static_cast<unsigned>(result), user_data, 0);
     entry->flags |= IOSQE_CQE_SKIP_SUCCESS;
-    entry->user_data = static_cast<std::uint64_t>(RingTag::cleanup);
+    entry->user_data = failure_tag;
 }
 
 } // namespace fiberscope::detail

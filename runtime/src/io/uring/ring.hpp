@@ -29,9 +29,20 @@ namespace fiberscope::detail {
 enum class RingTag : std::uint64_t {
     unused = 0,
     wakeup = 1,  // MSG_RING from schedule(): new work is in our ready queue
-    cleanup = 2, // a MSG_RING we sent failed (target exiting): ignored
+    // Our own CQEs we do not act on: a MSG_RING (exit, cancel) that could
+    // not be delivered (the target exiting or not yet enabled), a link
+    // timeout's, a cancel SQE's, a submitAndWaitFor timer's: ignored.
+    cleanup = 2,
     exit = 3,    // MSG_RING from deinit: leave the idle loop
 };
+// A wake-up MSG_RING we sent that could not be delivered comes back to us
+// with this user_data: kWakeupBounceTag | (target worker << 8). (No Fiber*
+// or PoolTask* is that small: the tag cannot be mistaken for one.)
+inline constexpr std::uint64_t kWakeupBounceTag = 4;
+inline constexpr std::uint64_t kWakeupBounceLimit = std::uint64_t{1} << 32;
+inline bool isWakeupBounce(std::uint64_t user_data) noexcept {
+    return user_data < kWakeupBounceLimit && (user_data & 0xff) == kWakeupBounceTag;
+}
 inline constexpr std::uint64_t kCancelTag = 1;
 // A PoolTask* with this bit: a blocking-pool thread finished the task a
 // fiber of ours waits for (MSG_RING; see blocking_pool.cpp).
@@ -115,7 +126,9 @@ public:
     unsigned drain(io_uring_cqe* out, unsigned max) noexcept;
 
     // Queues a MSG_RING posting a completion {user_data, result} to `target`.
-    void message(int target_fd, std::uint64_t user_data, std::int32_t result);
+    // Only a failure posts a completion to us, with `failure_tag`.
+    void message(int target_fd, std::uint64_t user_data, std::int32_t result,
+                 std::uint64_t failure_tag = static_cast<std::uint64_t>(RingTag::cleanup));
 
 private:
     void makeRoom();

@@ -29,6 +29,7 @@
 
 #include "fiberscope/analysis/state_at.hpp"
 #include "fiberscope/analysis/timeline.hpp"
+#include "fiberscope/analysis/wakeup_pairing.hpp"
 #include "fiberscope/trace_reader.hpp"
 
 namespace fiberscope::analysis {
@@ -105,7 +106,10 @@ struct ObjectReplay {
     std::map<std::uint64_t, Mutex> mutexes;
     std::map<std::uint64_t, std::vector<std::uint64_t>> conditions;
     std::map<std::uint64_t, Queue> queues;
-    std::vector<PendingWakeup> wakeups;
+    // Wake-ups sent and not yet answered (received or bounced), paired as
+    // the model pairs its flows (wakeup_pairing.hpp).
+    struct NoAnswer {};
+    WakeupPairing<PendingWakeup, NoAnswer> wakeups;
     std::map<std::uint64_t, PendingCancel> cancels; // by fiber
     std::vector<TimerState> timers;
     // fiber -> the objects whose lists it may be in (a superset), so that a
