@@ -30,6 +30,8 @@ namespace detail {
 Loop::Loop(const EventLoopOptions& opts) : options(opts), stacks(opts.stack_size, opts.guard_pages) {
     allocated = options.threads;
     threads = std::make_unique<Thread[]>(allocated);
+    if (const char* delay = std::getenv("FIBERSCOPE_TEST_SPAWN_DELAY_US"))
+        test_spawn_delay_ns = std::max(0L, std::atol(delay)) * 1000;
 }
 
 Loop::~Loop() {
@@ -178,8 +180,26 @@ EventLoop::~EventLoop() {
         awaitFiber(fiber);
         recycleFiber(fiber);
     }
+    // No worker may start from now on, and none may be half started: a
+    // schedule() on another worker can be inside spawnWorker (the slot
+    // reserved, the thread running, `active` not yet raised), and a worker
+    // left out of the count below would neither get the exit message nor be
+    // joined (its std::thread destroyed joinable: std::terminate). Close
+    // growth by moving `reserved` to a value no spawner's CAS expects, once
+    // it equals `active` (no spawn in progress: a finished spawn raised
+    // `active` to it, a failed one put it back).
+    unsigned active = 0;
+    for (;;) {
+        // acquire (both): the slots below `active` are fully initialised.
+        active = loop.active.load(std::memory_order_acquire);
+        unsigned expected = active;
+        if (loop.reserved.compare_exchange_strong(expected, Loop::kGrowthClosed, std::memory_order_acquire,
+                                                  std::memory_order_acquire))
+            break;
+        std::this_thread::yield(); // a spawn is under way: it ends in microseconds
+    }
     // Every started worker must be able to receive the exit message.
-    const unsigned active = loop.active.load(std::memory_order_acquire);
+    
     for (unsigned i = 0; i < active; ++i)
         while (!loop.threads[i].driver.started()) std::this_thread::yield();
     // Switch away with the exit task; thread 0's idle loop resumes us here,

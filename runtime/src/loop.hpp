@@ -40,6 +40,9 @@ struct Loop {
     std::unique_ptr<Thread[]> threads;
     unsigned allocated = 0;
     std::atomic<unsigned> reserved{1};
+    // What ~EventLoop leaves in `reserved` so that no worker starts while
+    // the loop shuts down (no spawner's CAS expects it).
+    static constexpr unsigned kGrowthClosed = ~0u;
     std::atomic<unsigned> active{1};
     // After a worker failed to start (scheduler/grow.cpp, growFailed): no worker
     // is tried before `grow_retry_at` (CLOCK_MONOTONIC ns, 0: no back-off);
@@ -48,6 +51,12 @@ struct Loop {
     std::atomic<std::int64_t> grow_retry_at{0};
     std::int64_t grow_backoff_ns = 0;
     bool told_grow_failure = false;
+    // Fault injection for the tests (FIBERSCOPE_TEST_SPAWN_DELAY_US, read at
+    // creation; 0 in any real use): spawnWorker sleeps this long between
+    // starting a worker's thread and counting it in `active`, which widens
+    // the window ~EventLoop must close (event_loop.cpp) from nanoseconds to
+    // a sure thing.
+    std::int64_t test_spawn_delay_ns = 0;
 
     // The creating thread's own stack, running as a fiber.
     Fiber main_fiber;

@@ -4,6 +4,7 @@
 #include "scheduler/grow.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <thread>
@@ -83,6 +84,7 @@ void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spawned, st
         return;
     }
     FIBERSCOPE_TRACE_EVENT_AT(stamp, emit::schedule(now, traced_head, traced_count, index, trace::ScheduleHow::NewWorker));
+    if (loop.test_spawn_delay_ns) std::this_thread::sleep_for(std::chrono::nanoseconds(loop.test_spawn_delay_ns));
     // Started: a later failure backs off from the start again.
     loop.grow_backoff_ns = 0;
     loop.grow_retry_at.store(0, std::memory_order_relaxed);
