@@ -182,6 +182,8 @@ void awaitFiber(Fiber* fiber) {
     // acquire: see the finished fiber's result.
     if (fiber->awaiter.load(std::memory_order_acquire) == kFinished) return;
     Fiber* self = currentFiber();
+    // A cancel that reaches us while we wait goes on to `fiber` (cancel.hpp).
+    const bool tagged = enterAwait(self, fiber);
     SwitchMessage message;
     message.task = PendingTask::register_awaiter;
     message.reason = trace::SwitchReason::Await;
@@ -192,6 +194,9 @@ void awaitFiber(Fiber* fiber) {
     yield(nullptr, message);
     // Exactly one claim scheduled us and happened before we run.
     self->wake_claims.store(0, std::memory_order_relaxed);
+    // Untag (or wait for a canceler still passing the cancel on: then it is
+    // done with `fiber` before our caller recycles it).
+    if (tagged) exitSyncWait(self);
 }
 
 void recycleFiber(Fiber* fiber) {

@@ -44,6 +44,19 @@ bool enterSyncWait(Fiber* fiber, Thread* tag) {
     return isProtected(expected); // protected: park untagged, no canceler will look
 }
 
+bool enterAwait(Fiber* fiber, Fiber* awaited) {
+    Thread* expected = nullptr;
+    // acq_rel: as enterSyncWait's (a canceler that reads the tag acquires
+    // what it names).
+    if (fiber->cancel_thread.compare_exchange_strong(expected, syncWaitTag(awaited, SyncKind::await),
+                                                     std::memory_order_acq_rel, std::memory_order_acquire))
+        return true;
+    // Canceled before the await began: pass it on now (it stays pending for
+    // our next cancel point). Protected: the await is uncancelable.
+    if (expected == kCanceling) requestCancel(awaited);
+    return false;
+}
+
 void exitSyncWait(Fiber* fiber) {
     Thread* value = fiber->cancel_thread.load(std::memory_order_acquire);
     for (unsigned spins = 0;; ++spins) {
@@ -107,7 +120,19 @@ void requestCancel(Fiber* fiber) {
     FIBERSCOPE_TRACE_EVENT(emit::cancelRequest(now, fiber->id, 0));
     const auto bits = reinterpret_cast<std::uintptr_t>(target);
     bool unlinked;
-    const auto kind = static_cast<SyncKind>(bits & 3);
+    const auto kind = static_cast<SyncKind>(bits & kSyncKindBits);
+    if (kind == SyncKind::await) {
+        // It waits for another fiber to finish: the cancel goes on to that
+        // one (cancel.hpp), and it keeps waiting, its cancel pending.
+        // Recorded as delivered: it reached the fiber, whose wait ends when
+        // the awaited one's does.
+        FIBERSCOPE_TRACE_EVENT(emit::cancelDelivered(now, fiber->id));
+        requestCancel(reinterpret_cast<Fiber*>(bits & ~kSyncKindBits));
+        // release: our touch of the awaited fiber happens before the
+        // awaiter's exitSyncWait returns (it then may recycle it).
+        fiber->cancel_thread.store(kCanceling, std::memory_order_release);
+        return;
+    }
     if (kind == SyncKind::select) {
         // The first claim schedules the selecting fiber; a finisher's claim
         // may have come first (it then runs, and waits for ours).
@@ -115,9 +140,9 @@ void requestCancel(Fiber* fiber) {
         unlinked = fiber->wake_claims.fetch_add(1, std::memory_order_acq_rel) == 0;
     } else {
         if (kind == SyncKind::mutex)
-            unlinked = mutexCancelWaiter(*reinterpret_cast<Mutex*>(bits & ~std::uintptr_t{3}), fiber);
+            unlinked = mutexCancelWaiter(*reinterpret_cast<Mutex*>(bits & ~kSyncKindBits), fiber);
         else
-            unlinked = conditionCancelWaiter(*reinterpret_cast<Condition*>(bits & ~std::uintptr_t{3}), fiber);
+            unlinked = conditionCancelWaiter(*reinterpret_cast<Condition*>(bits & ~kSyncKindBits), fiber);
         if (unlinked) fiber->completion = {kSyncCanceled, 0};
     }
     // release: our unlinking (and our last touch of the primitive) happen

@@ -30,6 +30,19 @@
 // A select has no list: its tag names the selecting fiber, and the canceler
 // adds a claim to its wake_claims instead of unlinking it (fiber.cpp).
 //
+// An await (Future::await) is no cancel point: it returns the awaited
+// fiber's own result. But a cancel that reaches a fiber while it awaits is
+// passed on to the fiber it awaits (structured concurrency: as Zig's cancel
+// is request-and-await, a canceled parent's children are canceled as it
+// waits for them), so that tearing a tree of fibers down always ends: the
+// awaiting fiber's tag names the awaited fiber (SyncKind::await), and the
+// canceler, having swapped it for kCancelingSync, requests the awaited
+// fiber's cancel (recursively down a chain of awaits) and leaves the awaiter
+// waiting, with its cancel pending for its next cancel point. The awaited
+// fiber cannot be recycled meanwhile: its awaiter recycles it only after its
+// exitSyncWait, which waits for the canceler to store kCanceling. A cancel
+// requested before the await is passed on as the await begins.
+//
 // Cancel protection (CancelProtection) swaps nullptr for kProtected, or a
 // pending kCanceling for kProtectedCanceled. Both block every entry: a cancel
 // region or a sync wait entered under protection runs uncancelable (the CAS
@@ -62,17 +75,26 @@ inline bool isProtected(const Thread* value) { return value == kProtected || val
 // a low tag bit (primitives and Threads are 8-aligned; the sentinels are too).
 // select: the tag names the selecting fiber itself; a canceler claims it
 // (wake_claims) instead of unlinking it from a list (fiber.cpp).
-enum class SyncKind : std::uintptr_t { mutex = 1, condition = 2, select = 3 };
+// await: the tag names the awaited fiber, to which a cancel is passed on.
+// (Three low bits: every primitive, Fiber and Thread is 8-aligned, and the
+// sentinels above are multiples of 64.)
+enum class SyncKind : std::uintptr_t { mutex = 1, condition = 2, select = 3, await = 4 };
+inline constexpr std::uintptr_t kSyncKindBits = 7;
 inline Thread* syncWaitTag(const void* primitive, SyncKind kind) {
     return reinterpret_cast<Thread*>(reinterpret_cast<std::uintptr_t>(primitive) | static_cast<std::uintptr_t>(kind));
 }
-inline bool isSyncWaitTag(const Thread* value) { return (reinterpret_cast<std::uintptr_t>(value) & 3) != 0; }
+inline bool isSyncWaitTag(const Thread* value) { return (reinterpret_cast<std::uintptr_t>(value) & kSyncKindBits) != 0; }
 // Under the primitive's spin lock, before linking `fiber`: false if it was
 // canceled already (then it must not park, and returns Canceled). Under
 // cancel protection true without tagging: the wait is uncancelable.
 bool enterSyncWait(Fiber* fiber, Thread* tag);
 // By the fiber once resumed from a cancelable sync wait.
 void exitSyncWait(Fiber* fiber);
+// By a fiber about to await `awaited`: tags it (SyncKind::await) so that a
+// cancel is passed on; a cancel pending already is passed on now. True if
+// tagged (then exitSyncWait once resumed); false under cancel protection or
+// with a cancel pending (then nothing to undo).
+bool enterAwait(Fiber* fiber, Fiber* awaited);
 // A sync wait's outcome, in Fiber::completion.result: 0 (woken: got the lock
 // or a notification) or kSyncCanceled (unlinked by a cancel).
 inline constexpr std::int32_t kSyncCanceled = -125; // -ECANCELED
