@@ -168,7 +168,9 @@ struct ThreadReplay {
     // word_entry when placed); an entry whose fiber has moved on since is
     // stale and skipped (wordEntryLive).
     std::deque<std::pair<std::uint64_t, std::uint32_t>> word;
-    std::vector<std::uint64_t> pending; // fibers woken here, in order (stale entries skipped)
+    std::vector<std::uint64_t> pending; // fibers woken here, in order (stale entries skipped; compacted)
+    std::size_t pending_compact_at = 1024; // pending's size that triggers its next compaction
+    std::uint64_t run_next = 0;         // the fiber in its run_next slot (0: none)
 };
 
 struct Replay {
@@ -181,7 +183,14 @@ struct Replay {
     std::unordered_map<std::int64_t, std::uint32_t> thread_of_worker;
     std::map<std::pair<std::int64_t, std::int64_t>, std::deque<std::uint32_t>> wakeups; // (sender, target) -> sends
     std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> zones;  // fiber (or ~thread for idle) -> open zones
-    std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> condition_waiters; // in order of waiting
+    // A condition's waiters in order of waiting, with entries whose fiber
+    // no longer waits on it (signaled, canceled, timed out) left stale and
+    // counted: dropped at a broadcast, or once they are half the list.
+    struct ConditionWaiters {
+        std::vector<std::uint64_t> fibers;
+        std::size_t stale = 0;
+    };
+    std::unordered_map<std::uint64_t, ConditionWaiters> condition_waiters;
     std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> awaiting;          // fiber -> fibers awaiting it
     std::uint64_t overflow = 0;
 
@@ -214,6 +223,7 @@ struct Replay {
     // Moves `f` to `where` on `thread`, keeping the queue counts.
     void place(std::uint64_t id, FiberState& f, Where where, std::uint32_t thread, std::uint32_t record) {
         if (queued(f.where) && f.thread < threads.size()) --threads[f.thread].counts[static_cast<int>(f.where) - static_cast<int>(Where::Word)];
+        if (f.where == Where::RunNext && f.thread < threads.size() && threads[f.thread].run_next == id) threads[f.thread].run_next = 0;
         if (f.where == Where::Overflow && overflow) --overflow;
         f.where = where;
         f.thread = thread;
@@ -222,7 +232,25 @@ struct Replay {
         if (queued(where) && thread < threads.size())
             ++threads[thread].counts[static_cast<int>(where) - static_cast<int>(Where::Word)];
         if (where == Where::Overflow) ++overflow;
-        if (where == Where::Woken && thread < threads.size()) threads[thread].pending.push_back(id);
+        if (where == Where::RunNext && thread < threads.size()) threads[thread].run_next = id;
+        if (where == Where::Woken && thread < threads.size()) {
+            ThreadReplay& th = threads[thread];
+            th.pending.push_back(id);
+            // Entries whose fiber has moved on are dropped now and then:
+            // amortized O(1) a push, and the scan in scheduleMembers stays short.
+            if (th.pending.size() >= th.pending_compact_at) {
+                std::vector<std::uint64_t> live;
+                std::unordered_set<std::uint64_t> seen;
+                for (std::size_t k = th.pending.size(); k-- > 0;) {
+                    const FiberState* g = find(th.pending[k]);
+                    if (g && g->where == Where::Woken && g->thread == thread && seen.insert(th.pending[k]).second)
+                        live.push_back(th.pending[k]);
+                }
+                std::reverse(live.begin(), live.end());
+                th.pending.swap(live);
+                th.pending_compact_at = std::max<std::size_t>(1024, 2 * th.pending.size());
+            }
+        }
         if (where != Where::Woken) f.yielded = false;
     }
     bool wordEntryLive(const std::pair<std::uint64_t, std::uint32_t>& entry, std::uint32_t thread) const {
@@ -239,6 +267,16 @@ struct Replay {
         }
         auto& word = threads[thread].word;
         word.insert(word.begin(), entries.begin(), entries.end());
+        compactWord(thread);
+    }
+    // Drops the word's stale entries once they outnumber the live ones
+    // (fibers popped, stolen or moved on leave theirs behind): a steal's
+    // search and the word itself stay proportional to what it holds.
+    void compactWord(std::uint32_t thread) {
+        auto& word = threads[thread].word;
+        const std::size_t live = threads[thread].counts[0];
+        if (word.size() < 2 * live + 64) return;
+        std::erase_if(word, [&](const auto& entry) { return !wordEntryLive(entry, thread); });
     }
     void wake(std::uint64_t id, FiberState& f, std::uint32_t thread, std::uint32_t record, bool yielded = false) {
         place(id, f, Where::Woken, thread, record);
@@ -628,7 +666,7 @@ void applySwitch(Replay& r, const Event& e, std::uint32_t i) {
                         r.awaiting[target].push_back(from);
                     }
                 }
-                if (w == Wait::Condition && f.object) r.condition_waiters[f.object].push_back(from);
+                if (w == Wait::Condition && f.object) r.condition_waiters[f.object].fibers.push_back(from);
                 break;
             }
             }
@@ -664,12 +702,9 @@ void applySchedule(Replay& r, const Event& e, std::uint32_t i) {
         // A run-next record is written before the fiber it displaces is
         // scheduled anew: that one is still in the slot until then.
         if (how == trace::ScheduleHow::RunNext)
-            for (auto& [other_id, other] : r.fibers)
-                if (other.where == Where::RunNext && other.thread == t && other_id != id) {
-                    other.where = Where::Woken; // (counts: it leaves the slot)
-                    --r.threads[t].counts[static_cast<int>(Where::RunNext) - static_cast<int>(Where::Word)];
-                    r.threads[t].pending.push_back(other_id);
-                }
+            if (const std::uint64_t other_id = r.threads[t].run_next; other_id && other_id != id)
+                if (FiberState* other = r.find(other_id); other && other->where == Where::RunNext && other->thread == t)
+                    r.wake(other_id, *other, t, i);
         if (where == Where::Word && target < r.threads.size()) placed.push_back(id);
         else r.place(id, f, where, target, i);
     }
@@ -801,11 +836,8 @@ void apply(Replay& r, const Event& e, std::uint32_t i) {
     case EventKind::CancelDelivered: {
         FiberState& f = r.at(e.arg[0]);
         if (f.where == Where::Waiting && (f.wait == Wait::Mutex || f.wait == Wait::Condition || f.wait == Wait::Select)) {
-            if (f.wait == Wait::Condition) {
-                auto& waiters = r.condition_waiters[f.object];
-                waiters.erase(std::remove(waiters.begin(), waiters.end(), e.arg[0]), waiters.end());
-            }
-            r.wake(e.arg[0], f, t, i);
+            if (f.wait == Wait::Condition) ++r.condition_waiters[f.object].stale;
+            r.wake(e.arg[0], f, t, i); // (its entry among the condition's waiters is now stale)
         }
         return;
     }
@@ -825,16 +857,19 @@ void apply(Replay& r, const Event& e, std::uint32_t i) {
     case EventKind::ConditionWake: {
         auto& waiters = r.condition_waiters[e.arg[1]];
         const bool broadcast = e.small == static_cast<std::uint8_t>(trace::ConditionWakeHow::Broadcast);
-        std::vector<std::uint64_t> woken;
+        std::vector<std::uint64_t> woken{e.arg[0]};
         if (broadcast) {
             // The head first, then every other waiter in order.
-            woken.push_back(e.arg[0]);
-            for (std::uint64_t w : waiters)
+            for (std::uint64_t w : waiters.fibers)
                 if (w != e.arg[0]) woken.push_back(w);
-            waiters.clear();
-        } else {
-            woken.push_back(e.arg[0]);
-            waiters.erase(std::remove(waiters.begin(), waiters.end(), e.arg[0]), waiters.end());
+            waiters.fibers.clear();
+            waiters.stale = 0;
+        } else if (++waiters.stale > 32 && 2 * waiters.stale > waiters.fibers.size()) {
+            std::erase_if(waiters.fibers, [&](std::uint64_t w) {
+                const FiberState* g = r.find(w);
+                return w == e.arg[0] || !(g && g->where == Where::Waiting && g->wait == Wait::Condition && g->object == e.arg[1]);
+            });
+            waiters.stale = 0;
         }
         for (std::uint64_t w : woken) {
             FiberState& f = r.at(w);
@@ -941,9 +976,17 @@ ValidationReport validateTrace(const trace::Trace& trace, const ValidationOption
 
 void checkModelAgainstTruth(const trace::Trace& trace, const Timeline& timeline, ValidationReport& report,
                             const ValidationOptions& options) {
+    // Each check is a stateAt (O(log n + a checkpoint's span)): a recording
+    // with very many truth records is checked at kMostChecks of them, evenly
+    // spread, so that verifying stays linear in the trace.
+    constexpr std::size_t kMostChecks = 50'000;
     const std::size_t n = trace.events.size();
-    for (std::size_t i = 0; i < n; ++i) {
-        if (trace.events.kind(i) != EventKind::Truth) continue;
+    std::vector<std::uint32_t> truths;
+    for (std::size_t i = 0; i < n; ++i)
+        if (trace.events.kind(i) == EventKind::Truth) truths.push_back(static_cast<std::uint32_t>(i));
+    const std::size_t stride = truths.size() > kMostChecks ? (truths.size() + kMostChecks - 1) / kMostChecks : 1;
+    for (std::size_t k = 0; k < truths.size(); k += stride) {
+        const std::size_t i = truths[k];
         const Event e = trace.events[i];
         const auto what = static_cast<trace::TruthOp>(e.small);
         if (what != trace::TruthOp::Queued && what != trace::TruthOp::Empty) continue;

@@ -12,6 +12,7 @@
 #include "fiberscope/trace.hpp"
 #include "loop.hpp"
 #include "scheduler/scheduler.hpp"
+#include "scheduler/traced_fibers.hpp"
 #include "support/tracing.hpp"
 
 namespace fiberscope::detail {
@@ -50,8 +51,7 @@ static void growFailed(Loop& loop, unsigned index, const char* what, const char*
     loop.reserved.store(index, std::memory_order_release);
 }
 
-void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spawned, std::uint64_t traced_head,
-                 std::uint64_t traced_count) {
+void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spawned, const TracedFibers* traced) {
     // A span on the fiber that pays for it: opening a ring or epoll instance
     // and starting an OS thread take far longer than any scheduling decision.
     trace::Zone zone("spawnWorker: start a worker thread");
@@ -83,7 +83,7 @@ void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spawned, st
         growFailed(loop, index, "no thread", e.what());
         return;
     }
-    FIBERSCOPE_TRACE_EVENT_AT(stamp, emit::schedule(now, traced_head, traced_count, index, trace::ScheduleHow::NewWorker));
+    if (traced) traced->write(stamp, index, trace::ScheduleHow::NewWorker);
     if (loop.test_spawn_delay_ns) std::this_thread::sleep_for(std::chrono::nanoseconds(loop.test_spawn_delay_ns));
     // Started: a later failure backs off from the start again.
     loop.grow_backoff_ns = 0;

@@ -10,6 +10,7 @@
 namespace fiberscope::detail {
 
 struct Loop;
+class TracedFibers;
 
 // Whether a worker may be started now (not during the back-off that
 // follows a failed start).
@@ -17,11 +18,10 @@ bool mayGrow(const Loop& loop);
 // Starts worker `index` (its slot reserved by the caller, through
 // Loop::reserved) with `queue` as its first work. `spawned`: it runs; else
 // the failure was handled (said once, backed off) and the slot released,
-// and the fibers are still the caller's. While tracing, a started worker's
-// schedule record (how = new-worker; `traced_head` and `traced_count`
-// describe the queue) is written here, stamped before the thread that
-// runs the fibers exists, and before the zone that times the start ends.
-void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spawned, std::uint64_t traced_head = 0,
-                 std::uint64_t traced_count = 0);
+// and the fibers are still the caller's. While tracing (`traced`: the
+// queue's fibers as read before), a started worker's schedule records
+// (how = new-worker) are written here, stamped before the thread that runs
+// the fibers exists, and before the zone that times the start ends.
+void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spawned, const TracedFibers* traced = nullptr);
 
 } // namespace fiberscope::detail

@@ -8,6 +8,7 @@
 #include "scheduler/grow.hpp"
 #include "scheduler/idle_set.hpp"
 #include "scheduler/queue.hpp"
+#include "scheduler/traced_fibers.hpp"
 #include "scheduler/victims.hpp"
 #include "support/tracing.hpp"
 
@@ -18,11 +19,6 @@ Fiber* currentFiber() {
     return thread->currentFiber();
 }
 
-static std::uint64_t queueLength(FiberQueue queue) {
-    std::uint64_t count = 1;
-    for (Fiber* f = queue.head; f != queue.tail; f = f->queue_next) ++count;
-    return count;
-}
 
 // The seed's hand-off: the queue goes to the next of a few threads whose
 // queue word reads nullptr (parked, or busy with an empty queue), by CAS.
@@ -56,14 +52,14 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue, bool yielded) {
     // still ours: once a hand-off's CAS succeeds the idle thread may relink
     // queue_next or run (and recycle) the head before we write the record.
     const bool traced = trace::enabled();
-    [[maybe_unused]] const std::uint64_t traced_head = traced ? queue.head->id : 0;
-    [[maybe_unused]] const std::uint64_t traced_count = traced ? queueLength(queue) : 0;
+    TracedFibers fibers;
+    if (traced) fibers.read(queue);
     std::uint64_t stamp = 0;
     // acquire: pairs with the release in spawnWorker, so every slot below
     // `active` is fully initialised.
     const unsigned active = loop.active.load(std::memory_order_acquire);
     if (Thread* taker = loop.scaling() ? nullptr : offerToEmpty(thread, queue, active, traced ? &stamp : nullptr)) {
-        FIBERSCOPE_TRACE_EVENT_AT(stamp, emit::schedule(now, traced_head, traced_count, taker->index, ScheduleHow::IdleHandoff));
+        if (traced) fibers.write(stamp, taker->index, trace::ScheduleHow::IdleHandoff);
         FIBERSCOPE_TRACE_EVENT(emit::wakeupSent(now, taker->index));
         thread.driver.wake(taker->driver);
         return;
@@ -79,7 +75,7 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue, bool yielded) {
                                                 std::memory_order_relaxed)) {
             bool spawned = false;
             // It writes the new-worker schedule record (grow.cpp).
-            spawnWorker(loop, active, queue, spawned, traced_head, traced_count);
+            spawnWorker(loop, active, queue, spawned, traced ? &fibers : nullptr);
             if (spawned) return;
         }
     }
@@ -88,8 +84,7 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue, bool yielded) {
         // back of the FIFO RunQueue, anything else on the WorkDeque; a
         // parked thread, if any, is woken to search and steals.
         // Recorded before the push that publishes the fibers to thieves.
-        FIBERSCOPE_TRACE_EVENT_AT(thread.own().trace_time,
-                                  emit::schedule(now, traced_head, traced_count, thread.index, ScheduleHow::OwnQueue));
+        if (traced) fibers.write(thread.own().trace_time, thread.index, trace::ScheduleHow::OwnQueue);
         // New work pushed on a deque that held work already wakes nobody:
         // the push that made it non-empty looked (below), and a searcher
         // that gave up after that look saw the deque non-empty and stole
@@ -114,7 +109,7 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue, bool yielded) {
     // Nobody wanted it, so queue it on ourselves (a thief may take it the
     // moment the CAS lands: the record's time is the CAS attempt's).
     pushOwn(thread, queue, traced ? &stamp : nullptr);
-    FIBERSCOPE_TRACE_EVENT_AT(stamp, emit::schedule(now, traced_head, traced_count, thread.index, ScheduleHow::OwnQueue));
+    if (traced) fibers.write(stamp, thread.index, trace::ScheduleHow::OwnQueue);
 }
 
 // Go's wakep: work sits in our run_next or our queues, so wake one parked
