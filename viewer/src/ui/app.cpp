@@ -49,6 +49,7 @@ void adopt(App& app, const std::string& path, LoadedTrace loaded) {
     app.selection.reset();
     app.focus_fiber = 0;
     app.table_dirty = true;
+    app.selected_event = kNoEvent;
     app.fit_requested = true;
     // Opened with no lesson chosen: the lesson it was recorded from, if any;
     // no lesson's trace opens on the scheduler state, not on the browser.
@@ -344,6 +345,7 @@ void drawApp(App& app, const Fonts& fonts) {
     applyViewRequests(app); // Fit, and a lesson's opening view
     drawToolbar(app);
     if (!app.error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", app.error.c_str());
+    drawVerdict(app);
     for (const auto& warning : app.warnings) ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "warning: %s", warning.c_str());
 
     const float side = std::min(460.0f, ImGui::GetContentRegionAvail().x * 0.36f);

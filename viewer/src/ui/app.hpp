@@ -66,7 +66,7 @@ struct App {
     std::string error;                 // last load error (shown in a banner)
     std::vector<std::string> warnings; // reader warnings of the loaded file
     // The validator's verdict on the trace (model/verdict.hpp), judged where
-    // it was loaded.
+    // it was loaded; a banner names its first contradiction (ui/verdict_view.cpp).
     Verdict verdict;
     std::unique_ptr<LoadJob> loading;  // a load in progress (interactive viewer)
     std::unique_ptr<LiveFollow> live;  // following a trace while it is written (live_view.hpp)
@@ -95,6 +95,11 @@ struct App {
     char fiber_search[64] = {};
     std::vector<std::uint32_t> table_rows;
     bool table_dirty = true;
+    // A record selected in the table (the verdict banner's jump): its row is
+    // the cursor's while the cursor stays at its time, even among records of
+    // that same instant; kNoEvent: the cursor's row is the last at its time.
+    std::uint32_t selected_event = kNoEvent;
+    std::uint32_t table_cursor_event = kNoEvent; // the record whose row the table last highlighted as the cursor's
     trace::EventKind step_kind = trace::EventKind::Steal;
 
     // Open-file prompt.
@@ -138,7 +143,7 @@ struct App {
     std::unique_ptr<trace::Trace> compare_trace;
     std::unique_ptr<Timeline> compare_timeline;
     std::string compare_label;
-    Verdict compare_verdict;
+    Verdict compare_verdict; // its own banner (its jump moves the cursor: the event table lists the first run)
 
     // Step mode and playback.
     std::uint32_t step_event = kNoEvent;
@@ -184,6 +189,9 @@ void drawSchedulerState(App& app, const Fonts& fonts);
 void drawSelectionStats(App& app);
 void drawEventTable(App& app);
 void drawLegend(App& app);
+// The banner naming a trace's first contradiction, for the trace and a
+// compared run (nothing when they are consistent); a click jumps there.
+void drawVerdict(App& app);
 void drawLessonPanel(App& app, const Fonts& fonts);
 // Shows lesson `index`'s golden trace (its Reference run, Lesson::reference)
 // with its narrative, on its first checkpoint's window; false (app.error) if missing.
@@ -234,6 +242,14 @@ void zoomToSelection(App& app);
 void applyViewRequests(App& app);
 void viewBack(App& app);
 void viewForward(App& app);
+// Jumps to the trace's first contradiction (the verdict banner's click):
+// pins the cursor at its record's time, zooms there (revealTime), selects
+// the record in the event table and shows that table, clearing a filter or
+// a selected range that would hide it. False when the trace has none.
+bool revealViolation(App& app);
+// The compared run's first contradiction: the cursor and the view only
+// (the event table lists the first run's records).
+bool revealComparedViolation(App& app);
 
 // The instant the scheduler-state panel shows: the pinned cursor, else the
 // pointer, else the middle of the view.

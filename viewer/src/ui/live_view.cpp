@@ -220,6 +220,7 @@ void pollLive(App& app) {
             app.table_dirty = true;
             if (reordered) { // indices into the events moved
                 app.step_event = kNoEvent;
+                app.selected_event = kNoEvent;
                 app.hover = Hover{};
             }
         }
