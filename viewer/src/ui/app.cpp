@@ -74,9 +74,9 @@ bool readModelAndJudge(const std::string& path, LoadedTrace& out, std::string& e
         error = read_error.text();
         return false;
     }
-    // Judged here, before the trace is shown: a picture is never on screen
-    // as if it could be trusted when it cannot (the validator is one pass
-    // over the records, on this thread, not a frame's).
+    // Judged here, before the trace is shown, so that a picture that cannot
+    // be trusted is never on screen without saying so; on this thread, not
+    // a frame's (the validator reads every record once more).
     if (phase) phase->store(1, std::memory_order_relaxed);
     out.verdict = judgeTrace(*trace, *timeline);
     out.trace = std::move(trace);

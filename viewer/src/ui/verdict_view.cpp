@@ -10,6 +10,7 @@
 // button; a band of its own colour is both seen and clickable as one.
 #include <imgui.h>
 
+#include <algorithm>
 #include <string>
 
 #include "ui/app.hpp"
@@ -21,7 +22,7 @@ namespace {
 
 // One band: `text` wrapped to the window's width; true when clicked.
 bool drawBand(const char* id, const std::string& text, const char* tooltip) {
-    const float width = ImGui::GetContentRegionAvail().x;
+    const float width = std::max(1.0f, ImGui::GetContentRegionAvail().x); // (an InvisibleButton must have a size)
     const ImVec2 pad(8, 3);
     const ImVec2 at = ImGui::GetCursorScreenPos();
     const float wrap = width - 2 * pad.x;
