@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "cli/values.hpp"
+#include "../support/contradicting_trace.hpp"
 #include "../support/trace_builder.hpp"
 
 extern char** environ;
@@ -510,6 +512,45 @@ TEST_CASE("the documented forms parse", "[cli]") {
     CHECK(record.code == 3);
     const Outcome dashes = runTool({"record", "-o", s.dir + "/r.fstrace", "--", "/bin/sh", "-c", "exit 4", "--", "x"});
     CHECK(dashes.code == 4);
+}
+
+// Issue 35: numbers read off a trace that contradicts itself are not to be
+// trusted, and whoever reads them is told so: stats and export add one line
+// on stderr naming the first contradiction and the count, and still do
+// their job with exit status 0; on a consistent trace they add nothing.
+TEST_CASE("stats and export warn in one line on stderr about a trace that contradicts itself", "[cli][verdict]") {
+    const Scratch s;
+    const std::string bad = s.dir + "/contradicting.fstrace";
+    REQUIRE(test::writeContradictingTrace(bad));
+    const auto oneWarning = [&](const Outcome& o) {
+        INFO("stderr: " << o.err);
+        CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
+        CHECK(o.err.rfind("warning: " + bad + ": this trace contradicts itself in 2 places, first: 20.00 us thread 1 (worker 1): "
+                          "wakeup-unmatched: ", 0) == 0);
+        CHECK(o.err.find("fiberscope verify") != std::string::npos);
+    };
+    const Outcome stats = runTool({"stats", bad});
+    CHECK(stats.code == 0);
+    CHECK(stats.out.find("Threads") != std::string::npos); // the summary, as ever
+    oneWarning(stats);
+    const Outcome file = runTool({"export", bad, "-o", s.dir + "/contradicting.json"});
+    CHECK(file.code == 0);
+    CHECK(readFile(s.dir + "/contradicting.json").rfind("{\"traceEvents\":[", 0) == 0);
+    oneWarning(file);
+    const Outcome piped = runTool({"export", bad, "-o", "-"});
+    CHECK(piped.code == 0);
+    CHECK(piped.out.rfind("{\"traceEvents\":[", 0) == 0);
+    oneWarning(piped);
+    // A consistent trace (a lesson's golden run): nothing on stderr.
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"stats", s.trace},
+                                                  std::vector<std::string>{"export", s.trace, "-o", s.dir + "/t.json"},
+                                                  std::vector<std::string>{"export", s.trace, "-o", "-"}}) {
+        const Outcome o = runTool(args);
+        INFO(shellWords(args));
+        CHECK(o.code == 0);
+        CHECK(o.err.empty());
+        CHECK(!o.out.empty());
+    }
 }
 
 TEST_CASE("running out of memory is one line, not an abort", "[cli]") {

@@ -113,6 +113,18 @@ bool loadTrace(const std::string& path, Trace& trace) {
     return true;
 }
 
+// The one line `stats` and `export` add on stderr for a trace that
+// contradicts itself (trace::verificationWarning, escaped), so that nobody
+// reads its numbers as the runtime's without knowing; nothing for a
+// consistent trace. The command's output and exit status are unchanged.
+void warnIfInconsistent(const std::string& path, const Trace& trace) {
+    fiberscope::analysis::ValidationOptions options;
+    options.max_kept = 1; // the line names the first; `fiberscope verify` lists them all
+    const std::string warning =
+        fiberscope::trace::verificationWarning(trace, fiberscope::trace::verifyTrace(trace, nullptr, options));
+    if (!warning.empty()) std::fprintf(stderr, "warning: %s: %s\n", cli::printable(path, 4096).c_str(), warning.c_str());
+}
+
 // Which lesson has this number, or null (with a one-line reason in `error`).
 const fiberscope::viewer::Lesson* findLesson(const std::vector<fiberscope::viewer::Lesson>& lessons, std::int64_t number,
                                              const std::string& catalogue_error, std::string& error) {
@@ -317,6 +329,8 @@ Command addStats(CLI::App& top) {
         stats.top_fibers = static_cast<std::size_t>(options->top);
         stats.title = options->path;
         fiberscope::trace::writeStats(trace, std::cout, stats);
+        std::cout.flush(); // (the summary first, then the warning, in that order on a terminal)
+        warnIfInconsistent(options->path, trace);
         return kOk;
     };
     return {app, run, [options] { return "summarising " + options->path; }};
@@ -432,6 +446,8 @@ Command addExport(CLI::App& top) {
                 std::fprintf(stderr, "fiberscope: cannot write to standard output: %s\n", error.c_str());
                 return kBadFile;
             }
+            std::cout.flush();
+            warnIfInconsistent(options->path, trace);
             return kOk;
         }
         std::ofstream file(output, std::ios::binary | std::ios::trunc);
@@ -448,6 +464,8 @@ Command addExport(CLI::App& top) {
             return kBadFile;
         }
         std::printf("Wrote %s (Chrome trace JSON); open it in https://ui.perfetto.dev or chrome://tracing\n", output.c_str());
+        std::fflush(stdout);
+        warnIfInconsistent(options->path, trace);
         return kOk;
     };
     return {app, run, [options] { return "exporting " + options->path; }};

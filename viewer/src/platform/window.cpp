@@ -134,6 +134,12 @@ void Window::frame(const std::function<void()>& draw) {
     glfwPollEvents();
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
+    if (pointer_) { // (after the backend wrote the window system's pointer, before ImGui reads it)
+        ImGuiIO& io = ImGui::GetIO();
+        io.MousePos = ImVec2(pointer_->x, pointer_->y);
+        for (bool& down : io.MouseDown) down = false;
+        io.MouseDown[0] = pointer_->left_down;
+    }
     ImGui::NewFrame();
     draw();
     ImGui::Render();

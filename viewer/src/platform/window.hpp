@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,10 +47,20 @@ public:
     // Paths dropped on the window since the last call.
     std::vector<std::string> takeDroppedFiles();
 
+    // Test hook: the pointer ImGui sees from the next frame on, in place of
+    // the window system's (nullopt: the window system's again). Tests click
+    // with it: an invisible window under Xvfb has no pointer of its own.
+    struct Pointer {
+        float x = 0, y = 0;
+        bool left_down = false;
+    };
+    void setPointer(std::optional<Pointer> pointer) { pointer_ = pointer; }
+
 private:
     GLFWwindow* window_ = nullptr;
     bool imgui_ = false;
     Fonts fonts_;
+    std::optional<Pointer> pointer_;
 };
 
 // Where the shipped assets (fonts) are: $FIBERSCOPE_ASSETS, the install

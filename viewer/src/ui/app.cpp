@@ -1,5 +1,6 @@
 // The application frame: menu, toolbar, the timeline beside the side panels,
-// the status bar, the open-file prompt and the error banner.
+// the status bar, the open-file prompt and the error banner; loading a trace
+// (read, modelled and judged off the frame's thread) and showing it.
 #include "ui/app.hpp"
 
 #include <imgui.h>
@@ -37,16 +38,18 @@ std::vector<std::string> traceWarnings(const trace::Trace& trace, const Timeline
     return warnings;
 }
 
-void adopt(App& app, const std::string& path, std::unique_ptr<trace::Trace> trace, std::unique_ptr<Timeline> timeline) {
+void adopt(App& app, const std::string& path, LoadedTrace loaded) {
     app.path = path;
-    app.warnings = traceWarnings(*trace, *timeline);
-    app.trace = std::move(trace);
-    app.timeline = std::move(timeline);
+    app.warnings = traceWarnings(*loaded.trace, *loaded.timeline);
+    app.trace = std::move(loaded.trace);
+    app.timeline = std::move(loaded.timeline);
+    app.verdict = std::move(loaded.verdict);
     app.error.clear();
     app.cursor = -1;
     app.selection.reset();
     app.focus_fiber = 0;
     app.table_dirty = true;
+    app.selected_event = kNoEvent;
     app.fit_requested = true;
     // Opened with no lesson chosen: the lesson it was recorded from, if any;
     // no lesson's trace opens on the scheduler state, not on the browser.
@@ -55,15 +58,36 @@ void adopt(App& app, const std::string& path, std::unique_ptr<trace::Trace> trac
     app.view_placed = false;
 }
 
-bool loadTrace(App& app, const std::string& path) {
+void adoptCompared(App& app, LoadedTrace loaded, std::string label) {
+    app.compare_trace = std::move(loaded.trace);
+    app.compare_timeline = std::move(loaded.timeline);
+    app.compare_verdict = std::move(loaded.verdict);
+    app.compare_label = std::move(label);
+}
+
+bool readModelAndJudge(const std::string& path, LoadedTrace& out, std::string& error, trace::ReadOptions options,
+                       std::atomic<int>* phase) {
     auto trace = std::make_unique<trace::Trace>();
     auto timeline = std::make_unique<Timeline>();
-    trace::ReadError error;
-    if (!analysis::readTraceAndModel(path, *trace, *timeline, error)) { // (the build runs beside the read: analysis/load.hpp)
-        app.error = error.text();
+    trace::ReadError read_error;
+    if (!analysis::readTraceAndModel(path, *trace, *timeline, read_error, options)) { // (the build runs beside the read: analysis/load.hpp)
+        error = read_error.text();
         return false;
     }
-    adopt(app, path, std::move(trace), std::move(timeline));
+    // Judged here, before the trace is shown, so that a picture that cannot
+    // be trusted is never on screen without saying so; on this thread, not
+    // a frame's (the validator reads every record once more).
+    if (phase) phase->store(1, std::memory_order_relaxed);
+    out.verdict = judgeTrace(*trace, *timeline);
+    out.trace = std::move(trace);
+    out.timeline = std::move(timeline);
+    return true;
+}
+
+bool loadTrace(App& app, const std::string& path) {
+    LoadedTrace loaded;
+    if (!readModelAndJudge(path, loaded, app.error)) return false;
+    adopt(app, path, std::move(loaded));
     return true;
 }
 
@@ -79,24 +103,14 @@ void loadTraceAsync(App& app, const std::string& path) {
         // out of memory on a large trace becomes the window's error line, and
         // the viewer stays open with what it had.
         try {
-            auto trace = std::make_unique<trace::Trace>();
-            auto timeline = std::make_unique<Timeline>();
-            trace::ReadError error;
             trace::ReadOptions options;
             options.progress = &raw->bytes;
-            if (!analysis::readTraceAndModel(raw->path, *trace, *timeline, error, options)) {
-                raw->error = error.text();
-            } else {
-                raw->timeline = std::move(timeline);
-                raw->trace = std::move(trace);
-            }
+            readModelAndJudge(raw->path, raw->loaded, raw->error, options, &raw->phase);
         } catch (const std::bad_alloc&) {
-            raw->timeline.reset();
-            raw->trace.reset();
+            raw->loaded = {};
             raw->error = "out of memory while loading " + raw->path + " (free some memory or raise 'ulimit -v')";
         } catch (const std::exception& e) {
-            raw->timeline.reset();
-            raw->trace.reset();
+            raw->loaded = {};
             raw->error = "cannot load " + raw->path + ": " + e.what();
         }
         raw->phase.store(2, std::memory_order_release);
@@ -110,7 +124,7 @@ static bool drawLoading(App& app) {
     LoadJob& job = *app.loading;
     if (job.phase.load(std::memory_order_acquire) == 2) {
         job.thread.join();
-        if (job.error.empty()) adopt(app, job.path, std::move(job.trace), std::move(job.timeline));
+        if (job.error.empty()) adopt(app, job.path, std::move(job.loaded));
         else app.error = job.error;
         app.loading.reset();
         return false;
@@ -119,10 +133,12 @@ static bool drawLoading(App& app) {
     ImGui::Indent(80);
     ImGui::Text("Loading %s", job.path.c_str());
     const double fraction = job.total_bytes ? static_cast<double>(job.bytes.load()) / static_cast<double>(job.total_bytes) : 0.0;
-    // Once every chunk is parsed, the merge and the model's build are what is left.
+    // Once every chunk is parsed, the merge and the model's build are what
+    // is left, then the check against the scheduler's rules.
+    const bool judging = job.phase.load(std::memory_order_relaxed) == 1;
     const bool building = job.total_bytes && job.bytes.load() >= job.total_bytes;
-    ImGui::ProgressBar(building ? 1.0f : static_cast<float>(fraction), ImVec2(520, 0),
-                       building ? "building the timeline..." : nullptr);
+    ImGui::ProgressBar(building || judging ? 1.0f : static_cast<float>(fraction), ImVec2(520, 0),
+                       judging ? "checking the trace against the scheduler's rules..." : building ? "building the timeline..." : nullptr);
     ImGui::Unindent(80);
     return true;
 }
@@ -329,6 +345,7 @@ void drawApp(App& app, const Fonts& fonts) {
     applyViewRequests(app); // Fit, and a lesson's opening view
     drawToolbar(app);
     if (!app.error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", app.error.c_str());
+    drawVerdict(app);
     for (const auto& warning : app.warnings) ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "warning: %s", warning.c_str());
 
     const float side = std::min(460.0f, ImGui::GetContentRegionAvail().x * 0.36f);

@@ -14,6 +14,7 @@
 #include "model/filter.hpp"
 #include "platform/window.hpp"
 #include "model/time_view.hpp"
+#include "model/verdict.hpp"
 #include "ui/markdown.hpp"
 #include "lessons/catalog.hpp"
 #include "ui/live_view.hpp"
@@ -36,14 +37,20 @@ struct Hover {
     std::string text; // the explanation shown in the tooltip and status bar
 };
 
+// A trace read, modelled and judged (model/verdict.hpp), ready to be shown.
+struct LoadedTrace {
+    std::unique_ptr<trace::Trace> trace;
+    std::unique_ptr<Timeline> timeline;
+    Verdict verdict;
+};
+
 // A trace being loaded on a background thread (large files take a while).
 struct LoadJob {
     std::string path;
     std::uint64_t total_bytes = 0;
     std::atomic<std::uint64_t> bytes{0};
-    std::atomic<int> phase{0}; // 0 reading and building (the build runs beside the read's end), 2 done
-    std::unique_ptr<trace::Trace> trace;
-    std::unique_ptr<Timeline> timeline;
+    std::atomic<int> phase{0}; // 0 reading and building (the build runs beside the read's end), 1 judging, 2 done
+    LoadedTrace loaded;
     std::string error;
     std::thread thread;
     ~LoadJob() {
@@ -58,6 +65,9 @@ struct App {
     std::unique_ptr<Timeline> timeline;
     std::string error;                 // last load error (shown in a banner)
     std::vector<std::string> warnings; // reader warnings of the loaded file
+    // The validator's verdict on the trace (model/verdict.hpp), judged where
+    // it was loaded; a banner names its first contradiction (ui/verdict_view.cpp).
+    Verdict verdict;
     std::unique_ptr<LoadJob> loading;  // a load in progress (interactive viewer)
     std::unique_ptr<LiveFollow> live;  // following a trace while it is written (live_view.hpp)
 
@@ -85,6 +95,11 @@ struct App {
     char fiber_search[64] = {};
     std::vector<std::uint32_t> table_rows;
     bool table_dirty = true;
+    // A record selected in the table (the verdict banner's jump): its row is
+    // the cursor's while the cursor stays at its time, even among records of
+    // that same instant; kNoEvent: the cursor's row is the last at its time.
+    std::uint32_t selected_event = kNoEvent;
+    std::uint32_t table_cursor_event = kNoEvent; // the record whose row the table last highlighted as the cursor's
     trace::EventKind step_kind = trace::EventKind::Steal;
 
     // Open-file prompt.
@@ -98,6 +113,7 @@ struct App {
         bool compare = false; // load into the comparison slot
         std::string trace_path;
         LessonRun run;
+        LoadedTrace loaded; // the finished run, read and judged on the job's thread
         std::string error;
         bool ok = false;
         std::atomic<bool> done{false};
@@ -127,6 +143,7 @@ struct App {
     std::unique_ptr<trace::Trace> compare_trace;
     std::unique_ptr<Timeline> compare_timeline;
     std::string compare_label;
+    Verdict compare_verdict; // its own banner (its jump moves the cursor: the event table lists the first run)
 
     // Step mode and playback.
     std::uint32_t step_event = kNoEvent;
@@ -144,13 +161,22 @@ struct App {
     int panel_request = -1; // select a side tab next frame (0 state, 1 selection, 2 events, 3 legend, 4 lesson)
 };
 
-// Loads `path` into `app` (replacing what was there only on success).
+// Reads `path`, builds its model and judges it, on the calling thread (a
+// loader's, a lesson run's, or a headless screenshot's). False with `error`
+// set when it cannot be read; throws std::bad_alloc. `phase`, if given, is
+// set to 1 while the trace is judged (LoadJob::phase).
+bool readModelAndJudge(const std::string& path, LoadedTrace& out, std::string& error, trace::ReadOptions options = {},
+                       std::atomic<int>* phase = nullptr);
+// Loads `path` into `app` (replacing what was there only on success), judged.
 bool loadTrace(App& app, const std::string& path);
 // The warnings shown above the timeline: the reader's, and what the trace
 // says about itself (more worker threads than CPUs).
 std::vector<std::string> traceWarnings(const trace::Trace& trace, const Timeline& timeline);
-// Shows a loaded trace and its model (replacing what was shown), as a newly opened file.
-void adopt(App& app, const std::string& path, std::unique_ptr<trace::Trace> trace, std::unique_ptr<Timeline> timeline);
+// Shows a loaded trace, its model and its verdict (replacing what was
+// shown), as a newly opened file.
+void adopt(App& app, const std::string& path, LoadedTrace loaded);
+// Shows a compared run (the lesson panel's Compare) in the second slot.
+void adoptCompared(App& app, LoadedTrace loaded, std::string label);
 // The same on a background thread; drawApp shows a progress bar and swaps
 // the trace in when it is ready.
 void loadTraceAsync(App& app, const std::string& path);
@@ -163,6 +189,9 @@ void drawSchedulerState(App& app, const Fonts& fonts);
 void drawSelectionStats(App& app);
 void drawEventTable(App& app);
 void drawLegend(App& app);
+// The banner naming a trace's first contradiction, for the trace and a
+// compared run (nothing when they are consistent); a click jumps there.
+void drawVerdict(App& app);
 void drawLessonPanel(App& app, const Fonts& fonts);
 // Shows lesson `index`'s golden trace (its Reference run, Lesson::reference)
 // with its narrative, on its first checkpoint's window; false (app.error) if missing.
@@ -213,6 +242,14 @@ void zoomToSelection(App& app);
 void applyViewRequests(App& app);
 void viewBack(App& app);
 void viewForward(App& app);
+// Jumps to the trace's first contradiction (the verdict banner's click):
+// pins the cursor at its record's time, zooms there (revealTime), selects
+// the record in the event table and shows that table, clearing a filter or
+// a selected range that would hide it. False when the trace has none.
+bool revealViolation(App& app);
+// The compared run's first contradiction: the cursor and the view only
+// (the event table lists the first run's records).
+bool revealComparedViolation(App& app);
 
 // The instant the scheduler-state panel shows: the pinned cursor, else the
 // pointer, else the middle of the view.

@@ -38,6 +38,11 @@ inline constexpr Color cursor = rgba(255, 210, 80);
 // The lesson panel's code view: the line the fiber is at (its latest mark or zone).
 inline constexpr Color code_line = rgba(122, 84, 18);
 inline constexpr Color selection = rgba(90, 140, 255, 50);
+// The verdict banner: a trace that contradicts itself (ui/verdict_view.cpp).
+// A dark red no glyph, arrow or lane uses, under light text; lighter when
+// hovered, as it is a button.
+inline constexpr Color violation = rgba(128, 24, 34);
+inline constexpr Color violation_hovered = rgba(158, 38, 48);
 // The cause-and-effect colours (record glyphs and flow arrows): one clear
 // hue each, spread in lightness too (colors.cpp says why these).
 inline constexpr Color schedule = rgba(100, 160, 210);       // steel blue

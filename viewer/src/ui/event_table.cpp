@@ -9,6 +9,9 @@
 // cheap. Records of two fibers or threads show them as from -> to. The table
 // follows the cursor: when it moves, the row at its time is highlighted and
 // scrolled into view, unless the user scrolled the table in the last second.
+// That row is the last record at the cursor's time, or the one a jump
+// selected there (App::selected_event: the verdict banner's contradiction,
+// which may share its instant with records of other threads).
 #include <imgui.h>
 
 #include <algorithm>
@@ -161,7 +164,8 @@ void drawEventTable(App& app) {
         tops_dirty = false;
     };
     placeRows();
-    // The row at the cursor: the last one at or before its time.
+    // The row at the cursor: the selected record's while the cursor is at
+    // its time, else the last one at or before its time.
     static std::int64_t last_cursor = -1;
     static int follow_frames = 0;
     static double user_scrolled_at = -1e9;
@@ -171,7 +175,14 @@ void drawEventTable(App& app) {
         const auto it = std::upper_bound(app.table_rows.begin(), app.table_rows.end(), app.cursor,
                                          [&](std::int64_t t, std::uint32_t index) { return t < trace.events[index].time; });
         cursor_row = it == app.table_rows.begin() ? 0 : static_cast<std::size_t>(it - app.table_rows.begin()) - 1;
+        if (app.selected_event < trace.events.size() && trace.events[app.selected_event].time == app.cursor)
+            for (std::size_t r = cursor_row + 1; r-- > 0 && trace.events[app.table_rows[r]].time == app.cursor;)
+                if (app.table_rows[r] == app.selected_event) {
+                    cursor_row = r;
+                    break;
+                }
     }
+    app.table_cursor_event = cursor_row != SIZE_MAX ? app.table_rows[cursor_row] : kNoEvent;
     const double now = ImGui::GetTime();
     const float scroll = ImGui::GetScrollY();
     // The user scrolls: the wheel over the table, or the scroll moved without our asking.

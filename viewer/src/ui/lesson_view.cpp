@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <new>
 #include <optional>
 
 #include "lessons/checks.hpp"
@@ -193,6 +194,15 @@ void startLesson(App& app, int index, const LessonArguments& arguments, bool com
     if (!compare) unlink(job->trace_path.c_str());
     job->thread = std::thread([raw, lesson] {
         raw->ok = runLesson(lesson, raw->arguments, raw->trace_path, false, raw->run, raw->error);
+        // The finished run is read, modelled and judged here, not by the
+        // frame that takes it (pollLesson).
+        try {
+            if (raw->ok) raw->ok = readModelAndJudge(raw->trace_path, raw->loaded, raw->error);
+        } catch (const std::bad_alloc&) {
+            raw->loaded = {};
+            raw->error = "out of memory while loading " + raw->trace_path;
+            raw->ok = false;
+        }
         raw->done.store(true, std::memory_order_release);
     });
     if (!compare) followFile(app, job->trace_path);
@@ -210,26 +220,18 @@ void pollLesson(App& app) {
         return;
     }
     if (job->compare) {
-        auto trace = std::make_unique<trace::Trace>();
-        trace::ReadError error;
-        if (!trace::readTrace(job->trace_path, *trace, error)) {
-            app.error = error.text();
-            return;
-        }
-        app.compare_timeline = std::make_unique<Timeline>(buildTimeline(*trace));
-        app.compare_trace = std::move(trace);
-        app.compare_label = job->arguments.describe();
+        adoptCompared(app, std::move(job->loaded), job->arguments.describe());
         return;
     }
-    if (loadTrace(app, job->trace_path)) {
-        app.lesson_index = job->lesson;
-        app.lesson_document = parseMarkdown(app.lessons[static_cast<std::size_t>(job->lesson)].markdown);
-        app.compare_trace.reset();
-        app.compare_timeline.reset();
-        app.step_event = kNoEvent;
-        app.step_text.clear();
-        app.open_lesson_view = true;
-    }
+    adopt(app, job->trace_path, std::move(job->loaded));
+    app.lesson_index = job->lesson;
+    app.lesson_document = parseMarkdown(app.lessons[static_cast<std::size_t>(job->lesson)].markdown);
+    app.compare_trace.reset();
+    app.compare_timeline.reset();
+    app.compare_verdict = {};
+    app.step_event = kNoEvent;
+    app.step_text.clear();
+    app.open_lesson_view = true;
 }
 
 bool showsReference(const App& app, const Lesson& lesson) {
@@ -255,6 +257,7 @@ bool openLessonReference(App& app, int index) {
     app.lesson_document = parseMarkdown(lesson.markdown);
     app.compare_trace.reset();
     app.compare_timeline.reset();
+    app.compare_verdict = {};
     app.step_event = kNoEvent;
     app.step_text.clear();
     app.open_lesson_view = true; // on its first checkpoint's window, as a run opens
@@ -508,7 +511,7 @@ void drawLessonPanel(App& app, const Fonts& fonts) {
                         true);
         if (app.compare_timeline) {
             ImGui::SameLine();
-            if (ImGui::SmallButton("close")) app.compare_timeline.reset(), app.compare_trace.reset();
+            if (ImGui::SmallButton("close")) app.compare_timeline.reset(), app.compare_trace.reset(), app.compare_verdict = {};
         }
     }
     ImGui::Separator();

@@ -59,6 +59,7 @@ void followerMain(LiveFollow* live) {
     // The model grows with the trace: each poll's records are appended, not
     // the whole trace modelled again (a poll that moved records starts over).
     analysis::TimelineBuilder builder;
+    bool judged = false; // the complete recording's snapshot was judged and published
     std::chrono::steady_clock::time_point program_ended{};
     auto wait = std::chrono::steady_clock::duration(kPollInterval);
     try {
@@ -83,15 +84,27 @@ void followerMain(LiveFollow* live) {
                 return;
             }
             wait = kPollInterval;
-            if (result.grew) {
-                if (result.reordered) builder.reset();
-                builder.append(trace);
+            // The complete recording is published once more if it did not
+            // grow in the poll that found it complete: that snapshot is the
+            // one judged.
+            const bool complete = follower.finished();
+            if (result.grew || (complete && !judged)) {
+                if (result.grew) {
+                    if (result.reordered) builder.reset();
+                    builder.append(trace);
+                }
                 auto snapshot = std::make_unique<trace::Trace>(trace);
                 auto timeline = std::make_unique<analysis::Timeline>(builder.snapshot(*snapshot));
+                Verdict verdict;
+                if (complete) {
+                    verdict = judgeTrace(*snapshot, *timeline);
+                    judged = true;
+                }
                 const auto built = std::chrono::steady_clock::now() - started;
                 std::lock_guard lock(live->mutex);
                 live->ready.trace = std::move(snapshot);
                 live->ready.timeline = std::move(timeline);
+                live->ready.verdict = std::move(verdict);
                 live->ready.published_realtime_ns = realtimeNs();
                 live->ready_reordered = live->ready_reordered || result.reordered;
                 live->last_build_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(built).count();
@@ -197,15 +210,17 @@ void pollLive(App& app) {
     }
     if (snapshot.trace) {
         if (live.adopted == 0) {
-            adopt(app, live.path, std::move(snapshot.trace), std::move(snapshot.timeline));
+            adopt(app, live.path, LoadedTrace{std::move(snapshot.trace), std::move(snapshot.timeline), std::move(snapshot.verdict)});
             live.placed = false;
         } else {
             app.warnings = traceWarnings(*snapshot.trace, *snapshot.timeline);
             app.trace = std::move(snapshot.trace);
             app.timeline = std::move(snapshot.timeline);
+            app.verdict = std::move(snapshot.verdict);
             app.table_dirty = true;
             if (reordered) { // indices into the events moved
                 app.step_event = kNoEvent;
+                app.selected_event = kNoEvent;
                 app.hover = Hover{};
             }
         }
@@ -261,6 +276,9 @@ void drawLiveStatus(App& app) {
     } else {
         line += trace::formatCount(app.trace->events.size()) + " events, " + trace::formatDuration(app.timeline->end_time) +
                 (finished ? " (recording complete)" : " recorded so far");
+        // Said, so that the lack of a verdict banner is not read as "consistent"
+        // (live_view.hpp says why only a complete recording is judged).
+        if (!app.verdict.checked) line += "; checked against the scheduler's rules once complete";
     }
     ImGui::TextUnformatted(line.c_str());
     if (app.trace) {

@@ -12,7 +12,10 @@
 // modelled), but a snapshot still copies the trace and the model, O(events);
 // the thread waits at least as long as its last snapshot took before the
 // next one, so a large live trace is refreshed less often instead of
-// starving the window.
+// starving the window. The trace is judged (model/verdict.hpp) once, on the
+// follower's thread, when its recording is complete: a growing trace is not,
+// because its newest records may lack causes (a wake-up's send, a schedule)
+// that still sit unwritten in another thread's buffer.
 #pragma once
 
 #include <sys/types.h>
@@ -29,6 +32,7 @@
 #include "fiberscope/trace_reader.hpp"
 #include "fiberscope/analysis/timeline.hpp"
 #include "model/time_view.hpp"
+#include "model/verdict.hpp"
 
 namespace fiberscope::viewer {
 
@@ -37,6 +41,7 @@ struct App;
 struct LiveSnapshot {
     std::unique_ptr<trace::Trace> trace;
     std::unique_ptr<analysis::Timeline> timeline;
+    Verdict verdict; // judged only in the snapshot of the complete recording
     std::int64_t published_realtime_ns = 0; // CLOCK_REALTIME when it was ready
 };
 

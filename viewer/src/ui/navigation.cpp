@@ -1,6 +1,6 @@
 // Moving the view to what the reader asked for: a checkpoint link, a step,
-// the toolbar's previous/next of a kind, a row of the event table, "zoom to
-// selection", back/forward. Every such command goes through setView, so it
+// the toolbar's previous/next of a kind, a row of the event table, the
+// verdict banner's contradiction, "zoom to selection", back/forward. Every such command goes through setView, so it
 // is recorded in the zoom history; the arithmetic (when to keep the view,
 // what window to show) is model/time_view's, tested without a GUI.
 //
@@ -223,6 +223,45 @@ void applyViewRequests(App& app) {
         if (app.lesson_index >= 0) openOnFirstCheckpoint(app);
         app.open_lesson_view = false;
     }
+}
+
+bool revealViolation(App& app) {
+    if (!app.trace || !app.timeline || app.verdict.violations == 0) return false;
+    const std::uint32_t index = app.verdict.first.event;
+    if (index >= app.trace->events.size()) return false;
+    const trace::Event e = app.trace->events[index];
+    app.playing = false; // playback would move the cursor on at the next frame
+    revealTime(app, e.time);
+    // The record must be a row of the table: a filter that hides it (by
+    // kind, thread or fiber) or a selected range without its time goes.
+    EventFilter unbounded = app.filter;
+    unbounded.t0 = INT64_MIN;
+    unbounded.t1 = INT64_MAX;
+    if (!matches(*app.timeline, e, unbounded)) {
+        app.filter = EventFilter{};
+        app.fiber_search[0] = 0;
+    }
+    if (app.selection && (e.time < app.selection->t0 || e.time > app.selection->t1)) app.selection.reset();
+    app.selected_event = index;
+    app.table_dirty = true;
+    app.panel_request = 2; // the Events panel
+    return true;
+}
+
+bool revealComparedViolation(App& app) {
+    if (!app.compare_trace || app.compare_verdict.violations == 0) return false;
+    const trace::Trace& other = *app.compare_trace;
+    const std::uint32_t index = app.compare_verdict.first.event;
+    if (index >= other.events.size()) return false;
+    app.playing = false;
+    const std::int64_t t = other.events[index].time;
+    app.cursor = t;
+    // The window around it is of the compared run's records (revealTime's
+    // would be the first run's).
+    const TimeRange context = contextAround(
+        other.events.size(), [&](std::size_t i) { return eventTime(other, i); }, static_cast<double>(t));
+    revealRange(app, TimeRange{static_cast<double>(t), static_cast<double>(t)}, context, 0.0);
+    return true;
 }
 
 void zoomToSelection(App& app) {

@@ -6,6 +6,8 @@
 // large one (10 million by default). For each it measures
 //   - read: the trace reader alone (mmap, validate, decode, merge),
 //   - load: what opening costs in the viewer (read + building the model),
+//   - check: the validator's verdict the viewer judges before it shows a
+//     trace (model/verdict.hpp), timed apart from the load,
 //   - frame: the median time to build and render one frame of the whole
 //     window while the user pans (the view moves ~1.5 pixels a frame, so
 //     whatever the viewer recomputes when the view changes is in it), at
@@ -36,6 +38,7 @@
 #include <vector>
 
 #include "fiberscope/analysis/footprint.hpp"
+#include "fiberscope/analysis/load.hpp"
 #include "fiberscope/trace.hpp"
 #include "model/counters.hpp"
 #include "model/flow_select.hpp"
@@ -115,7 +118,8 @@ bool writeSyntheticTrace(const std::string& path, std::uint64_t events, std::str
 
 struct Measure {
     std::size_t events = 0;
-    double read_s = 0, load_s = 0;
+    double read_s = 0, load_s = 0, check_s = 0;
+    std::size_t violations = 0; // the synthetic trace's contradictions (it is no real runtime's)
     std::vector<double> frame_ms; // per zoom level
     std::uint64_t file_bytes = 0;
     std::uint64_t rss_before = 0, rss_viewing = 0, rss_peak = 0; // bytes (VmRSS before, VmRSS after, VmHWM)
@@ -164,12 +168,16 @@ bool measure(Window& window, const std::string& path, Measure& m, std::string& e
     if (!resetPeak()) m.rss_before = 0; // the peak then includes what came before
     App app;
     app.headless = true;
+    // Read and model, then shown (adopt); the check is timed on its own below.
     const auto load = [&](App& into) {
         const auto start = Clock::now();
-        if (!loadTrace(into, path)) {
-            error = into.error;
+        LoadedTrace loaded{std::make_unique<trace::Trace>(), std::make_unique<Timeline>(), {}};
+        trace::ReadError read_error;
+        if (!analysis::readTraceAndModel(path, *loaded.trace, *loaded.timeline, read_error)) {
+            error = read_error.text();
             return false;
         }
+        adopt(into, path, std::move(loaded));
         m.load_s = std::min(m.load_s, seconds(start));
         return true;
     };
@@ -218,6 +226,11 @@ bool measure(Window& window, const std::string& path, Measure& m, std::string& e
         if (i == 0) continue; // (the first load was the one measured above)
         App attempt;
         if (!load(attempt)) return false;
+    }
+    {
+        const auto start = Clock::now();
+        m.violations = judgeTrace(*app.trace, *app.timeline).violations;
+        m.check_s = seconds(start);
     }
     struct stat st {};
     if (stat(path.c_str(), &st) == 0) m.file_bytes = static_cast<std::uint64_t>(st.st_size);
@@ -270,6 +283,9 @@ int runViewerBenchmark(std::uint64_t large_events) {
                 worst_ratio <= 2.0 ? "met" : "MISSED");
     std::printf("load / read, large trace: %.2fx  (target <= 2x: %s)\n", b.load_s / b.read_s,
                 b.load_s / b.read_s <= 2.0 ? "met" : "MISSED");
+    for (const auto* m : {&a, &b})
+        std::printf("check (the validator, before the viewer shows a trace), %s trace: %.1f ms, %.2fx the read (%zu contradictions)\n",
+                    m == &a ? "small" : "large", m->check_s * 1e3, m->check_s / m->read_s, m->violations);
 
     const auto mib = [](double bytes) { return bytes / (1024.0 * 1024.0); };
     std::printf("\n| trace | file | file bytes/event | resident while viewing | peak while loading | viewing/file | "

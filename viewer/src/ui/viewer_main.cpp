@@ -40,17 +40,16 @@ static bool looksLikeTrace(const std::string& path, std::string& error) {
 static int runWindow(App& app, const std::function<bool()>& start = {});
 
 // Reads `path` into the compare slot, as the lesson panel's Compare fills it.
+// (Before the window opens: no frame waits for it.)
 static bool loadCompareTrace(App& app, const std::string& path) {
-    auto other = std::make_unique<trace::Trace>();
-    trace::ReadError read_error;
-    if (!trace::readTrace(path, *other, read_error)) {
-        std::fprintf(stderr, "fiberscope: %s\n", read_error.text().c_str());
+    LoadedTrace other;
+    std::string error;
+    if (!readModelAndJudge(path, other, error)) {
+        std::fprintf(stderr, "fiberscope: %s\n", error.c_str());
         return false;
     }
-    app.compare_timeline = std::make_unique<Timeline>(buildTimeline(*other));
-    app.compare_trace = std::move(other);
     const std::size_t slash = path.rfind('/');
-    app.compare_label = "the run in " + path.substr(slash == std::string::npos ? 0 : slash + 1);
+    adoptCompared(app, std::move(other), "the run in " + path.substr(slash == std::string::npos ? 0 : slash + 1));
     return true;
 }
 
