@@ -70,8 +70,10 @@ struct Loop {
     std::uint64_t ring_opcodes = 0;
 
     // io_uring or epoll (never automatic), fixed at creation: what
-    // EventLoop::backend() says and the trace records. Only the drivers
-    // (io/driver.hpp) act on it.
+    // EventLoop::backend() says and the trace's backend mark records. (Each
+    // Driver keeps its own copy, io/driver.hpp, and the drivers are what
+    // act on it; this one is read by EventLoop::backend(), the trace's
+    // header and mark, and ioStats.)
     IoBackend backend = IoBackend::io_uring;
     // The scheduling policy (scheduler/scheduler.hpp), fixed at creation: schedule()
     // and the idle loop branch on it, no virtual call.

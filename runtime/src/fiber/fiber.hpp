@@ -109,8 +109,9 @@ struct FiberQueue {
     }
 };
 
-// Sentinel for Fiber::awaiter (finished) and Thread::ready_queue (owner is
-// popping): never a valid Fiber address.
+// Sentinel for Fiber::awaiter: the fiber finished and is off its stack.
+// Never a valid Fiber address. (Thread::ready_queue's sentinel is kPopping,
+// scheduler/worker.hpp.)
 inline Fiber* const kFinished = reinterpret_cast<Fiber*>(std::uintptr_t{alignof(Fiber)});
 // Fiber::awaiter while the fiber finishes: "not finished" to awaiters (they
 // register and wait), and a sign to a selecting fiber that this future saw

@@ -20,7 +20,7 @@ namespace fiberscope::detail {
 Fiber* stealReadyFrom(Thread& thread, Thread& victim) {
     // acquire: see the fibers the victim's queuers published.
     Fiber* fiber = victim.ready_queue.load(std::memory_order_acquire);
-    if (fiber == nullptr || fiber == kFinished) return nullptr;
+    if (fiber == nullptr || fiber == kPopping) return nullptr;
     // The record's time: after the load that saw the list, before the CAS
     // that takes it (support/tracing.hpp, "steal").
     const std::uint64_t stamp = trace::enabled() ? trace::now() : 0;
@@ -30,7 +30,7 @@ Fiber* stealReadyFrom(Thread& thread, Thread& victim) {
     FIBERSCOPE_TRACE_EVENT_AT(stamp, emit::steal(now, fiber->id, victim.index));
 #if FIBERSCOPE_CHECK_OWNER
     // The remainder's plain store below overwrites our slot: it must be empty.
-    if (Fiber* mine = thread.ready_queue.load(std::memory_order_relaxed); mine != nullptr && mine != kFinished) {
+    if (Fiber* mine = thread.ready_queue.load(std::memory_order_relaxed); mine != nullptr && mine != kPopping) {
         std::fprintf(stderr, "fiberscope: internal error: a steal onto %s's non-empty queue word\n", workerName(thread.index));
         std::abort();
     }
@@ -120,7 +120,7 @@ void pushOwn(Thread& thread, FiberQueue queue, std::uint64_t* stamp) {
     // current head to link behind.
     Fiber* head = thread.ready_queue.load(std::memory_order_acquire);
     do {
-        queue.tail->queue_next = head == kFinished ? nullptr : head;
+        queue.tail->queue_next = head == kPopping ? nullptr : head;
         // Each attempt's time: after the load (or failed CAS) that read the
         // head, before the CAS (support/tracing.hpp, "schedule").
         if (stamp) *stamp = trace::now();
@@ -128,14 +128,14 @@ void pushOwn(Thread& thread, FiberQueue queue, std::uint64_t* stamp) {
                                                        std::memory_order_acquire));
 }
 
-// Pops our own slot's head, leaving kFinished in it when it was empty.
+// Pops our own slot's head, leaving kPopping in it when it was empty.
 Fiber* popOwn(Thread& thread) {
     // acquire: see the fibers published by whoever queued them. Exchanging in
-    // kFinished keeps thieves and hand-offs away while we unlink the head.
-    Fiber* fiber = thread.ready_queue.exchange(kFinished, std::memory_order_acquire);
-    // kFinished: the scaling policy found its word empty before and went on
+    // kPopping keeps thieves and hand-offs away while we unlink the head.
+    Fiber* fiber = thread.ready_queue.exchange(kPopping, std::memory_order_acquire);
+    // kPopping: the scaling policy found its word empty before and went on
     // to its other queues, leaving the word so (empty to everyone).
-    if (!fiber || fiber == kFinished) return nullptr;
+    if (!fiber || fiber == kPopping) return nullptr;
     // release: the rest of the list stays published to thieves.
     thread.ready_queue.store(fiber->queue_next, std::memory_order_release);
     fiber->queue_next = nullptr;
@@ -149,12 +149,12 @@ Fiber* popOwn(Thread& thread) {
 // this policy (nobody hands a scaling thread work; thieves only take), so
 // a word seen empty stays empty until we store to it, and the common case
 // costs a plain load instead of a locked exchange. The seed's popOwn must
-// exchange every time: its kFinished is what keeps hand-offs away while
+// exchange every time: its kPopping is what keeps hand-offs away while
 // the thread is busy. relaxed: the exchange in popOwn decides and acquires.
 Fiber* popNewWork(Thread& thread) {
     if (Fiber* fiber = thread.new_work.pop()) return fiber;
     Fiber* head = thread.ready_queue.load(std::memory_order_relaxed);
-    if (head == nullptr || head == kFinished) return nullptr;
+    if (head == nullptr || head == kPopping) return nullptr;
     return popOwn(thread);
 }
 
@@ -265,7 +265,7 @@ static Fiber* findReadyScaling(Loop& loop, Thread& thread) {
     if (Fiber* fiber = ownPop(popYielder())) return fiber;
     // Our RunQueue is empty: room for half a queue from the overflow list.
     if (Fiber* fiber = takeOverflow(loop, thread, RunQueue::kCapacity / 2)) return fiber;
-    // Our word is empty (nullptr or kFinished): a stolen remainder may go there.
+    // Our word is empty (nullptr or kPopping): a stolen remainder may go there.
     if (Fiber* fiber = stealReady(loop, thread)) return fiber;
     if (Fiber* fiber = stealHalf(loop, thread)) return fiber;
     // relaxed: nobody hands a scaling thread work; only we push here.

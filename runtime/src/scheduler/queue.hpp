@@ -14,16 +14,16 @@ struct Thread;
 // Takes the whole ready list of one of a few other threads (on the scaling
 // policy, else the oldest fiber of its WorkDeque), runs its head and
 // publishes the rest from our slot, which nobody else may change while
-// we do: on the seed policy it must hold kFinished (no hand-off lands on it,
+// we do: on the seed policy it must hold kPopping (no hand-off lands on it,
 // no thief takes from it); on the scaling policy nobody hands work over, so
-// an empty slot (kFinished or nullptr) will do. nullptr: nothing found.
+// an empty slot (kPopping or nullptr) will do. nullptr: nothing found.
 Fiber* stealReady(Loop& loop, Thread& thread);
 // The same from `victim` only.
 Fiber* stealReadyFrom(Thread& thread, Thread& victim);
 // The scaling policy: takes the oldest fiber of `victim`'s WorkDeque (a
 // steal-one record). nullptr: nothing taken.
 Fiber* stealOldestFrom(Thread& thread, Thread& victim);
-// Pops our own slot's head, leaving kFinished in it when it was empty.
+// Pops our own slot's head, leaving kPopping in it when it was empty.
 Fiber* popOwn(Thread& thread);
 // The scaling policy's popOwn: our WorkDeque's newest, else our word's head.
 Fiber* popNewWork(Thread& thread);

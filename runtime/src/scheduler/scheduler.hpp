@@ -21,7 +21,7 @@
 //
 // * No global run queue and no lock. Each worker owns one atomic word, its
 //   ready queue: a LIFO list of fibers, or nullptr ("my queue is empty: hand
-//   me work"), or kFinished (the owner is popping). worker.hpp has the states.
+//   me work"), or kPopping (the owner is popping). worker.hpp has the states.
 //   Why: one word per thread is the smallest structure that lets any thread
 //   give work (one CAS) and take work (one CAS), and a LIFO runs the fiber
 //   whose data is hottest in cache first.
@@ -110,7 +110,7 @@
 //
 // WHY IT IS CORRECT. Seed: the only word that decides where fibers go is a
 // thread's queue word, changed by CAS (or by its owner while it holds
-// kFinished); a thread parks only after publishing nullptr, and whoever
+// kPopping); a thread parks only after publishing nullptr, and whoever
 // hands it work with a CAS then wakes it. Scaling: every read of the idle
 // set or of `searching` is a hint; what decides is a CAS (on a queue word,
 // a WorkDeque's top, a RunQueue's head, a run_next). A ready fiber is in a

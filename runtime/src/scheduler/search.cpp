@@ -127,7 +127,7 @@ static OthersHold othersHaveWork(Loop& loop, Thread& thread, unsigned active, un
     for (unsigned i = 0; i < active; ++i) {
         if (i == thread.index) continue;
         Fiber* head = loop.threads[i].ready_queue.load(std::memory_order_seq_cst);
-        if ((head != nullptr && head != kFinished) || !loop.threads[i].new_work.looksEmptySeqCst() ||
+        if ((head != nullptr && head != kPopping) || !loop.threads[i].new_work.looksEmptySeqCst() ||
             !loop.threads[i].run_queue.looksEmptySeqCst()) {
             victim = i;
             return OthersHold::queued;

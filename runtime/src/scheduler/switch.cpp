@@ -67,7 +67,7 @@ static bool noNewWork(const Thread& thread) {
     // (the scaling policy hands no thread work), the WorkDeque and, on a
     // one-worker loop, the overflow list, so what they hold was written by us.
     if (thread.run_next.load(std::memory_order_relaxed) != nullptr) return false;
-    if (Fiber* word = thread.ready_queue.load(std::memory_order_relaxed); word != nullptr && word != kFinished)
+    if (Fiber* word = thread.ready_queue.load(std::memory_order_relaxed); word != nullptr && word != kPopping)
         return false;
     if (!thread.new_work.emptyForOwner()) return false;
     return loop.overflow_count.load(std::memory_order_relaxed) == 0;

@@ -7,7 +7,7 @@
 //   nullptr    the thread found nothing to do and is open for business:
 //              another thread may hand it a whole queue with one CAS
 //              (schedule()) and must then wake it (Driver::wake);
-//   kFinished  the owner is popping from it right now (findReadyFiber());
+//   kPopping   the owner is popping from it right now (findReadyFiber());
 //              on the scaling policy, which hands nobody work, it may also
 //              stay so while the owner runs other work: empty to everyone;
 //   a fiber    ready work: the owner pops the head, a thief takes it all.
@@ -32,6 +32,11 @@ namespace fiberscope::detail {
 
 struct Loop;
 struct PoolWait;
+
+// Thread::ready_queue while its owner pops from it (the states above):
+// never a valid Fiber address, and not Fiber::awaiter's kFinished, so that
+// each sentinel has one meaning.
+inline Fiber* const kPopping = reinterpret_cast<Fiber*>(std::uintptr_t{3 * alignof(Fiber)});
 
 struct Thread {
     Loop* loop = nullptr;

@@ -1,7 +1,63 @@
 // How the runtime emits trace records: `FIBERSCOPE_TRACE_EVENT(emit::x(now, ...))`
 // reads the clock and encodes only while a Recorder is active; otherwise it
-// costs one relaxed load and a predictable branch. `now` is the decision's
-// timestamp, shared by the records it emits.
+// costs one load (acquire: free on x86-64, an LDAR on AArch64; see
+// trace::enabled()) and a predictable branch. `now` is the record's time.
+//
+// THE RULE (issue 35; FORMAT.md "Validation rules"): a record's time is
+// taken after whatever it depends on was seen, and before its effect can be
+// seen by another thread. Then the order of times is causal order (to
+// within the CPUs' clock skew, a few hundred nanoseconds, which the
+// validator allows), and the trace never shows an effect before its cause.
+// Two corollaries:
+//   * A record may be written after its effect is published, stamped with a
+//     time read before: what matters is the time, not when the bytes land.
+//     But a thread's records must be written in time order (the writer
+//     moves an earlier-stamped record up to the previous one's time:
+//     trace_emit.hpp; a checking recording reports it as `backdated`), so
+//     between reading such a time and writing its record the thread writes
+//     no other record.
+//   * Where the effect is a CAS another thread races (a hand-off, a steal,
+//     the seed's own-queue push), the time is read after the load that saw
+//     the value the CAS expects, and read again for each retry: two CASes on
+//     one word that both succeed are then ordered as their times are.
+//
+// The sites that need care, and why each is ordered right:
+//   schedule (schedule.cpp): a hand-off stamped per CAS attempt, after the
+//     look that found the idle thread's word empty; the seed's own-queue
+//     push per CAS attempt (pushOwn); the scaling policy's own queues
+//     before the owner's push (only the owner fills them, so the time the
+//     switch or spawn under way read will do); run-next before the exchange
+//     that publishes it (scheduleSpawned). Records are one per fiber, the
+//     batch's last first (traced_fibers.hpp), their ids read while the
+//     queue is still ours.
+//   new worker (grow.cpp): stamped before the worker's thread starts, and
+//     written before the spawn zone's end, the thread's next record.
+//   steal, steal-half, steal-one (queue.cpp, search.cpp, the stealHalf and
+//     steal of run_queue.hpp and work_deque.hpp): stamped after the loads
+//     that saw the fibers, before the CAS that takes them; a retry stamps
+//     again. The victim's owner pops by exchange and records its switch
+//     after: a fiber is one thread's or the other's, never both.
+//   overflow (queue.cpp): put records before the list's lock publishes the
+//     fibers; take records while holding it, before our ring publishes them.
+//   wakeup-sent before the MSG_RING or eventfd write; wakeup-received and
+//     wakeup-bounced when reaped (after); the epoll backend names each
+//     sender (poller.cpp), since eventfd writes add up.
+//   switch (switch.cpp): read once the next fiber is found (finding it may
+//     record a steal), shared with the pending task the receiver performs
+//     only where that task's effect is the switch's: a yield's reschedule,
+//     a finish's fiber-finish and fiber-recycle. Every other task takes its
+//     own time (switch_message.cpp): an awaiter the finish's exchange finds,
+//     a register that finds its future finished, a primitive's park handler,
+//     each of which acts on what it sees after the switch.
+//   fiber-create shares its time with the spawn's schedule (one decision;
+//     nothing else records between them).
+//   mutex-handoff, mutex-taken, condition-wake, cancel-delivered: after the
+//     unlink under the primitive's spin lock that decided the outcome,
+//     before schedule() or the switch publishes the fiber.
+//   await: before the switch; the awaiting fiber registers only after it.
+//   truth (checking recordings): `queued` after the pop (the fiber is ours
+//     from then on), `empty` before the scaling policy's park (only the
+//     owner fills its queues).
 #pragma once
 
 #include "fiberscope/trace_emit.hpp"

@@ -442,8 +442,9 @@ Explanation explainSchedule(const Ctx& c, std::uint32_t i) {
     case ScheduleHow::OwnQueue:
         if (c.scaling())
             text = "schedule() queued " + who + " on " + c.thread(e.thread) +
-                   "'s own ready queue: the scaling policy hands no thread work, it wakes a parked one to search, "
-                   "which steals the older half of a queue";
+                   "'s own queues (new work on its deque, a yielder at the back of its ring): the scaling policy "
+                   "hands no thread work, it wakes a parked one to search, which takes the oldest of a deque or "
+                   "the older half of a ring";
         else
             text = "schedule() found no idle worker to take " + who + " and no new worker to start, so it queued " + them +
                    " on " + c.thread(e.thread) + "'s own ready queue, where idle workers can steal " + them;
