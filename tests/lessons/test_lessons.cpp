@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1865,6 +1866,40 @@ TEST_CASE("every lesson takes --threads N and --backend uring|epoll and rejects 
             CHECK(WEXITSTATUS(p.status) == 2);
             CHECK(std::count(p.output.begin(), p.output.end(), '\n') == 1);
             CHECK(p.output.find("usage: ") != std::string::npos);
+        }
+    }
+}
+
+// Every lesson on every configuration its arguments offer (2 and 4 threads,
+// both policies, both backends), twice: once quiet, once beside a process
+// that keeps a CPU busy (where the rare interleavings happen). Each run is
+// a checking recording (tryRunLesson): it must exit 0 and its trace verify,
+// records and model against the runtime's truth records.
+TEST_CASE("every lesson on every configuration, quiet and under load, records a trace that verifies", "[lessons][verify]") {
+    const char* lessons[] = {LESSON01, LESSON02, LESSON03, LESSON04, LESSON05, LESSON06, LESSON07,
+                             LESSON08, LESSON09, LESSON10, LESSON11, LESSON12, LESSON13, LESSON14, LESSON15};
+    for (const bool loaded : {false, true}) {
+        // A competitor for the CPUs; it dies with this program (PR_SET_PDEATHSIG).
+        pid_t busy = -1;
+        if (loaded) {
+            busy = ::fork();
+            if (busy == 0) {
+                ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+                for (;;) asm volatile("" ::: "memory");
+            }
+        }
+        for (const char* exe : lessons)
+            for (const char* threads : {"2", "4"})
+                for (const char* policy : {"seed", "scaling"})
+                    for (const char* backend : {"uring", "epoll"}) {
+                        INFO((loaded ? "beside a busy process" : "quiet"));
+                        const std::string tag = std::string("verify-") + threads + policy + backend;
+                        (void)tryRunLesson(exe, tag.c_str(), {"--threads", threads, "--scheduler", policy, "--backend", backend},
+                                           /*may_lack_io_uring=*/true);
+                    }
+        if (busy > 0) {
+            ::kill(busy, SIGKILL);
+            ::waitpid(busy, nullptr, 0);
         }
     }
 }

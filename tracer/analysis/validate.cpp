@@ -816,7 +816,16 @@ void apply(Replay& r, const Event& e, std::uint32_t i) {
         return;
     }
     case EventKind::Submit: {
+        // A fiber submits its own operations, running: one first seen here
+        // (the main fiber, before any switch) runs on this thread.
         FiberState& f = r.at(e.arg[0]);
+        if (f.where == Where::Unknown) {
+            r.place(e.arg[0], f, Where::Running, t, i);
+            if (!th.known) {
+                th.running = e.arg[0];
+                th.known = true;
+            }
+        }
         f.ops.push_back(Op{e.small, t});
         return;
     }
