@@ -22,6 +22,7 @@
 #include "support/sanitizer.hpp"
 #include "scheduler/scheduler.hpp"
 #include "support/tracing.hpp"
+#include "support/fault_injection.hpp"
 #include "fiberscope/trace.hpp"
 
 namespace fiberscope {
@@ -30,6 +31,7 @@ namespace detail {
 Loop::Loop(const EventLoopOptions& opts) : options(opts), stacks(opts.stack_size, opts.guard_pages) {
     allocated = options.threads;
     threads = std::make_unique<Thread[]>(allocated);
+    readTestJitter();
     if (const char* delay = std::getenv("FIBERSCOPE_TEST_SPAWN_DELAY_US"))
         test_spawn_delay_ns = std::max(0L, std::atol(delay)) * 1000;
 }

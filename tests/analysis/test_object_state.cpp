@@ -131,7 +131,8 @@ TEST_CASE("object state: a finish takes its fiber off every list; finishes of fi
 }
 
 TEST_CASE("object state: condition waiters after wait, signal, broadcast and time-out", "[analysis][objects]") {
-    const trace::Trace t = test::makeTrace(1, {
+    // A version-6 file: a broadcast's one record names the first waiter and wakes every one.
+    trace::Trace t = test::makeTrace(1, {
                                                   ev(10, 0, EventKind::ConditionWait, 4, 0xC0),
                                                   ev(11, 0, EventKind::ConditionWait, 5, 0xC0),
                                                   ev(12, 0, EventKind::ConditionWait, 9, 0xC8),
@@ -140,6 +141,7 @@ TEST_CASE("object state: condition waiters after wait, signal, broadcast and tim
                                                   ev(28, 0, EventKind::ConditionWait, 6, 0xC0),
                                                   ev(30, 0, EventKind::ConditionWake, 5, 0xC0, 0, wake(trace::ConditionWakeHow::Broadcast)),
                                               });
+    t.header.version = 6;
     const auto s15 = at(t, 15);
     REQUIRE(s15.conditions.size() == 2);
     CHECK(s15.conditions[0].condition == 0xC0);
@@ -150,6 +152,16 @@ TEST_CASE("object state: condition waiters after wait, signal, broadcast and tim
     CHECK(s25.conditions[0].waiters == U{5});
     CHECK(at(t, 29).conditions[0].waiters == U{5, 6});
     CHECK(at(t, 30).conditions.empty()); // the broadcast woke both
+    // Since version 7 each fiber a broadcast wakes has its record: one alone
+    // wakes its fiber only.
+    t.header.version = 7;
+    CHECK(at(t, 30).conditions[0].waiters == U{6});
+    std::vector<trace::Event> both;
+    for (std::size_t k = 0; k < t.events.size(); ++k) both.push_back(t.events[k]);
+    both.push_back(ev(30, 0, EventKind::ConditionWake, 6, 0xC0, 0, wake(trace::ConditionWakeHow::Broadcast)));
+    trace::Trace t7 = test::makeTrace(1, both);
+    t7.header.version = 7;
+    CHECK(at(t7, 30).conditions.empty());
 }
 
 TEST_CASE("object state: a queue's depth and its blocked producers and consumers", "[analysis][objects]") {

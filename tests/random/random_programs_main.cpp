@@ -50,22 +50,26 @@ struct Config {
     std::string backend = "uring";
     std::string scheduler = "scaling";
     int spawn_delay_us = 0; // the runtime's fault injection (loop.hpp)
+    int jitter = 0;         // ... and its preemptions at the scheduler's delicate points (per mille: fault_injection.hpp)
 };
 
 // What the seed picks besides the program: every combination comes round
-// every 16 seeds; one seed in five widens worker starts.
+// every 16 seeds; one seed in five widens worker starts, one in three
+// stalls threads at the scheduler's delicate points now and then.
 Config configFor(std::uint64_t seed) {
     Config c;
     c.threads = 1 + static_cast<unsigned>(seed % 4);
     c.backend = (seed / 4) % 2 ? "epoll" : "uring";
     c.scheduler = (seed / 8) % 2 ? "seed" : "scaling";
     c.spawn_delay_us = seed % 5 == 3 ? 150 : 0;
+    c.jitter = seed % 3 == 1 ? 20 : 0;
     return c;
 }
 
 std::string describe(const Config& c) {
     return std::to_string(c.threads) + " thread(s), " + c.backend + ", " + c.scheduler + " policy" +
-           (c.spawn_delay_us ? ", worker starts widened by " + std::to_string(c.spawn_delay_us) + " us" : "");
+           (c.spawn_delay_us ? ", worker starts widened by " + std::to_string(c.spawn_delay_us) + " us" : "") +
+           (c.jitter ? ", threads stalled at " + std::to_string(c.jitter) + " per mille of the delicate points" : "");
 }
 
 int runHere(const Program& program, const Config& config) {
@@ -124,6 +128,8 @@ Outcome runChild(const std::string& program, const Config& config, int timeout_s
         ::setenv("FIBERSCOPE_TRACE_CHECK", "1", 1);
         if (config.spawn_delay_us) ::setenv("FIBERSCOPE_TEST_SPAWN_DELAY_US", std::to_string(config.spawn_delay_us).c_str(), 1);
         else ::unsetenv("FIBERSCOPE_TEST_SPAWN_DELAY_US");
+        if (config.jitter) ::setenv("FIBERSCOPE_TEST_JITTER", std::to_string(config.jitter).c_str(), 1);
+        else ::unsetenv("FIBERSCOPE_TEST_JITTER");
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         ::execl(self.c_str(), self.c_str(), "--run", program.c_str(), "--threads", threads.c_str(), "--backend",
                 config.backend.c_str(), "--scheduler", config.scheduler.c_str(), static_cast<char*>(nullptr));
@@ -235,10 +241,12 @@ int check(std::uint64_t from, std::uint64_t count, bool busy, int timeout_s, int
         std::fflush(stdout);
         std::string last = o.what;
         const Program small = shrink(program, config, timeout_s, dir, last);
+        std::string env;
+        if (config.spawn_delay_us) env += "FIBERSCOPE_TEST_SPAWN_DELAY_US=" + std::to_string(config.spawn_delay_us) + " ";
+        if (config.jitter) env += "FIBERSCOPE_TEST_JITTER=" + std::to_string(config.jitter) + " ";
         std::printf("  shrunk to: %s\n  which fails so: %s\n  reproduce: %s%s --run '%s' --threads %u --backend %s --scheduler %s\n"
                     "  (with FIBERSCOPE_TRACE=out.fstrace FIBERSCOPE_TRACE_CHECK=1 it records; then fiberscope verify out.fstrace)\n",
-                    toText(small).c_str(), last.c_str(),
-                    config.spawn_delay_us ? ("FIBERSCOPE_TEST_SPAWN_DELAY_US=" + std::to_string(config.spawn_delay_us) + " ").c_str() : "",
+                    toText(small).c_str(), last.c_str(), env.c_str(),
                     self.c_str(), toText(small).c_str(), config.threads, config.backend.c_str(), config.scheduler.c_str());
         std::fflush(stdout);
     }

@@ -119,8 +119,9 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
         const auto how = static_cast<trace::ConditionWakeHow>(e.small);
         auto it = s.conditions.find(e.arg[1]);
         if (it != s.conditions.end()) {
-            // A broadcast's one record names the head; it woke every waiter.
-            if (how == trace::ConditionWakeHow::Broadcast) {
+            // Before version 7 a broadcast's one record named the head and
+            // woke every waiter; since, each fiber it woke has its record.
+            if (how == trace::ConditionWakeHow::Broadcast && index.broadcast_wakes_all) {
                 for (std::uint64_t f : it->second) queueWoken(s, f, true);
                 it->second.clear();
             } else erase(it->second, e.arg[0]);
@@ -195,6 +196,7 @@ std::size_t ObjectReplay::size() const noexcept {
 ObjectIndex buildObjectIndex(const trace::Trace& trace, const Timeline& timeline, std::size_t every) {
     ObjectIndex index;
     index.events_indexed = trace.events.size();
+    index.broadcast_wakes_all = trace.header.version != 0 && trace.header.version <= 6;
     index.worker_of.assign(trace.threads.size(), -1);
     for (const ThreadLane& lane : timeline.threads)
         if (lane.thread < index.worker_of.size()) index.worker_of[lane.thread] = lane.worker;

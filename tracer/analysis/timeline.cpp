@@ -482,7 +482,7 @@ private:
     std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> awaiters_;
     std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> zone_stacks_; // fiber index -> its open zones (indices into its lane's zones)
     WakeupPairs wakeups_;
-    bool late_schedules_ = false; // a file older than version 7: schedule records may follow their effect
+    bool before_v7_ = false; // a file older than version 7: schedule records may follow their effect, a broadcast's record wakes them all
     std::unordered_map<std::uint64_t, CancelState> cancels_; // fibers with a cancel requested or delivered, not yet done
     std::unordered_map<std::uint32_t, std::uint32_t> early_completions_; // fiber index -> the lane that schedules it
 
@@ -521,7 +521,7 @@ private:
     }
 
     bool refreshThreads(const trace::Trace& trace) {
-        late_schedules_ = trace.header.version != 0 && trace.header.version <= 6;
+        before_v7_ = trace.header.version != 0 && trace.header.version <= 6;
         ensureThreads(trace.threads.size());
         for (std::uint32_t t = 0; t < trace.threads.size(); ++t)
             if (!learnWorker(t, trace.threads[t].worker)) return false;
@@ -1070,7 +1070,7 @@ private:
                 // this thread's previous record, that record is late. (Since
                 // version 7 a record is stamped before its effect: it is never late.)
                 const std::uint32_t ran = fb_[f].last_switch_in;
-                if (late_schedules_ && ran != kNoEvent && (previous == kNoEvent || ran > previous)) continue;
+                if (before_v7_ && ran != kNoEvent && (previous == kNoEvent || ran > previous)) continue;
                 if (!makeReady(f, t, target_thread, i)) continue;
                 if (target >= 0) openQueued(f, tb_[static_cast<std::size_t>(target)].slot, t, i);
             }
@@ -1189,7 +1189,10 @@ private:
         case EventKind::ConditionWake: {
             std::vector<std::uint64_t>& woken = woken_;
             woken.clear();
-            condition_waiters_[e.arg[1]].wake(e.arg[0], e.small == static_cast<std::uint8_t>(trace::ConditionWakeHow::Broadcast), woken);
+            // Before version 7 a broadcast's one record named the first waiter and
+            // woke the rest too; since, each fiber a broadcast woke has its record.
+            const bool broadcast = e.small == static_cast<std::uint8_t>(trace::ConditionWakeHow::Broadcast);
+            condition_waiters_[e.arg[1]].wake(e.arg[0], broadcast && before_v7_, woken);
             // Signal and broadcast come from the fiber running here; a timed-out wait woke itself.
             const bool signaled = e.small != static_cast<std::uint8_t>(trace::ConditionWakeHow::TimedOut);
             for (std::uint64_t w : woken) {

@@ -699,12 +699,10 @@ void applySchedule(Replay& r, const Event& e, std::uint32_t i) {
         Where where = Where::Word;
         if (how == trace::ScheduleHow::RunNext) where = Where::RunNext;
         else if (how == trace::ScheduleHow::OwnQueue && r.scaling) where = f.yielded ? Where::Ring : Where::Deque;
-        // A run-next record is written before the fiber it displaces is
-        // scheduled anew: that one is still in the slot until then.
-        if (how == trace::ScheduleHow::RunNext)
-            if (const std::uint64_t other_id = r.threads[t].run_next; other_id && other_id != id)
-                if (FiberState* other = r.find(other_id); other && other->where == Where::RunNext && other->thread == t)
-                    r.wake(other_id, *other, t, i);
+        // A run-next record is written before the exchange that displaces
+        // the fiber in the slot: that one stays there in the replay until
+        // its own-queue schedule record (or a searcher's steal-one, which
+        // may take it before the exchange) moves it.
         if (where == Where::Word && target < r.threads.size()) placed.push_back(id);
         else r.place(id, f, where, target, i);
     }
@@ -867,8 +865,9 @@ void apply(Replay& r, const Event& e, std::uint32_t i) {
         auto& waiters = r.condition_waiters[e.arg[1]];
         const bool broadcast = e.small == static_cast<std::uint8_t>(trace::ConditionWakeHow::Broadcast);
         std::vector<std::uint64_t> woken{e.arg[0]};
-        if (broadcast) {
-            // The head first, then every other waiter in order.
+        if (broadcast && r.old_format) {
+            // Before version 7 a broadcast's record named the first waiter
+            // and woke every other: the head first, then the rest in order.
             for (std::uint64_t w : waiters.fibers)
                 if (w != e.arg[0]) woken.push_back(w);
             waiters.fibers.clear();

@@ -11,6 +11,7 @@
 #include "scheduler/scheduler.hpp"
 #include "scheduler/victims.hpp"
 #include "support/tracing.hpp"
+#include "support/fault_injection.hpp"
 
 namespace fiberscope::detail {
 
@@ -18,15 +19,24 @@ namespace fiberscope::detail {
 // from our slot, which must be empty and ours alone meanwhile (queue.hpp
 // says when it is, on each policy). nullptr: nothing taken.
 Fiber* stealReadyFrom(Thread& thread, Thread& victim) {
-    // acquire: see the fibers the victim's queuers published.
-    Fiber* fiber = victim.ready_queue.load(std::memory_order_acquire);
-    if (fiber == nullptr || fiber == kPopping) return nullptr;
-    // The record's time: after the load that saw the list, before the CAS
-    // that takes it (support/tracing.hpp, "steal").
-    const std::uint64_t stamp = trace::enabled() ? trace::now() : 0;
-    // Take the whole list. acquire as above; relaxed on failure.
-    if (!victim.ready_queue.compare_exchange_strong(fiber, nullptr, std::memory_order_acquire, std::memory_order_relaxed))
-        return nullptr;
+    // A test before the guard (relaxed: the CAS decides): a thief looks
+    // at many words and takes few.
+    if (Fiber* seen = victim.ready_queue.load(std::memory_order_relaxed); seen == nullptr || seen == kPopping) return nullptr;
+    Fiber* fiber;
+    std::uint64_t stamp = 0;
+    {
+        const TraceWordGuard guard(victim);
+        // acquire: see the fibers the victim's queuers published.
+        fiber = victim.ready_queue.load(std::memory_order_acquire);
+        if (fiber == nullptr || fiber == kPopping) return nullptr;
+        // The record's time: after the load that saw the list, before the
+        // CAS that takes it (support/tracing.hpp, "steal").
+        stamp = trace::enabled() ? trace::now() : 0;
+        jitter();
+        // Take the whole list. acquire as above; relaxed on failure.
+        if (!victim.ready_queue.compare_exchange_strong(fiber, nullptr, std::memory_order_acquire, std::memory_order_relaxed))
+            return nullptr;
+    }
     FIBERSCOPE_TRACE_EVENT_AT(stamp, emit::steal(now, fiber->id, victim.index));
 #if FIBERSCOPE_CHECK_OWNER
     // The remainder's plain store below overwrites our slot: it must be empty.
@@ -118,6 +128,7 @@ void pushOwn(Thread& thread, FiberQueue queue, std::uint64_t* stamp) {
     }
     // acq_rel: release publishes the fibers to thieves; acquire reads the
     // current head to link behind.
+    const TraceWordGuard guard(thread);
     Fiber* head = thread.ready_queue.load(std::memory_order_acquire);
     do {
         queue.tail->queue_next = head == kPopping ? nullptr : head;
@@ -132,10 +143,12 @@ void pushOwn(Thread& thread, FiberQueue queue, std::uint64_t* stamp) {
 Fiber* popOwn(Thread& thread) {
     // acquire: see the fibers published by whoever queued them. Exchanging in
     // kPopping keeps thieves and hand-offs away while we unlink the head.
+    const TraceWordGuard guard(thread);
     Fiber* fiber = thread.ready_queue.exchange(kPopping, std::memory_order_acquire);
     // kPopping: the scaling policy found its word empty before and went on
     // to its other queues, leaving the word so (empty to everyone).
     if (!fiber || fiber == kPopping) return nullptr;
+    jitter();
     // release: the rest of the list stays published to thieves.
     thread.ready_queue.store(fiber->queue_next, std::memory_order_release);
     fiber->queue_next = nullptr;
@@ -162,6 +175,7 @@ Fiber* popNewWork(Thread& thread) {
 // it, so what they hold is ours already; a searcher only takes one out.
 Fiber* takeRunNext(Thread& thread) {
     if (thread.run_next.load(std::memory_order_relaxed) == nullptr) return nullptr;
+    const TraceWordGuard guard(thread);
     return thread.run_next.exchange(nullptr, std::memory_order_relaxed);
 }
 
@@ -269,6 +283,7 @@ static Fiber* findReadyScaling(Loop& loop, Thread& thread) {
     if (Fiber* fiber = stealReady(loop, thread)) return fiber;
     if (Fiber* fiber = stealHalf(loop, thread)) return fiber;
     // relaxed: nobody hands a scaling thread work; only we push here.
+    const TraceWordGuard guard(thread);
     thread.ready_queue.store(nullptr, std::memory_order_relaxed);
     return nullptr;
 }
@@ -280,6 +295,7 @@ Fiber* findReadyFiber(Loop& loop, Thread& thread) {
     // Couldn't find anything to do, so we are now open for business.
     // relaxed: a hand-off CAS needs no ordering from us; the MSG_RING that
     // follows it is what wakes us.
+    const TraceWordGuard guard(thread);
     thread.ready_queue.store(nullptr, std::memory_order_relaxed);
     return nullptr;
 }

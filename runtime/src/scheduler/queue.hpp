@@ -5,6 +5,8 @@
 #include <cstdint>
 
 #include "fiber/fiber.hpp"
+#include "fiberscope/trace_emit.hpp"
+#include "scheduler/worker.hpp"
 
 namespace fiberscope::detail {
 
@@ -36,6 +38,30 @@ void pushOwn(Thread& thread, FiberQueue queue, std::uint64_t* stamp = nullptr);
 // Returns `fiber`, just taken from our own queues; a checking recording
 // says so with a truth record (queue.cpp).
 Fiber* ownPop(Fiber* fiber);
+// While tracing, `thread`'s queue word and run_next are changed by one
+// thread at a time, each holding this across its look, its clock read and
+// its CAS (Thread::trace_word_lock says why): then two changes of one word
+// are ordered as their records' times. Untraced it does nothing: the CASes
+// need no lock, only the trace's order does.
+class TraceWordGuard {
+public:
+    explicit TraceWordGuard(Thread& thread) : lock_(trace::enabled() ? &thread.trace_word_lock : nullptr) {
+        if (!lock_) return;
+        // acquire: the previous holder's changes (and its records' times) come first.
+        while (lock_->exchange(true, std::memory_order_acquire))
+            while (lock_->load(std::memory_order_relaxed)) {
+            }
+    }
+    ~TraceWordGuard() {
+        // release: our change is seen by the next holder.
+        if (lock_) lock_->store(false, std::memory_order_release);
+    }
+    TraceWordGuard(const TraceWordGuard&) = delete;
+    TraceWordGuard& operator=(const TraceWordGuard&) = delete;
+
+private:
+    std::atomic<bool>* lock_;
+};
 // Takes our own run_next (scaling policy).
 Fiber* takeRunNext(Thread& thread);
 

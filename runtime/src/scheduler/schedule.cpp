@@ -11,6 +11,7 @@
 #include "scheduler/traced_fibers.hpp"
 #include "scheduler/victims.hpp"
 #include "support/tracing.hpp"
+#include "support/fault_injection.hpp"
 
 namespace fiberscope::detail {
 
@@ -29,8 +30,10 @@ static Thread* offerToEmpty(Thread& thread, FiberQueue queue, unsigned active, s
         // A look first (relaxed: the CAS decides): the stamp must follow a
         // read that saw the word empty, or a hand-off could be stamped
         // before the owner emptied it.
+        const TraceWordGuard guard(candidate);
         if (candidate.ready_queue.load(std::memory_order_relaxed) != nullptr) return false;
         if (stamp) *stamp = trace::now();
+        jitter();
         Fiber* expected = nullptr;
         // release: the fibers' state (queue_next links, completions) is
         // visible to the idle thread, which pops with acquire. relaxed on
@@ -96,6 +99,7 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue, bool yielded) {
         const bool was_empty = yielded || thread.new_work.emptyForOwner();
         if (yielded) enqueueLocal(loop, thread, queue);
         else pushOwn(thread, queue);
+        jitter();
         if (active > 1 && was_empty) {
             // seq_cst: our side of the Dekker pair with a searcher that gives
             // up (scheduler.hpp): our push above, then our reads of
@@ -138,6 +142,7 @@ void wakeToSearch(Loop& loop, Thread& thread) {
     unsigned expected = 0;
     // relaxed: the count is a hint; the CAS only makes one waker win.
     if (!loop.searching.compare_exchange_strong(expected, 1, std::memory_order_relaxed)) return;
+    jitter();
     // seq_cst (the store and the load after it): the Dekker pair with the
     // target's leaveIdleSet, which clears its bit and then reads its token.
     // If it is awake already (bit clear), it may have looked at its token
@@ -171,7 +176,13 @@ void scheduleSpawned(Loop& loop, Thread& thread, Fiber* fiber) {
     // (wakeToSearch); it drops `searching`, writes its idle bit, then reads
     // run_next. In their single total order one of us sees the other, so
     // a fiber here is never left with every other thread parked unwoken.
-    if (Fiber* displaced = thread.run_next.exchange(fiber, std::memory_order_seq_cst)) {
+    jitter();
+    Fiber* displaced;
+    {
+        const TraceWordGuard guard(thread);
+        displaced = thread.run_next.exchange(fiber, std::memory_order_seq_cst);
+    }
+    if (displaced) {
         // The older spawn goes the ordinary way, on our queue word; the
         // wake-to-search that follows also covers the new one.
         schedule(loop, thread, FiberQueue::one(displaced));

@@ -10,6 +10,7 @@
 #include "scheduler/queue.hpp"
 #include "support/cpu_relax.hpp"
 #include "support/tracing.hpp"
+#include "support/fault_injection.hpp"
 
 namespace fiberscope::detail {
 
@@ -75,6 +76,7 @@ struct RunNextSighting {
 static Fiber* stealRunNext(Loop& loop, Thread& thread, unsigned active, RunNextSighting& seen, std::int64_t now_ns) {
     if (seen.fiber) {
         Thread& victim = loop.threads[seen.victim];
+        const TraceWordGuard guard(victim);
         // relaxed: a test before the CAS, which decides.
         Fiber* fiber = victim.run_next.load(std::memory_order_relaxed);
         if (fiber == seen.fiber) {
@@ -202,6 +204,7 @@ Fiber* searchBeforePark(Loop& loop, Thread& thread) {
         // seq_cst: before our idle bit in the Dekker pair with schedule()
         // and scheduleSpawned (a producer that reads the bit set then reads
         // `searching` without us).
+        jitter();
         const unsigned before = loop.searching.fetch_sub(1, std::memory_order_seq_cst);
         // The count is a snapshot (others come and go meanwhile): what the
         // record says, not what the scheduler decides by.
@@ -221,7 +224,9 @@ Fiber* searchBeforePark(Loop& loop, Thread& thread) {
     }
     // Publish ourselves parked. seq_cst: the Dekker pair (othersHaveWork).
     thread.own().in_idle_set = true;
+    jitter();
     loop.idle_set[thread.index / 64].fetch_or(idleBit(thread.index), std::memory_order_seq_cst);
+    jitter();
     // Work queued while we stopped searching, by a thread that saw us
     // searching and so woke nobody: take it rather than park beside it.
     unsigned victim = kNoVictim;

@@ -7,6 +7,7 @@
 #include "loop.hpp"
 #include "scheduler/scheduler.hpp"
 #include "support/tracing.hpp"
+#include "support/fault_injection.hpp"
 
 namespace fiberscope::detail {
 
@@ -121,6 +122,7 @@ void handleSwitchMessage(const ContextPair* received) {
     Thread& thread = *currentThread();
     const SwitchMessage& message = *SwitchMessage::from(received);
     thread.current_context = message.contexts.ready;
+    jitter();
     performPendingTask(thread, message);
     // The decision that switched to us (its switch record and the pending
     // task's records share its timestamp) is over.

@@ -15,6 +15,7 @@
 #include "scheduler/queue.hpp"
 #include "scheduler/scheduler.hpp"
 #include "support/tracing.hpp"
+#include "support/fault_injection.hpp"
 
 #include <algorithm>
 #include <array>
@@ -92,6 +93,7 @@ void idle(Thread& thread) {
         }
         // The scaling policy searches before it parks (scheduler/search.cpp).
         if (loop.scaling() && (next = searchBeforePark(loop, thread))) continue;
+        jitter();
         // A checking recording (FORMAT.md "Truth"): under the scaling policy
         // only we fill our queues, so they are empty now and stay so while
         // we are parked. (The seed's word may take a hand-off at any moment

@@ -71,6 +71,16 @@ struct Thread {
     // take the whole list (exchange with nullptr), which rules out ABA.
     alignas(64) std::atomic<Fiber*> free_queue{nullptr};
 
+    // While tracing, held by whoever changes this thread's queue word or
+    // run_next (the owner's pops, pushes and emptying, a hand-off, a thief)
+    // across its look, its clock read and its CAS (TraceWordGuard,
+    // queue.hpp): a CAS from a value seen before the clock read can
+    // otherwise succeed after the value changed and came back (a word
+    // emptied, filled and emptied again; a recycled fiber in run_next
+    // again), and its record would be stamped before changes it came after.
+    // Untraced, nobody touches it.
+    alignas(64) std::atomic<bool> trace_word_lock{false};
+
     // The thread's way to the kernel and to the other threads (io/driver.hpp):
     // wake-ups, parking, completions, on whichever backend the loop chose.
     alignas(64) Driver driver;

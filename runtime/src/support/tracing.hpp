@@ -18,8 +18,13 @@
 //     no other record.
 //   * Where the effect is a CAS another thread races (a hand-off, a steal,
 //     the seed's own-queue push), the time is read after the load that saw
-//     the value the CAS expects, and read again for each retry: two CASes on
-//     one word that both succeed are then ordered as their times are.
+//     the value the CAS expects, and read again for each retry. A CAS can
+//     still succeed after its value changed and came back (ABA: a word
+//     emptied, filled, emptied again), so while tracing the changes of a
+//     thread's queue word and run_next are made one at a time, each holding
+//     that thread's trace word lock across its look, its clock read and its
+//     CAS (TraceWordGuard, scheduler/queue.hpp): two changes of one word are
+//     then ordered as their times are. Untraced, no lock is taken.
 //
 // The sites that need care, and why each is ordered right:
 //   schedule (schedule.cpp): a hand-off stamped per CAS attempt, after the

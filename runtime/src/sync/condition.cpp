@@ -35,6 +35,7 @@
 #include "sync/mutex_impl.hpp"
 #include "scheduler/scheduler.hpp"
 #include "support/tracing.hpp"
+#include "support/fault_injection.hpp"
 
 namespace fiberscope {
 
@@ -107,6 +108,7 @@ void Condition::signal() {
         if (!head_) tail_ = nullptr;
     }
     woken->queue_next = nullptr;
+    detail::jitter();
     detail::Thread& thread = wakingThread(
         "Condition::signal() with fibers waiting, on a thread that is not one of the loop's (signal from a fiber)");
     FIBERSCOPE_TRACE_EVENT(emit::conditionWake(now, woken->id, this, trace::ConditionWakeHow::Signal));
@@ -124,9 +126,18 @@ void Condition::broadcast() {
     }
     if (!head) return;
     tail->queue_next = nullptr;
+    detail::jitter();
     detail::Thread& thread = wakingThread(
         "Condition::broadcast() with fibers waiting, on a thread that is not one of the loop's (broadcast from a fiber)");
-    FIBERSCOPE_TRACE_EVENT(emit::conditionWake(now, head->id, this, trace::ConditionWakeHow::Broadcast));
+    // One record per fiber woken, in the list's order, while the list is
+    // still ours (schedule() publishes it): which fibers a broadcast woke is
+    // what was linked when it took the list, which no earlier record says
+    // (a waiter's condition-wait is written before it switches away, and
+    // its handler links it only after).
+    FIBERSCOPE_TRACE_EVENT(for (Fiber* f = head;; f = f->queue_next) {
+        emit::conditionWake(now, f->id, this, trace::ConditionWakeHow::Broadcast);
+        if (f == tail) break;
+    });
     detail::schedule(*thread.loop, thread, detail::FiberQueue{head, tail});
 }
 

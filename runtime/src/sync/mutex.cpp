@@ -28,6 +28,7 @@
 #include "scheduler/scheduler.hpp"
 #include "scheduler/worker.hpp"
 #include "support/tracing.hpp"
+#include "support/fault_injection.hpp"
 
 namespace fiberscope {
 
@@ -63,6 +64,7 @@ void Mutex::unlockSlow(std::uintptr_t observed) {
     if (!detail::currentThread())
         detail::misuse("Mutex::unlock() with fibers waiting, on a thread that is not one of the loop's (unlock from a fiber)");
     if (Fiber* next = detail::mutexRelease(*this, observed)) {
+        detail::jitter();
         FIBERSCOPE_TRACE_EVENT(emit::mutexHandoff(now, detail::currentFiber()->id, next->id, this));
         detail::yield(next, detail::PendingTask::reschedule, trace::SwitchReason::Handoff);
     }

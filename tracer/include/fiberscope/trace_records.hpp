@@ -180,7 +180,8 @@ inline constexpr RecordKindInfo kTable[kMaxEventKind + 1] = {
     row({K::ConditionWait, "condition-wait", "sync", "The fiber waits on the condition.", true, true},
         {fiber(), object("condition")}),
     row({K::ConditionWake, "condition-wake", "sync",
-         "The condition woke `fiber`: by signal(), by broadcast(), or because its wait's Timeout passed (`how`).", true, true},
+         "The condition woke `fiber`: by signal(), by broadcast() (one record per fiber it woke), or because its wait's "
+         "Timeout passed (`how`).", true, true},
         {fiber(), object("condition"), enumerated("how", kConditionWakeHowNames)}),
     row({K::Await, "await", "sync", "`fiber` waits for `target` to finish.", true, true}, {fiber(), fiber("target")}),
     row({K::GroupOp, "group", "sync", "`fiber` joined the group (spawn), waits for its members, or canceled them (`op`).", true, true},

@@ -728,8 +728,8 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
                             "it to schedule(); Condition::wait() returns TimedOut",
                         "SyncTimers::expire()", "runtime/src/sync/timers.cpp", i);
         if (e.small == static_cast<std::uint8_t>(trace::ConditionWakeHow::Broadcast))
-            return make("Condition::broadcast() woke every waiter on condition " + objectLabel(e.arg[1]) + ", starting with " +
-                            c.fiber(e.arg[0]) + ", and passed them to schedule() together",
+            return make("Condition::broadcast() woke every waiter on condition " + objectLabel(e.arg[1]) + " (one record each, " +
+                            c.fiber(e.arg[0]) + " among them) and passed them to schedule() together",
                         "Condition::broadcast()", kCondition, i);
         return make("Condition::signal() woke " + c.fiber(e.arg[0]) + ", the oldest waiter on condition " + objectLabel(e.arg[1]) +
                         ", and passed it to schedule()",

@@ -132,6 +132,7 @@ struct ObjectIndex {
     std::unordered_map<std::uint32_t, std::int64_t> fires_at; // timeout submit (event index) -> its -ETIME completion's time
     std::vector<ObjectSnapshot> snapshots; // by time; snapshots[0] is the empty state
     std::size_t events_indexed = 0;       // trace.events.size() when built (a grown live trace needs a new index)
+    bool broadcast_wakes_all = false;     // a file before version 7: a broadcast's one record woke every waiter
 };
 
 ObjectIndex buildObjectIndex(const trace::Trace& trace, const Timeline& timeline, std::size_t every = 2048);
