@@ -43,7 +43,9 @@ void join(ObjectReplay& s, FiberList& list, std::uint64_t fiber) { s.listed += l
 void leave(ObjectReplay& s, FiberList& list, std::uint64_t fiber) { s.listed -= list.erase(fiber); }
 void clearList(ObjectReplay& s, FiberList& list) { s.listed -= list.size(), list.clear(); }
 
-void noteWait(ObjectReplay& s, std::uint64_t fiber, std::uint64_t object) { s.waits.emplace(fiber, object); }
+// (insert, not emplace: a set's emplace makes the node before it finds the pair there, and
+// most waits are a fiber waiting again for what it waited for before.)
+void noteWait(ObjectReplay& s, std::uint64_t fiber, std::uint64_t object) { s.waits.insert({fiber, object}); }
 
 // The records after which a fiber waits for nothing, though none names the
 // object it waited for (canceled, timed out, finished): its fiber, else none.
