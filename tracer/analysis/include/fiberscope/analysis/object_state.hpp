@@ -96,10 +96,10 @@ struct ObjectState {
 // The replay's working state (kept in snapshots). A record changes it in
 // O(log n) amortized, whatever the trace (a broadcast, a close or a finish
 // visits each entry it removes, which its join paid for): a fiber leaves a
-// list without a search (fiber_list.hpp), a wake does not visit every queue
-// its fiber waits in (a queue's woken are worked out when asked, from
-// `wakes`), and size() is kept as the state changes rather than counted,
-// since buildObjectIndex asks it after every record. A copy costs
+// list in O(1) on average, however long (fiber_list.hpp), a wake does not
+// visit every queue its fiber waits in (a queue's woken are worked out when
+// asked, from `wakes`), and size() is kept as the state changes rather than
+// counted, since buildObjectIndex asks it after every record. A copy costs
 // O(size()). (Issue 35: 100,000 fibers blocked on one Queue took minutes.)
 struct ObjectReplay {
     struct Mutex {
