@@ -81,7 +81,7 @@ TEST_CASE("the viewer opens N fibers waiting at once, on each kind of object, in
     // 8x the waiters must cost well under 8^2 = 64x the time: linear work
     // is ~8x, and 24x leaves room for a loaded machine's pauses. Before issue
     // 35's fix the object index re-counted every waiter list after each
-    // record: 24,000 fibers blocked on one mutex took 4.7 s against 49 ms at
+    // record: 24,000 fibers blocked on one mutex took ~4.5 s against ~50 ms at
     // 3,000; 100,000 blocked on a Queue, recorded, took 112 s to screenshot.
     for (const auto& pattern : testing::waiterPatterns()) {
         const std::size_t n = std::max<std::size_t>(pattern.viewer_n / testScale(), 1);
