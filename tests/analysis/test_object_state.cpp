@@ -296,6 +296,8 @@ TEST_CASE("object state: snapshots change nothing (random records, every instant
         const analysis::ObjectIndex plain = analysis::buildObjectIndex(t, tl, 1u << 30);
         REQUIRE(dense.snapshots.size() > 4);
         REQUIRE(plain.snapshots.size() == 1);
+        for (const analysis::ObjectSnapshot& snapshot : dense.snapshots) // the size kept as it changed is the size
+            CHECK(snapshot.state.size() == snapshot.state.recount());
         for (std::int64_t at = -1; at <= time + 1; ++at) {
             const auto a = analysis::objectStateAt(t, dense, at);
             const auto b = analysis::objectStateAt(t, plain, at);
@@ -320,6 +322,40 @@ TEST_CASE("object state: snapshots change nothing (random records, every instant
             for (std::size_t i = 0; i < a.timers.size(); ++i) CHECK(a.timers[i].fires == b.timers[i].fires);
         }
     }
+}
+
+TEST_CASE("object state: a waiter list keeps its joining order through moves, leaves and compactions", "[analysis][objects]") {
+    // Against a plain vector (what the list replaced), over random joins
+    // (a listed fiber moves to the back) and leaves, in bursts long enough
+    // to compact the list many times over and to empty it.
+    std::mt19937_64 rng(35);
+    analysis::FiberList list;
+    U model;
+    for (int round = 0; round < 200; ++round) {
+        const bool growing = round % 3 != 2;
+        const std::uint64_t fibers = 1 + rng() % 300;
+        for (int op = 0; op < 400; ++op) {
+            const std::uint64_t f = rng() % fibers;
+            const auto at = std::find(model.begin(), model.end(), f);
+            if (growing ? rng() % 4 != 0 : rng() % 8 == 0) {
+                CHECK(list.pushBack(f) == (at == model.end()));
+                if (at != model.end()) model.erase(at);
+                model.push_back(f);
+            } else {
+                CHECK(list.erase(f) == (at != model.end()));
+                if (at != model.end()) model.erase(at);
+            }
+            CHECK(list.contains(f) == (std::find(model.begin(), model.end(), f) != model.end()));
+        }
+        INFO("round " << round);
+        REQUIRE(list.size() == model.size());
+        REQUIRE(list.fibers() == model);
+        const analysis::FiberList copy = list;
+        REQUIRE(copy.fibers() == model);
+    }
+    list.clear();
+    CHECK(list.empty());
+    CHECK(list.fibers().empty());
 }
 
 TEST_CASE("object state: a hover on a big trace is a binary search and a bounded replay", "[analysis][objects]") {

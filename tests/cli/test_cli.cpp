@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -411,6 +412,12 @@ TEST_CASE("bad command lines get one line naming the problem and a nonzero exit"
         {{"screenshot", s.trace_link, "-o", t}, {"input trace"}},
         {{"record", "-o", s.program, "--", s.program}, {"-o", "the program to run"}},
         {{"record", "-o", s.dir, "--", s.program}, {"-o", "directory"}},
+        // Outputs nobody can write (not even root can create a file in
+        // /proc): found before anything is read, run or drawn.
+        {{"record", "-o", "/proc/fiberscope-test.fstrace", "--", s.program}, {"cannot create the trace /proc/fiberscope-test.fstrace", "nothing was run"}, 1},
+        {{"record", "-o", s.dir + "/no-such-dir/x.fstrace", "--", s.program}, {"no-such-dir/x.fstrace", "No such file"}, 1},
+        {{"export", t, "-o", "/proc/fiberscope-test.json"}, {"cannot create the export", "choose another -o"}, 1},
+        {{"screenshot", t, "-o", "/proc/fiberscope-test.png"}, {"cannot create the picture", "choose another -o"}, 1},
     };
     const auto started = std::chrono::steady_clock::now();
     for (const BadInput& c : cases) {
@@ -467,6 +474,77 @@ TEST_CASE("lesson --check needs an exercise", "[cli]") {
         for (const std::string& needle : row.needles) CHECK(o.err.find(needle) != std::string::npos);
     }
     unsetenv("FIBERSCOPE_LESSONS");
+}
+
+// An output that cannot be written, or a lesson program that is not built,
+// is found before anything runs or is printed: `record -o /proc/x.fstrace
+// -- PROGRAM` used to run PROGRAM untraced, side effects and all, and then
+// fail; `lesson N -o` printed the narrative and ran the lesson first. Each
+// program here would leave a marker file behind had it run.
+TEST_CASE("nothing runs and nothing is printed before the files are checked", "[cli]") {
+    const Scratch s;
+    const std::string marker = s.dir + "/ran";
+    const auto ran = [&] { return access(marker.c_str(), F_OK) == 0; };
+    const std::string proc = "/proc/fiberscope-test.fstrace", nodir = s.dir + "/no-such-dir/x.fstrace";
+    const std::vector<std::string> touch = {"/bin/sh", "-c", "touch '" + marker + "'"};
+    const auto with = [](std::vector<std::string> args, const std::vector<std::string>& program) {
+        args.push_back("--");
+        args.insert(args.end(), program.begin(), program.end());
+        return args;
+    };
+    // The course: lesson 1's program would leave the marker; lesson 2 has none built.
+    const std::string course = s.dir + "/course", bin = s.dir + "/bin";
+    for (const char* lesson : {"01-marker", "02-unbuilt"}) {
+        REQUIRE(std::system(("mkdir -p '" + course + "/" + lesson + "' '" + bin + "'").c_str()) == 0);
+        std::ofstream(course + "/" + lesson + "/lesson.md") << "# Lesson " << lesson[1] << " \xE2\x80\x94 Test\n\nThe narrative.\n";
+    }
+    std::ofstream(bin + "/lesson01-marker") << "#!/bin/sh\ntouch '" << marker << "'\n";
+    REQUIRE(chmod((bin + "/lesson01-marker").c_str(), 0755) == 0);
+    REQUIRE(mkdir((s.dir + "/picture.png").c_str(), 0755) == 0); // where lesson -o picture.fstrace --no-view draws
+    REQUIRE(setenv("FIBERSCOPE_LESSONS", course.c_str(), 1) == 0);
+    REQUIRE(setenv("FIBERSCOPE_LESSON_BIN", bin.c_str(), 1) == 0);
+    struct Row {
+        std::vector<std::string> args;
+        std::vector<std::string> needles;
+    };
+    for (const Row& row : {
+             Row{with({"record", "-o", proc}, touch), {"fiberscope record:", "cannot create the trace " + proc, "nothing was run"}},
+             Row{with({"record", "-o", nodir}, touch), {"cannot create the trace " + nodir, "No such file or directory"}},
+             Row{with({"record", "--view", "-o", proc}, touch), {"cannot create the trace", "nothing was run"}},
+             Row{with({"view", "--live", "-o", proc}, touch), {"fiberscope view:", "cannot create the trace", "nothing was run"}},
+             Row{with({"screenshot", "--live", "--trace", proc, "-o", s.dir + "/x.png"}, touch), {"--trace", "nothing was run"}},
+             Row{with({"screenshot", "--live", "--trace", s.dir + "/x.fstrace", "-o", "/proc/fiberscope-test.png"}, touch),
+                 {"cannot create the picture", "nothing was run"}},
+             Row{{"lesson", "1", "-o", proc}, {"fiberscope lesson:", "cannot create the trace " + proc, "nothing was run"}},
+             Row{{"lesson", "1", "-o", nodir, "--no-view"}, {"cannot create the trace " + nodir}},
+             Row{{"lesson", "1", "-o", s.dir + "/picture.fstrace", "--no-view"}, {"the picture " + s.dir + "/picture.png", "directory"}},
+             Row{{"lesson", "2"}, {"fiberscope lesson:", "lesson 2's program", "is not built"}},
+             Row{{"lesson", "2", "-o", proc}, {"is not built"}},
+             Row{{"lesson", "1", "--reference", "--no-view"}, {"lesson01-marker.fstrace", "cannot open"}},
+         }) {
+        std::remove(marker.c_str());
+        const Outcome o = runTool(row.args);
+        INFO(shellWords(row.args) << "\nexit " << o.code << "\nstderr: " << o.err << "\nstdout: " << o.out);
+        CHECK(o.exited);
+        CHECK(o.code == 1);
+        CHECK(std::count(o.err.begin(), o.err.end(), '\n') == 1);
+        CHECK(o.out.empty()); // no narrative, no timeline
+        for (const std::string& needle : row.needles) CHECK(o.err.find(needle) != std::string::npos);
+        CHECK_FALSE(ran());
+    }
+    CHECK(access("/proc/fiberscope-test.fstrace", F_OK) != 0);
+    // The marker works: with an output it can write, each program runs (and,
+    // being no fiberscope program, writes no trace). No file the checks
+    // created is left where the program did not write one.
+    for (const auto& args : {with({"record", "-o", s.dir + "/ok.fstrace"}, touch), std::vector<std::string>{"lesson", "1", "-o", s.dir + "/ok.fstrace"}}) {
+        std::remove(marker.c_str());
+        const Outcome o = runTool(args);
+        INFO(shellWords(args) << "\nexit " << o.code << "\nstderr: " << o.err << "\nstdout: " << o.out);
+        CHECK(ran());
+        CHECK(access((s.dir + "/ok.fstrace").c_str(), F_OK) != 0);
+    }
+    unsetenv("FIBERSCOPE_LESSONS");
+    unsetenv("FIBERSCOPE_LESSON_BIN");
 }
 
 TEST_CASE("the documented forms parse", "[cli]") {

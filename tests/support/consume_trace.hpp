@@ -1,8 +1,10 @@
 // Drives every consumer of a trace the way the tools and the viewer do:
 // stats (through its own entry point, which builds the analysis model), the
 // text timeline and the Chrome export (on one shared model), the model itself with its totals
-// and queries (state at an instant, levels of detail), the viewer's queries
-// on it (hit tests, explanations, range statistics, filters) and the
+// and queries (state at an instant, levels of detail), what the viewer
+// builds on opening it (openInViewer: counter tracks, fibers in view, CPU
+// samples, the object index behind the scheduler-state panel), the viewer's
+// queries on it (hit tests, explanations, range statistics, filters) and the
 // viewer's time arithmetic, without GL.
 // The fuzzer and the hostile-corpus test both run this on every input, so a
 // crafted file that reads cleanly must also be drawable.
@@ -13,9 +15,13 @@
 #include <string>
 #include <vector>
 
+#include <fiberscope/analysis/object_state.hpp>
 #include <fiberscope/analysis/totals.hpp>
 #include <fiberscope/trace_reader.hpp>
 
+#include "model/counters.hpp"
+#include "model/cpu_samples.hpp"
+#include "model/fibers_in_view.hpp"
 #include "model/filter.hpp"
 #include "model/hit.hpp"
 #include "fiberscope/analysis/lod.hpp"
@@ -26,6 +32,31 @@
 #include "model/time_view.hpp"
 
 namespace fiberscope::testing {
+
+// What `fiberscope view` and `screenshot` build beyond the tools' model, and
+// the panel queries of a frame (ui/timeline_view.cpp, ui/state_view.cpp):
+// the counter tracks, the fibers alive in the view, the CPU samples, the
+// object index, and the scheduler's and the objects' state at a few
+// instants. Returns a count of what it produced (so the work is not
+// optimized away).
+inline std::size_t openInViewer(const trace::Trace& trace, const viewer::Timeline& tl) {
+    std::size_t produced = viewer::countersBytes(viewer::computeCounters(tl, viewer::drawnCounters(tl)));
+    produced += viewer::buildCpuSamples(trace).by_thread.size();
+    viewer::FibersInViewIndex fibers;
+    std::vector<std::uint32_t> rows;
+    produced += viewer::fibersInView(tl, fibers, static_cast<double>(tl.start_time), static_cast<double>(tl.end_time), 0, 64, rows);
+    const analysis::ObjectIndex objects = analysis::buildObjectIndex(trace, tl);
+    const std::int64_t t0 = tl.start_time, t1 = tl.end_time;
+    for (std::int64_t t : {t0, t0 / 2 + t1 / 2, t0 + (t1 - t0) / 7, t1, INT64_MIN, INT64_MAX}) {
+        produced += viewer::stateAt(tl, t).parked.size();
+        const analysis::ObjectState state = analysis::objectStateAt(trace, objects, t);
+        for (const auto& m : state.mutexes) produced += m.waiters.size();
+        for (const auto& c : state.conditions) produced += c.waiters.size();
+        for (const auto& q : state.queues) produced += q.producers.size() + q.consumers.size() + q.woken.size();
+        produced += state.wakeups.size() + state.cancels.size() + state.timers.size();
+    }
+    return produced;
+}
 
 // Returns the number of bytes the text outputs produced (so the work is not
 // optimized away, and a test can bound it).
@@ -53,6 +84,7 @@ inline std::size_t consumeTrace(const trace::Trace& trace) {
         for (const auto& lane : tl.fibers) produced += analysis::laneTotals(lane.lane).runs;
         produced += analysis::latenciesByFiber(tl).values.size();
     }
+    produced += openInViewer(trace, tl);
     const std::int64_t t0 = tl.start_time, t1 = tl.end_time;
     const std::int64_t instants[] = {t0, t1, t0 / 2 + t1 / 2, t0 + (t1 - t0) / 7, INT64_MIN, INT64_MAX, -1, 0};
     for (std::int64_t t : instants) {

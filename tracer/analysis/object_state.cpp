@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
+#include <utility>
 #include <unordered_set>
 
 #include "fiberscope/trace_vocabulary.hpp"
@@ -36,49 +38,80 @@ bool relevant(const trace::Event& e) noexcept {
     }
 }
 
-void erase(std::vector<std::uint64_t>& list, std::uint64_t fiber) {
-    list.erase(std::remove(list.begin(), list.end(), fiber), list.end());
+// A fiber joins or leaves a waiter list; s.listed follows.
+void join(ObjectReplay& s, FiberList& list, std::uint64_t fiber) { s.listed += list.pushBack(fiber); }
+void leave(ObjectReplay& s, FiberList& list, std::uint64_t fiber) { s.listed -= list.erase(fiber); }
+void clearList(ObjectReplay& s, FiberList& list) { s.listed -= list.size(), list.clear(); }
+
+// (insert, not emplace: a set's emplace makes the node before it finds the pair there, and
+// most waits are a fiber waiting again for what it waited for before.)
+void noteWait(ObjectReplay& s, std::uint64_t fiber, std::uint64_t object) { s.waits.insert({fiber, object}); }
+
+// The records after which a fiber waits for nothing, though none names the
+// object it waited for (canceled, timed out, finished): its fiber, else none.
+std::optional<std::uint64_t> leavesAll(const trace::Event& e) noexcept {
+    switch (e.kind) {
+    case EventKind::CancelDelivered:
+    case EventKind::FiberFinish: return e.arg[0];
+    case EventKind::ConditionWake:
+        if (static_cast<trace::ConditionWakeHow>(e.small) == trace::ConditionWakeHow::TimedOut) return e.arg[0];
+        return std::nullopt;
+    default: return std::nullopt;
+    }
 }
 
-bool contains(const std::vector<std::uint64_t>& list, std::uint64_t fiber) {
-    return std::find(list.begin(), list.end(), fiber) != list.end();
+// The objects `fiber` may wait for, as a range of s.waits.
+auto waitsOf(const ObjectReplay& s, std::uint64_t fiber) {
+    const auto first = s.waits.lower_bound({fiber, 0});
+    auto last = first;
+    while (last != s.waits.end() && last->first == fiber) ++last;
+    return std::pair{first, last};
 }
 
-void noteWait(ObjectReplay& s, std::uint64_t fiber, std::uint64_t object) {
-    auto& objects = s.waits_of[fiber];
-    if (!contains(objects, object)) objects.push_back(object);
+// After a record of `fiber` on queue `q`: its `since` is now, if it is still
+// blocked in it (so an earlier wake no longer counts), else it has none.
+void touchQueue(ObjectReplay& s, ObjectReplay::Queue& q, std::uint64_t fiber) {
+    if (q.producers.contains(fiber) || q.consumers.contains(fiber)) s.listed += q.since.insert_or_assign(fiber, ++s.clock).second;
+    else s.listed -= q.since.erase(fiber);
 }
 
 // A fiber that stopped waiting for something without a record naming the
 // object (canceled, timed out, finished) leaves every list it is in.
 void leaveAll(ObjectReplay& s, std::uint64_t fiber) {
-    const auto of = s.waits_of.find(fiber);
-    if (of == s.waits_of.end()) return;
-    for (std::uint64_t object : of->second) {
-        if (auto m = s.mutexes.find(object); m != s.mutexes.end()) erase(m->second.waiters, fiber);
+    const auto [first, last] = waitsOf(s, fiber);
+    for (auto it = first; it != last; ++it) {
+        const std::uint64_t object = it->second;
+        if (auto m = s.mutexes.find(object); m != s.mutexes.end()) leave(s, m->second.waiters, fiber);
         if (auto c = s.conditions.find(object); c != s.conditions.end()) {
-            erase(c->second, fiber);
+            leave(s, c->second, fiber);
             if (c->second.empty()) s.conditions.erase(c);
         }
-        if (auto q = s.queues.find(object); q != s.queues.end())
-            erase(q->second.producers, fiber), erase(q->second.consumers, fiber), erase(q->second.woken, fiber);
+        if (auto q = s.queues.find(object); q != s.queues.end()) {
+            leave(s, q->second.producers, fiber), leave(s, q->second.consumers, fiber);
+            s.listed -= q->second.since.erase(fiber);
+        }
     }
-    s.waits_of.erase(of);
+    s.waits.erase(first, last);
+    s.wakes.erase(fiber);
 }
 
 // A Queue's put or get waits on one of its conditions: a wake of a fiber
 // blocked in it lets it retry; its next condition-wait blocks it again.
+// Kept once per fiber, not in each queue it is blocked in (a fiber in many
+// queues, woken many times, would make that quadratic): a queue reads it
+// when asked (see ObjectReplay::Queue::since).
 void queueWoken(ObjectReplay& s, std::uint64_t fiber, bool woken) {
-    const auto of = s.waits_of.find(fiber);
-    if (of == s.waits_of.end()) return;
-    for (std::uint64_t object : of->second) {
-        const auto it = s.queues.find(object);
-        if (it == s.queues.end()) continue;
-        ObjectReplay::Queue& queue = it->second;
-        if (!contains(queue.producers, fiber) && !contains(queue.consumers, fiber)) continue;
-        erase(queue.woken, fiber);
-        if (woken) queue.woken.push_back(fiber);
-    }
+    const auto first = s.waits.lower_bound({fiber, 0});
+    if (first == s.waits.end() || first->first != fiber) return; // blocked in no queue
+    s.wakes[fiber] = ObjectReplay::Wake{woken, ++s.clock};
+}
+
+// Whether a fiber blocked in queue `q` (in its producers or consumers) was
+// woken since its last record there.
+bool wokenIn(const ObjectReplay& s, const ObjectReplay::Queue& q, std::uint64_t fiber) {
+    const auto w = s.wakes.find(fiber);
+    const auto since = q.since.find(fiber);
+    return w != s.wakes.end() && w->second.woken && since != q.since.end() && w->second.at > since->second;
 }
 
 std::int64_t workerOf(const ObjectIndex& index, std::uint32_t thread) noexcept {
@@ -95,8 +128,7 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
             m.owner = h == index.holder_at.end() ? 0 : h->second;
             m.owner_since = -1;
         }
-        erase(m.waiters, e.arg[0]);
-        m.waiters.push_back(e.arg[0]);
+        join(s, m.waiters, e.arg[0]); // (again: it moves to the top of the stack)
         noteWait(s, e.arg[0], e.arg[1]);
         break;
     }
@@ -104,13 +136,11 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
         ObjectReplay::Mutex& m = s.mutexes[e.arg[2]];
         m.owner = e.arg[1];
         m.owner_since = e.time;
-        erase(m.waiters, e.arg[1]);
+        leave(s, m.waiters, e.arg[1]);
         break;
     }
     case EventKind::ConditionWait: {
-        auto& w = s.conditions[e.arg[1]];
-        erase(w, e.arg[0]);
-        w.push_back(e.arg[0]);
+        join(s, s.conditions[e.arg[1]], e.arg[0]);
         noteWait(s, e.arg[0], e.arg[1]);
         queueWoken(s, e.arg[0], false);
         break;
@@ -122,9 +152,9 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
             // Before version 7 a broadcast's one record named the head and
             // woke every waiter; since, each fiber it woke has its record.
             if (how == trace::ConditionWakeHow::Broadcast && index.broadcast_wakes_all) {
-                for (std::uint64_t f : it->second) queueWoken(s, f, true);
-                it->second.clear();
-            } else erase(it->second, e.arg[0]);
+                it->second.forEach([&](std::uint64_t f) { queueWoken(s, f, true); });
+                clearList(s, it->second);
+            } else leave(s, it->second, e.arg[0]);
             if (it->second.empty()) s.conditions.erase(it);
         }
         // A timed-out wait returns: a Queue put or get blocked on it gives up.
@@ -136,14 +166,17 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
         ObjectReplay::Queue& q = s.queues[e.arg[0]];
         const std::uint64_t fiber = e.arg[1];
         switch (static_cast<trace::QueueOp>(e.small)) {
-        case trace::QueueOp::Put: ++q.depth, erase(q.producers, fiber); break;
-        case trace::QueueOp::Get: q.depth = std::max<std::int64_t>(0, q.depth - 1), erase(q.consumers, fiber); break;
-        case trace::QueueOp::PutBlocked: erase(q.producers, fiber), q.producers.push_back(fiber), noteWait(s, fiber, e.arg[0]); break;
-        case trace::QueueOp::GetBlocked: erase(q.consumers, fiber), q.consumers.push_back(fiber), noteWait(s, fiber, e.arg[0]); break;
-        case trace::QueueOp::Close: q.closed = true, q.producers.clear(), q.consumers.clear(); break;
+        case trace::QueueOp::Put: ++q.depth, leave(s, q.producers, fiber); break;
+        case trace::QueueOp::Get: q.depth = std::max<std::int64_t>(0, q.depth - 1), leave(s, q.consumers, fiber); break;
+        case trace::QueueOp::PutBlocked: join(s, q.producers, fiber), noteWait(s, fiber, e.arg[0]); break;
+        case trace::QueueOp::GetBlocked: join(s, q.consumers, fiber), noteWait(s, fiber, e.arg[0]); break;
+        case trace::QueueOp::Close:
+            q.closed = true, clearList(s, q.producers), clearList(s, q.consumers);
+            s.listed -= q.since.size(), q.since.clear();
+            return;
         }
-        erase(q.woken, fiber);
-        if (static_cast<trace::QueueOp>(e.small) == trace::QueueOp::Close) q.woken.clear();
+        // Any record of it on the queue ends a wake's effect there.
+        touchQueue(s, q, fiber);
         break;
     }
     case EventKind::CancelRequest:
@@ -170,12 +203,14 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
         break;
     case EventKind::Submit: {
         const auto f = index.fires_at.find(id);
-        s.timers.push_back(TimerState{e.arg[0], e.thread, e.time, f == index.fires_at.end() ? -1 : f->second, id});
+        const std::uint64_t key = ++s.clock;
+        s.timers.emplace(key, TimerState{e.arg[0], e.thread, e.time, f == index.fires_at.end() ? -1 : f->second, id});
+        s.timer_of.emplace(e.arg[0], key);
         break;
     }
-    case EventKind::Complete: {
-        const auto it = std::find_if(s.timers.begin(), s.timers.end(), [&](const TimerState& t) { return t.fiber == e.arg[0]; });
-        if (it != s.timers.end()) s.timers.erase(it);
+    case EventKind::Complete: { // ends the fiber's oldest timer
+        const auto it = s.timer_of.lower_bound({e.arg[0], 0});
+        if (it != s.timer_of.end() && it->first == e.arg[0]) s.timers.erase(it->second), s.timer_of.erase(it);
         break;
     }
     default: break;
@@ -185,11 +220,16 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
 } // namespace
 
 std::size_t ObjectReplay::size() const noexcept {
-    std::size_t n = mutexes.size() + conditions.size() + queues.size() + wakeups.size() + cancels.size() + timers.size();
+    return mutexes.size() + conditions.size() + queues.size() + wakeups.size() + cancels.size() + timers.size() + timer_of.size() +
+           waits.size() + wakes.size() + listed;
+}
+
+std::size_t ObjectReplay::recount() const {
+    std::size_t n = mutexes.size() + conditions.size() + queues.size() + wakeups.size() + cancels.size() + timers.size() + timer_of.size() +
+                    waits.size() + wakes.size();
     for (const auto& [a, m] : mutexes) n += m.waiters.size();
     for (const auto& [a, w] : conditions) n += w.size();
-    for (const auto& [a, q] : queues) n += q.producers.size() + q.consumers.size() + q.woken.size();
-    for (const auto& [f, objects] : waits_of) n += 1 + objects.size();
+    for (const auto& [a, q] : queues) n += q.producers.size() + q.consumers.size() + q.since.size();
     return n;
 }
 
@@ -224,15 +264,15 @@ ObjectIndex buildObjectIndex(const trace::Trace& trace, const Timeline& timeline
     }
 
     // Timers: pair each timeout submit with its fiber's next timeout complete.
-    std::map<std::uint64_t, std::vector<std::uint32_t>> open_timers; // fiber -> submits, oldest first
+    std::multimap<std::uint64_t, std::uint32_t> open_timers; // fiber -> submits (equal keys keep their insertion order)
     for (std::uint32_t id : index.records) {
         const trace::Event& e = trace.events[id];
-        if (e.kind == EventKind::Submit) open_timers[e.arg[0]].push_back(id);
+        if (e.kind == EventKind::Submit) open_timers.emplace(e.arg[0], id);
         else if (e.kind == EventKind::Complete) {
-            auto it = open_timers.find(e.arg[0]);
-            if (it == open_timers.end() || it->second.empty()) continue;
-            if (e.signedArg(1) == -ETIME) index.fires_at[it->second.front()] = e.time;
-            it->second.erase(it->second.begin());
+            const auto it = open_timers.lower_bound(e.arg[0]); // its oldest
+            if (it == open_timers.end() || it->first != e.arg[0]) continue;
+            if (e.signedArg(1) == -ETIME) index.fires_at[it->second] = e.time;
+            open_timers.erase(it);
         }
     }
 
@@ -240,6 +280,7 @@ ObjectIndex buildObjectIndex(const trace::Trace& trace, const Timeline& timeline
     {
         ObjectReplay s;
         std::map<std::uint64_t, std::uint32_t> episode; // mutex -> the contended record that began its waiting
+        std::vector<std::uint64_t> left;                // objects a record took a fiber off without naming them
         for (std::uint32_t id : index.records) {
             const trace::Event& e = trace.events[id];
             if (e.kind == EventKind::MutexContended) {
@@ -249,11 +290,19 @@ ObjectIndex buildObjectIndex(const trace::Trace& trace, const Timeline& timeline
                 const auto ep = episode.find(e.arg[2]);
                 if (ep != episode.end()) index.holder_at[ep->second] = e.arg[0], episode.erase(ep);
             }
+            left.clear();
+            if (const auto fiber = leavesAll(e)) {
+                const auto [first, last] = waitsOf(s, *fiber);
+                for (auto it = first; it != last; ++it) left.push_back(it->second);
+            }
             apply(s, index, e, id);
-            // Waiting that ended without a hand-off (canceled): its holder is unknown.
-            for (auto ep = episode.begin(); ep != episode.end();) {
-                const auto m = s.mutexes.find(ep->first);
-                ep = m == s.mutexes.end() || m->second.waiters.empty() ? episode.erase(ep) : std::next(ep);
+            // Waiting that ended without a hand-off (canceled): its holder is
+            // unknown. Only such a record empties a mutex's waiters.
+            for (std::uint64_t object : left) {
+                const auto ep = episode.find(object);
+                if (ep == episode.end()) continue;
+                const auto m = s.mutexes.find(object);
+                if (m == s.mutexes.end() || m->second.waiters.empty()) episode.erase(ep);
             }
         }
     }
@@ -289,16 +338,26 @@ ObjectState objectStateAt(const trace::Trace& trace, const ObjectIndex& index, s
         if (id >= trace.events.size() || trace.events[id].time > time) break;
         apply(s, index, trace.events[id], id);
     }
-    for (const auto& [address, m] : s.mutexes)
-        out.mutexes.push_back(MutexState{address, m.owner, m.owner_since, {m.waiters.rbegin(), m.waiters.rend()}});
-    for (const auto& [address, w] : s.conditions) out.conditions.push_back(ConditionState{address, w});
+    for (const auto& [address, m] : s.mutexes) {
+        std::vector<std::uint64_t> waiters = m.waiters.fibers();
+        std::reverse(waiters.begin(), waiters.end());
+        out.mutexes.push_back(MutexState{address, m.owner, m.owner_since, std::move(waiters)});
+    }
+    for (const auto& [address, w] : s.conditions) out.conditions.push_back(ConditionState{address, w.fibers()});
     for (const auto& [address, q] : s.queues) {
-        // The woken are not blocked: listed apart.
-        QueueState state{address, q.depth, q.closed, {}, {}, q.woken};
-        for (std::uint64_t f : q.producers)
-            if (!contains(q.woken, f)) state.producers.push_back(f);
-        for (std::uint64_t f : q.consumers)
-            if (!contains(q.woken, f)) state.consumers.push_back(f);
+        // The woken are not blocked: listed apart, in the order of their wakes.
+        QueueState state{address, q.depth, q.closed, {}, {}, {}};
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> woken; // (wake's clock, fiber)
+        for (const auto& [fiber, since] : q.since)
+            if (wokenIn(s, q, fiber)) woken.emplace_back(s.wakes.at(fiber).at, fiber);
+        std::sort(woken.begin(), woken.end());
+        for (const auto& [at, fiber] : woken) state.woken.push_back(fiber);
+        q.producers.forEach([&](std::uint64_t f) {
+            if (!wokenIn(s, q, f)) state.producers.push_back(f);
+        });
+        q.consumers.forEach([&](std::uint64_t f) {
+            if (!wokenIn(s, q, f)) state.consumers.push_back(f);
+        });
         out.queues.push_back(std::move(state));
     }
     s.wakeups.forEachWaiting([&](const PendingWakeup& w) { out.wakeups.push_back(w); });
@@ -308,7 +367,8 @@ ObjectState objectStateAt(const trace::Trace& trace, const ObjectIndex& index, s
     for (const auto& [fiber, c] : s.cancels) out.cancels.push_back(c);
     std::sort(out.cancels.begin(), out.cancels.end(),
               [](const PendingCancel& a, const PendingCancel& b) { return a.requested < b.requested; });
-    out.timers = std::move(s.timers);
+    out.timers.reserve(s.timers.size());
+    for (auto& [key, timer] : s.timers) out.timers.push_back(timer);
     return out;
 }
 

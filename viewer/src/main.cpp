@@ -13,8 +13,10 @@
 // through the strict parsers of cli/values.hpp. Exit codes: 0 success, 1 a
 // file could not be read or written (or memory ran out), 2 a usage error;
 // `record` exits with the program's status. Every error is one line on
-// stderr. Each subcommand is an add...() function below that declares its
-// options and returns what runs it; add a command by adding one.
+// stderr. A command checks the files it will read and write before it runs
+// a program or prints anything (unwritableOutput). Each subcommand is an
+// add...() function below that declares its options and returns what runs
+// it; add a command by adding one.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -97,6 +99,46 @@ std::string outputClash(const std::string& option, const std::string& output, co
         return option + " " + cli::printable(output, 4096) + " is " + input_role +
                "; writing it would destroy it (choose another file)";
     return {};
+}
+
+// A command checks that it can write its output before it runs or reads
+// anything: `record -o /proc/x.fstrace -- PROGRAM` used to run PROGRAM
+// untraced, with all its side effects, and only then fail, and `lesson N -o`
+// printed the narrative and ran the lesson first. The path is opened for
+// writing as its writer will open it, but not truncated; a file the check
+// created is removed again, so a refused command leaves nothing behind. A
+// trace (`trace`) must be a regular file: it is written with pwrite and read
+// back. Another output (a PNG, JSON) may also be a device or a FIFO, which is
+// not opened here (opening a FIFO waits for a reader). (A directory given
+// as -o is outputClash's usage error; this finds one where a path made from
+// it, like lesson's picture beside its trace, would go.) Returns the
+// complaint ("cannot create the trace PATH: REASON"), or "" when it can be
+// written.
+std::string unwritableOutput(const std::string& path, const char* what, bool trace) {
+    const std::string named = " " + std::string(what) + " " + cli::printable(path, 4096) + ": ";
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0) {
+        if (S_ISDIR(st.st_mode)) return "cannot write" + named + "it is a directory";
+        if (!S_ISREG(st.st_mode)) return trace ? "cannot write" + named + "not a regular file (a device, FIFO or socket)" : "";
+        const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) return "cannot write" + named + std::strerror(errno);
+        close(fd);
+        return {};
+    }
+    if (errno != ENOENT) return "cannot write" + named + std::strerror(errno);
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0644);
+    if (fd < 0) return "cannot create" + named + std::strerror(errno);
+    close(fd);
+    unlink(path.c_str());
+    return {};
+}
+
+// A file that cannot be read or written, found before the command did
+// anything: one line naming it and what to do, exit status 1. (`message`
+// names its paths through cli::printable already.)
+int fileError(const std::string& command, const std::string& message) {
+    std::fprintf(stderr, "fiberscope %s: %s\n", command.c_str(), message.c_str());
+    return kBadFile;
 }
 
 // Reads a trace, printing its warnings. On failure prints the error and
@@ -297,6 +339,8 @@ Command addRecord(CLI::App& top, cli::HelpFormatter& help) {
         if (const std::string clash = outputClash("-o", options->output, programPath(program[0]), "the program to run");
             !clash.empty())
             return usageError("record", clash);
+        if (const std::string problem = unwritableOutput(options->output, "the trace", true); !problem.empty())
+            return fileError("record", problem + "; choose another -o (nothing was run)");
         if (options->view) return fiberscope::viewer::runLiveViewer(program, options->output);
         return record(program, options->output);
     };
@@ -434,9 +478,13 @@ Command addExport(CLI::App& top) {
         if (options->path.empty()) return usageError("export", "no trace file given");
         const std::string& output = options->output;
         if (output.empty()) return usageError("export", "no output file given (-o OUT.json, or -o - for standard output)");
-        if (output != "-")
+        if (output != "-") {
             if (const std::string clash = outputClash("-o", output, options->path, "the input trace"); !clash.empty())
                 return usageError("export", clash);
+            if (!checkTraceInput(options->path)) return kBadFile;
+            if (const std::string problem = unwritableOutput(output, "the export", false); !problem.empty())
+                return fileError("export", problem + "; choose another -o");
+        }
         Trace trace;
         if (!loadTrace(options->path, trace)) return kBadFile;
 
@@ -585,6 +633,8 @@ Command addView(CLI::App& top, cli::HelpFormatter& help) {
         if (const std::string clash = outputClash("-o", options->output, programPath(program[0]), "the program to run");
             !clash.empty())
             return usageError("view", clash);
+        if (const std::string problem = unwritableOutput(options->output, "the trace", true); !problem.empty())
+            return fileError("view", problem + "; choose another -o (nothing was run)");
         return fiberscope::viewer::runLiveViewer(program, options->output);
     };
     return {app, run, [options] { return options->live ? "watching " + options->output : "viewing " + options->path; }, true};
@@ -691,6 +741,11 @@ Command addScreenshot(CLI::App& top) {
             shot.range_end_ns = static_cast<double>(options->range.second);
         }
         if (!options->live && !checkTraceInput(shot.trace)) return kBadFile;
+        if (options->live)
+            if (const std::string problem = unwritableOutput(shot.live_trace, "the trace", true); !problem.empty())
+                return fileError("screenshot", problem + "; choose another --trace (nothing was run)");
+        if (const std::string problem = unwritableOutput(shot.output, "the picture", false); !problem.empty())
+            return fileError("screenshot", problem + "; choose another -o" + (options->live ? " (nothing was run)" : ""));
         const int status = fiberscope::viewer::runScreenshot(shot);
         if (status == 0) std::printf("wrote %s\n", shot.output.c_str());
         return status;
@@ -725,18 +780,10 @@ Command addLessons(CLI::App& top) {
 // assets/traces, Lesson::reference) shown as a run of it would be, without
 // running anything: its text timeline, then the viewer, or with no display a
 // PNG of its opening view (to -o's name with .png, else in $TMPDIR or /tmp).
+// What it reads and writes is checked before it prints anything.
 int showLessonReference(const fiberscope::viewer::Lesson& lesson, const std::string& output, bool no_view) {
-    std::printf("== Lesson %d: %s (the reference run) ==\n", lesson.number, lesson.title.c_str());
-    if (!lesson.summary.empty()) std::printf("%s\n", lesson.summary.c_str());
-    Trace trace;
-    if (!loadTrace(lesson.reference, trace)) return kBadFile;
-    std::printf("\n-- what the scheduler did (reference trace, recorded on a quiet machine: %s) --\n",
-                lesson.reference.c_str());
-    std::fflush(stdout);
-    fiberscope::trace::writeTextTimeline(trace, std::cout);
-    std::cout.flush();
     const char* display = std::getenv("DISPLAY");
-    if (!no_view && display && *display) return fiberscope::viewer::runViewer(lesson.reference, lesson.number);
+    const bool view = !no_view && display && *display;
     fiberscope::viewer::ScreenshotOptions shot;
     shot.trace = lesson.reference;
     shot.lesson = lesson.number;
@@ -748,8 +795,24 @@ int showLessonReference(const fiberscope::viewer::Lesson& lesson, const std::str
         shot.output = output.ends_with(".png") ? output
                                                : output.substr(0, output.size() - (output.ends_with(".fstrace") ? 8 : 0)) + ".png";
     }
-    if (const std::string clash = outputClash("-o", shot.output, lesson.reference, "the reference trace"); !clash.empty())
-        return usageError("lesson", clash);
+    if (!view) {
+        if (const std::string clash = outputClash("-o", shot.output, lesson.reference, "the reference trace"); !clash.empty())
+            return usageError("lesson", clash);
+    }
+    if (!checkTraceInput(lesson.reference)) return kBadFile;
+    if (!view)
+        if (const std::string problem = unwritableOutput(shot.output, "the picture", false); !problem.empty())
+            return fileError("lesson", problem + "; choose another -o");
+    std::printf("== Lesson %d: %s (the reference run) ==\n", lesson.number, lesson.title.c_str());
+    if (!lesson.summary.empty()) std::printf("%s\n", lesson.summary.c_str());
+    Trace trace;
+    if (!loadTrace(lesson.reference, trace)) return kBadFile;
+    std::printf("\n-- what the scheduler did (reference trace, recorded on a quiet machine: %s) --\n",
+                lesson.reference.c_str());
+    std::fflush(stdout);
+    fiberscope::trace::writeTextTimeline(trace, std::cout);
+    std::cout.flush();
+    if (view) return fiberscope::viewer::runViewer(lesson.reference, lesson.number);
     if (const int status = fiberscope::viewer::runScreenshot(shot); status != 0) return status;
     std::printf("\nNo display%s: wrote the reference run's picture to %s\n", no_view ? " wanted (--no-view)" : "",
                 shot.output.c_str());
@@ -849,6 +912,20 @@ Command addLesson(CLI::App& top) {
             if (!checks.has_exercise)
                 return usageError("lesson", "lesson " + std::to_string(lesson->number) + "'s checks.md has no exercise");
         }
+        // What it runs and writes, before it prints or runs anything: the
+        // program, the trace, and (with no view, unless it only checks) the
+        // picture beside the trace.
+        const char* display = std::getenv("DISPLAY");
+        const bool view = !options->no_view && display && *display;
+        const std::string picture =
+            output.substr(0, output.size() - (output.size() > 8 && output.ends_with(".fstrace") ? 8 : 0)) + ".png";
+        if (const std::string missing = fiberscope::viewer::lessonProgramMissing(*lesson); !missing.empty())
+            return fileError("lesson", missing);
+        if (const std::string problem = unwritableOutput(output, "the trace", true); !problem.empty())
+            return fileError("lesson", problem + "; choose another -o (nothing was run)");
+        if (!view && !options->check)
+            if (const std::string problem = unwritableOutput(picture, "the picture", false); !problem.empty())
+                return fileError("lesson", problem + " (it goes beside the trace); choose another -o (nothing was run)");
         std::printf("== Lesson %d: %s ==\n", lesson->number, lesson->title.c_str());
         if (!lesson->summary.empty()) std::printf("%s\n", lesson->summary.c_str());
         std::printf("\n-- the program says --\n");
@@ -884,13 +961,12 @@ Command addLesson(CLI::App& top) {
         std::fflush(stdout);
         fiberscope::trace::writeTextTimeline(trace, std::cout);
         std::cout.flush();
-        const char* display = std::getenv("DISPLAY");
-        if (!options->no_view && display && *display) return fiberscope::viewer::runViewer(output, lesson->number);
+        if (view) return fiberscope::viewer::runViewer(output, lesson->number);
         fiberscope::viewer::ScreenshotOptions shot;
         shot.trace = output;
         shot.lesson = lesson->number;
         shot.panel = 4;
-        shot.output = output.substr(0, output.size() - (output.size() > 8 && output.ends_with(".fstrace") ? 8 : 0)) + ".png";
+        shot.output = picture;
         if (const int status = fiberscope::viewer::runScreenshot(shot); status != 0) return status;
         std::printf("\nNo display%s: wrote the viewer's picture to %s\n", options->no_view ? " wanted (--no-view)" : "",
                     shot.output.c_str());

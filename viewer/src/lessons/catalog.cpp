@@ -136,13 +136,15 @@ std::string LessonArguments::describe() const {
     return text.empty() ? "its defaults" : text;
 }
 
+std::string lessonProgramMissing(const Lesson& lesson) {
+    if (access(lesson.program.c_str(), X_OK) == 0) return {};
+    return "lesson " + std::to_string(lesson.number) + "'s program '" + lesson.program +
+           "' is not built (build the project, or set FIBERSCOPE_LESSON_BIN)";
+}
+
 bool runLesson(const Lesson& lesson, const LessonArguments& arguments, const std::string& trace_path, bool echo,
                LessonRun& run, std::string& error) {
-    if (access(lesson.program.c_str(), X_OK) != 0) {
-        error = "lesson " + std::to_string(lesson.number) + "'s program '" + lesson.program +
-                "' is not built (build the project, or set FIBERSCOPE_LESSON_BIN)";
-        return false;
-    }
+    if (error = lessonProgramMissing(lesson); !error.empty()) return false;
     unlink(trace_path.c_str());
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {

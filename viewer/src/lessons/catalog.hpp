@@ -55,6 +55,9 @@ struct LessonArguments {
     std::string describe() const;
 };
 
+// Why the lesson's program cannot be run (it is not built), or "" if it can.
+std::string lessonProgramMissing(const Lesson& lesson);
+
 // Runs a lesson's program with FIBERSCOPE_TRACE=trace_path and `arguments`.
 // `echo`: also copy its output to our stdout as it runs.
 bool runLesson(const Lesson& lesson, const LessonArguments& arguments, const std::string& trace_path, bool echo,

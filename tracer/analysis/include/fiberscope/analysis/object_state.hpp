@@ -24,9 +24,11 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
+#include "fiberscope/analysis/fiber_list.hpp"
 #include "fiberscope/analysis/state_at.hpp"
 #include "fiberscope/analysis/timeline.hpp"
 #include "fiberscope/analysis/wakeup_pairing.hpp"
@@ -91,31 +93,57 @@ struct ObjectState {
     std::vector<TimerState> timers;        // by since
 };
 
-// The replay's working state (kept in snapshots).
+// The replay's working state (kept in snapshots). A record changes it in
+// O(log n) amortized, whatever the trace (a broadcast, a close or a finish
+// visits each entry it removes, which its join paid for): a fiber leaves a
+// list in O(1) on average, however long (fiber_list.hpp), a wake does not
+// visit every queue its fiber waits in (a queue's woken are worked out when
+// asked, from `wakes`), and size() is kept as the state changes rather than
+// counted, since buildObjectIndex asks it after every record. A copy costs
+// O(size()). (Issue 35: 100,000 fibers blocked on one Queue took minutes.)
 struct ObjectReplay {
     struct Mutex {
         std::uint64_t owner = 0;
         std::int64_t owner_since = -1;
-        std::vector<std::uint64_t> waiters; // oldest first
+        FiberList waiters; // oldest first
     };
     struct Queue {
         std::int64_t depth = 0;
         bool closed = false;
-        std::vector<std::uint64_t> producers, consumers, woken;
+        FiberList producers, consumers;
+        // Each fiber in producers or consumers (exactly those) -> the `clock`
+        // of its last record on this queue. It was woken since (a signal let
+        // it retry; it puts, gets or waits again next) if its entry in
+        // `wakes` is a wake with a later clock.
+        std::map<std::uint64_t, std::uint64_t> since;
+    };
+    // A fiber's last condition record that concerns a Queue blocked in it:
+    // woken (a wake) or not (a wait), at `clock`.
+    struct Wake {
+        bool woken = false;
+        std::uint64_t at = 0;
     };
     std::map<std::uint64_t, Mutex> mutexes;
-    std::map<std::uint64_t, std::vector<std::uint64_t>> conditions;
+    std::map<std::uint64_t, FiberList> conditions;
     std::map<std::uint64_t, Queue> queues;
     // Wake-ups sent and not yet answered (received or bounced), paired as
     // the model pairs its flows (wakeup_pairing.hpp).
     struct NoAnswer {};
     WakeupPairing<PendingWakeup, NoAnswer> wakeups;
     std::map<std::uint64_t, PendingCancel> cancels; // by fiber
-    std::vector<TimerState> timers;
-    // fiber -> the objects whose lists it may be in (a superset), so that a
-    // cancel, a time-out or a finish touches those, not every object.
-    std::map<std::uint64_t, std::vector<std::uint64_t>> waits_of;
+    std::map<std::uint64_t, TimerState> timers;     // by `clock` at the submit: by since
+    std::set<std::pair<std::uint64_t, std::uint64_t>> timer_of; // (fiber, its timers' keys): its oldest first
+    // (fiber, object): the objects whose lists each fiber may be in (a
+    // superset), so that a cancel, a time-out or a finish touches those,
+    // not every object.
+    std::set<std::pair<std::uint64_t, std::uint64_t>> waits;
+    std::map<std::uint64_t, Wake> wakes; // only fibers in `waits`
+    std::uint64_t clock = 0;  // counts the changes that need an order (the `since`s, wakes, timers)
+    std::size_t listed = 0;   // entries in every FiberList and every Queue::since
+    // Entries kept, in O(1): what a snapshot of it costs.
     std::size_t size() const noexcept;
+    // The same, counted entry by entry (tests check that size() is kept right).
+    std::size_t recount() const;
 };
 
 struct ObjectSnapshot {

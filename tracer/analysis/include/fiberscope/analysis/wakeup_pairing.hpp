@@ -15,9 +15,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
-#include <unordered_map>
+#include <map>
+#include <utility>
+#include <vector>
 
 namespace fiberscope::analysis {
 
@@ -30,48 +31,83 @@ public:
     // A send of pair `k`: the early answer it is paired with, if one
     // waits; else it waits for its answer.
     std::optional<Answer> sent(std::uint64_t k, const Send& send) {
-        Pair& p = pairs_[k];
-        if (!p.early.empty()) {
-            Answer a = p.early.front();
-            p.early.pop_front();
+        const auto it = pairs_.find(k);
+        if (it != pairs_.end() && !it->second.early.empty()) {
+            Answer a = it->second.early.pop();
+            forgetIfEmpty(it);
             return a;
         }
-        p.sends.push_back(send);
+        pairs_[k].sends.push(send);
+        ++entries_;
         return std::nullopt;
     }
     // An answer (received or bounced) of pair `k`: the send it answers, if
     // one waits; else it waits for the next send.
     std::optional<Send> answered(std::uint64_t k, const Answer& answer) {
-        Pair& p = pairs_[k];
-        if (!p.sends.empty()) {
-            Send s = p.sends.front();
-            p.sends.pop_front();
+        const auto it = pairs_.find(k);
+        if (it != pairs_.end() && !it->second.sends.empty()) {
+            Send s = it->second.sends.pop();
+            forgetIfEmpty(it);
             return s;
         }
-        p.early.push_back(answer);
+        pairs_[k].early.push(answer);
+        ++entries_;
         return std::nullopt;
     }
     // Every send still waiting for its answer (in no particular order).
     template <class F>
     void forEachWaiting(F&& f) const {
-        for (const auto& [k, p] : pairs_)
-            for (const Send& send : p.sends) f(send);
+        for (const auto& [k, p] : pairs_) p.sends.forEach(f);
     }
-    // Entries kept (sends and early answers).
-    std::size_t size() const noexcept {
-        std::size_t n = 0;
-        for (const auto& [k, p] : pairs_) n += p.sends.size() + p.early.size();
-        return n;
-    }
-    void clear() { pairs_.clear(); }
-    bool empty() const noexcept { return pairs_.empty(); }
+    // Entries kept (sends and early answers), in O(1): the object replay
+    // asks after every record (a walk over the pairs made a trace with a
+    // pair per worker number quadratic).
+    std::size_t size() const noexcept { return entries_; }
+    void clear() { pairs_.clear(), entries_ = 0; }
+    bool empty() const noexcept { return entries_ == 0; }
 
 private:
-    struct Pair {
-        std::deque<Send> sends;    // not yet answered
-        std::deque<Answer> early;  // answered before any send of the pair
+    // A FIFO in a vector: taken from a moving head, compacted once the taken
+    // part is the larger, so it keeps at most about twice what waits (a
+    // std::deque allocates half a kilobyte even for one entry, and a pair
+    // usually holds one).
+    template <class T>
+    class Fifo {
+    public:
+        void push(const T& value) { items_.push_back(value); }
+        T pop() {
+            T value = std::move(items_[head_++]);
+            if (head_ == items_.size()) items_.clear(), head_ = 0;
+            else if (head_ > items_.size() / 2 && head_ > 8) items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_)), head_ = 0;
+            return value;
+        }
+        bool empty() const noexcept { return head_ == items_.size(); }
+        template <class F>
+        void forEach(F& f) const {
+            for (std::size_t i = head_; i < items_.size(); ++i) f(items_[i]);
+        }
+
+    private:
+        std::vector<T> items_;
+        std::size_t head_ = 0;
     };
-    std::unordered_map<std::uint64_t, Pair> pairs_;
+    struct Pair {
+        Fifo<Send> sends;    // not yet answered
+        Fifo<Answer> early;  // answered before any send of the pair
+    };
+    // A pair with nothing waiting is dropped: a trace naming many worker
+    // numbers would otherwise keep (and the replay copy into every
+    // snapshot) one empty pair per number, uncounted by size(). (An ordered
+    // map: a hash map keeps the buckets of its largest size, and a copy
+    // copies them.)
+    template <class It>
+    void forgetIfEmpty(It it) {
+        --entries_;
+        if (it->second.sends.empty() && it->second.early.empty()) pairs_.erase(it);
+    }
+
+    std::map<std::uint64_t, Pair> pairs_;
+    std::size_t entries_ = 0;
 };
 
 } // namespace fiberscope::analysis
