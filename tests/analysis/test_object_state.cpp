@@ -164,6 +164,64 @@ TEST_CASE("object state: condition waiters after wait, signal, broadcast and tim
     CHECK(at(t7, 30).conditions.empty());
 }
 
+TEST_CASE("object state: a semaphore and an rwlock appear as themselves, their mutex and conditions as their parts", "[analysis][objects]") {
+    using trace::RwLockOp;
+    using trace::SemaphoreOp;
+    const auto sop = [](SemaphoreOp o) { return static_cast<std::uint8_t>(o); };
+    const auto rop = [](RwLockOp o) { return static_cast<std::uint8_t>(o); };
+    constexpr std::uint64_t kSem = 0x500, kSemMutex = 0x508, kSemCond = 0x510;
+    constexpr std::uint64_t kLock = 0x600, kLockMutex = 0x608, kReaders = 0x610;
+    const trace::Trace t = test::makeTrace(1, {
+        // Fiber 2 finds no permit and sleeps on the semaphore's condition;
+        // fiber 3 contends for its mutex while 2 releases it in its wait.
+        ev(10, 0, EventKind::SemaphoreOp, kSem, 2, 0, sop(SemaphoreOp::Blocked)),
+        ev(11, 0, EventKind::MutexContended, 3, kSemMutex),
+        ev(12, 0, EventKind::ConditionWait, 2, kSemCond),
+        ev(13, 0, EventKind::MutexHandoff, 2, 3, kSemMutex),
+        ev(14, 0, EventKind::SemaphoreOp, kSem, 3, 1, sop(SemaphoreOp::Post)),
+        ev(15, 0, EventKind::ConditionWake, 2, kSemCond, 0, wake(trace::ConditionWakeHow::Signal)),
+        ev(16, 0, EventKind::SemaphoreOp, kSem, 2, 0, sop(SemaphoreOp::Take)),
+        // Fiber 4 writes; 5 waits to read, on the rwlock's readers condition.
+        ev(20, 0, EventKind::RwLockOp, kLock, 4, 0, rop(RwLockOp::WriteLocked)),
+        ev(21, 0, EventKind::RwLockOp, kLock, 5, 0, rop(RwLockOp::ReadBlocked)),
+        ev(22, 0, EventKind::ConditionWait, 5, kReaders),
+        ev(23, 0, EventKind::MutexContended, 5, kLockMutex),
+        ev(24, 0, EventKind::MutexHandoff, 4, 5, kLockMutex),
+        ev(30, 0, EventKind::RwLockOp, kLock, 4, 0, rop(RwLockOp::WriteUnlock)),
+        ev(31, 0, EventKind::ConditionWake, 5, kReaders, 0, wake(trace::ConditionWakeHow::Broadcast)),
+        ev(32, 0, EventKind::RwLockOp, kLock, 5, 0, rop(RwLockOp::ReadLocked)),
+        ev(40, 0, EventKind::RwLockOp, kLock, 5, 0, rop(RwLockOp::ReadUnlock)),
+        // An unrelated mutex stays a mutex.
+        ev(50, 0, EventKind::MutexContended, 6, 0x700),
+    });
+    const auto s12 = at(t, 12);
+    REQUIRE(s12.semaphores.size() == 1);
+    CHECK(s12.semaphores[0].semaphore == kSem);
+    CHECK(s12.semaphores[0].waiters == U{2});
+    CHECK(s12.conditions.empty()); // its condition is the semaphore's
+    const auto s13 = at(t, 13);
+    CHECK(s13.mutexes.empty()); // and so is its mutex, once a fiber inside it named it
+    CHECK(at(t, 14).semaphores[0].posted == 1);
+    CHECK(at(t, 14).semaphores[0].taken == 0);
+    CHECK(at(t, 16).semaphores[0].waiters.empty());
+    CHECK(at(t, 16).semaphores[0].taken == 1);
+    const auto s22 = at(t, 22);
+    REQUIRE(s22.rwlocks.size() == 1);
+    CHECK(s22.rwlocks[0].writer == 4);
+    CHECK(s22.rwlocks[0].writer_since == 20);
+    CHECK(s22.rwlocks[0].waiting_readers == U{5});
+    CHECK(s22.rwlocks[0].waiting_writers.empty());
+    CHECK(s22.conditions.empty());
+    const auto s32 = at(t, 32);
+    CHECK(s32.rwlocks[0].writer == 0);
+    CHECK(s32.rwlocks[0].readers == U{5});
+    CHECK(s32.rwlocks[0].waiting_readers.empty());
+    CHECK(at(t, 40).rwlocks[0].readers.empty());
+    const auto s50 = at(t, 50);
+    REQUIRE(s50.mutexes.size() == 1);
+    CHECK(s50.mutexes[0].mutex == 0x700);
+}
+
 TEST_CASE("object state: a queue's depth and its blocked producers and consumers", "[analysis][objects]") {
     using trace::QueueOp;
     const trace::Trace t = test::makeTrace(1, {

@@ -316,6 +316,41 @@ TEST_CASE("the validator: mutexes, conditions, steals and the overflow list", "[
     }
 }
 
+TEST_CASE("the validator: an rwlock is held by one writer or by readers, never both", "[validate]") {
+    constexpr std::uint64_t kLock = 0x4000;
+    const auto op = [](trace::RwLockOp o) { return static_cast<std::uint8_t>(o); };
+    using trace::RwLockOp;
+    // Fiber 2 writes; 3 waits to read and is admitted by 2's unlock; 4 reads
+    // beside it; once both are out, 2 writes again. (A read-unlock with no
+    // hold recorded is one from before the recording: believed.)
+    const std::vector<trace::Event> story = {
+        ev(0, 0, EventKind::ThreadStart, 0),
+        ev(1, 1, EventKind::ThreadStart, 1),
+        ev(5, 1, EventKind::RwLockOp, kLock, 9, 0, op(RwLockOp::ReadUnlock)),
+        ev(10, 0, EventKind::RwLockOp, kLock, 2, 0, op(RwLockOp::WriteLocked)),
+        ev(12, 1, EventKind::RwLockOp, kLock, 3, 0, op(RwLockOp::ReadBlocked)),
+        ev(20, 0, EventKind::RwLockOp, kLock, 2, 0, op(RwLockOp::WriteUnlock)),
+        ev(30, 1, EventKind::RwLockOp, kLock, 3, 0, op(RwLockOp::ReadLocked)),
+        ev(31, 0, EventKind::RwLockOp, kLock, 4, 0, op(RwLockOp::ReadLocked)),
+        ev(40, 1, EventKind::RwLockOp, kLock, 3, 0, op(RwLockOp::ReadUnlock)),
+        ev(41, 0, EventKind::RwLockOp, kLock, 4, 0, op(RwLockOp::ReadUnlock)),
+        ev(50, 0, EventKind::RwLockOp, kLock, 2, 0, op(RwLockOp::WriteLocked)),
+        ev(60, 0, EventKind::RwLockOp, kLock, 2, 0, op(RwLockOp::WriteUnlock)),
+    };
+    const Trace good = v7(story);
+    SECTION("a reader admitted before the writer's unlock was recorded") {
+        holdsThenBreaks(good, v7(edited(story, 5, {})), Rule::RwLockHolds);
+    }
+    SECTION("a writer taking it while a reader still holds it") {
+        holdsThenBreaks(good, v7(edited(story, 9, {})), Rule::RwLockHolds);
+    }
+    SECTION("two writers at once") {
+        std::vector<trace::Event> two = story;
+        two.insert(two.begin() + 4, ev(11, 1, EventKind::RwLockOp, kLock, 5, 0, op(RwLockOp::WriteLocked)));
+        holdsThenBreaks(good, v7(two), Rule::RwLockHolds);
+    }
+}
+
 TEST_CASE("the validator catches any dropped record that made a fiber ready, on recorded lessons", "[validate][recorded]") {
     // Lessons on several threads, recorded as checking recordings; each
     // must verify, and each copy with one record dropped that placed or woke

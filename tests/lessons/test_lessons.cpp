@@ -34,6 +34,8 @@
 #include <thread>
 #include <vector>
 
+#include <fiberscope/analysis/object_state.hpp>
+#include <fiberscope/analysis/timeline.hpp>
 #include <fiberscope/trace_reader.hpp>
 
 #include "trace_tools.hpp"
@@ -43,6 +45,8 @@
 extern char** environ;
 
 using namespace fiberscope::trace;
+namespace analysis = fiberscope::analysis;
+namespace trace = fiberscope::trace;
 // The trace record (fiberscope::Event is the sync primitive).
 using TraceEvent = fiberscope::trace::Event;
 
@@ -1696,6 +1700,56 @@ void checkLesson14(const LessonRun& run, const View& view) {
     }
     CHECK(patient_waited);
     CHECK(patient_signaled);
+
+    // Since format 8 the RwLock and the Semaphore appear as themselves: their
+    // own records, in the order of their state's changes, and the object
+    // state's cards, with their inner conditions not listed apart.
+    if (run.trace.header.version < 8) return;
+    const auto rwlockOp = [&](std::uint64_t fiber, trace::RwLockOp op, std::size_t from, std::size_t to) {
+        std::vector<std::size_t> found;
+        for (std::size_t i = from + 1; i < to; ++i)
+            if (view.at(i).kind == EventKind::RwLockOp && view.at(i).arg[1] == fiber && view.at(i).small == static_cast<std::uint8_t>(op))
+                found.push_back(i);
+        return found;
+    };
+    const auto blocked = rwlockOp(refresher, trace::RwLockOp::WriteBlocked, at["refresher locks"], writer_waits);
+    REQUIRE(blocked.size() == 1);
+    const std::uint64_t lock = view.at(blocked[0]).arg[0];
+    const auto locked = rwlockOp(refresher, trace::RwLockOp::WriteLocked, writer_waits, at["first refresh done"]);
+    REQUIRE(locked.size() == 1);
+    // (Its unlock follows the checkpoint: the guard's destructor.)
+    const auto unlocked = rwlockOp(refresher, trace::RwLockOp::WriteUnlock, at["first refresh done"], at["late reader reads"]);
+    REQUIRE(unlocked.size() == 1);
+    // No reader holds it while the refresher writes.
+    CHECK(view.all([&](const TraceEvent& e) {
+                  return e.kind == EventKind::RwLockOp && e.arg[0] == lock && e.small == static_cast<std::uint8_t>(trace::RwLockOp::ReadLocked) &&
+                         e.time > view.at(locked[0]).time && e.time < view.at(unlocked[0]).time;
+              }).empty());
+    REQUIRE(rwlockOp(late, trace::RwLockOp::ReadBlocked, at["late reader arrives"], late_waits[0]).size() == 1);
+    {
+        // Just after the late reader waits: the refresher and it wait for the lock.
+        const analysis::ObjectState objects = analysis::objectStateAt(run.trace, analysis::buildTimeline(run.trace), view.at(late_waits[0]).time);
+        const analysis::RwLockState* card = nullptr;
+        for (const auto& r : objects.rwlocks)
+            if (r.rwlock == lock) card = &r;
+        REQUIRE(card);
+        CHECK(card->waiting_writers == std::vector<std::uint64_t>{refresher});
+        CHECK(std::count(card->waiting_readers.begin(), card->waiting_readers.end(), late) == 1);
+        for (const auto& c : objects.conditions) {
+            CHECK(c.condition != readers_cv);
+            CHECK(c.condition != writers_cv);
+        }
+    }
+    const auto gave_up = view.all([&](const TraceEvent& e) {
+        return e.kind == EventKind::SemaphoreOp && e.arg[1] == impatient && e.small == static_cast<std::uint8_t>(trace::SemaphoreOp::GaveUp);
+    });
+    REQUIRE(gave_up.size() == 1);
+    CHECK(gave_up[0] > timed_out[0]);
+    CHECK(gave_up[0] < at["impatient fetch gives up"]);
+    const auto takes = view.all([&](const TraceEvent& e) {
+        return e.kind == EventKind::SemaphoreOp && fetcher_set.count(e.arg[1]) && e.small == static_cast<std::uint8_t>(trace::SemaphoreOp::Take);
+    });
+    CHECK(takes.size() == 4);
 }
 
 } // namespace

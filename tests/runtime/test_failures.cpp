@@ -400,6 +400,35 @@ static ChildResult runFreshChild(const char* name) {
     });
 }
 
+// Limits this process's address space to what it maps now plus `more`
+// bytes (RLIMIT_AS); false if that could not be done.
+static bool limitAddressSpace(std::size_t more) {
+    long pages = 0;
+    if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {
+        if (std::fscanf(statm, "%ld", &pages) != 1) pages = 0;
+        std::fclose(statm);
+    }
+    if (pages <= 0) return false;
+    rlimit limit{};
+    limit.rlim_cur = limit.rlim_max = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + more;
+    return setrlimit(RLIMIT_AS, &limit) == 0;
+}
+
+// True (with a warning saying why) where an address-space limit cannot be
+// tested: under AddressSanitizer (its shadow memory needs an unlimited
+// address space) and ThreadSanitizer (it reserves more than the limit).
+static bool addressLimitUntestable() {
+#if defined(__SANITIZE_ADDRESS__)
+    WARN("skipped under AddressSanitizer (its shadow memory needs an unlimited address space)");
+    return true;
+#endif
+    if (kForkUnsupported) {
+        WARN("skipped under ThreadSanitizer (it reserves more address space than the limit allows)");
+        return true;
+    }
+    return false;
+}
+
 TEST_CASE("child: busy loop under ulimit -v", "[.]") {
     if (!std::getenv("FIBERSCOPE_TEST_CHILD")) return;
     auto made = EventLoop::create({.threads = 4, .stack_size = 16 * 1024});
@@ -408,16 +437,7 @@ TEST_CASE("child: busy loop under ulimit -v", "[.]") {
     // 7 MiB more address space than now: room for the first slab of stacks
     // (256 slots of 24 KiB) and a worker's ring, too little for a worker
     // thread's stack (8 MiB by default).
-    long pages = 0;
-    if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {
-        if (std::fscanf(statm, "%ld", &pages) != 1) pages = 0;
-        std::fclose(statm);
-    }
-    if (pages <= 0) _exit(14);
-    rlimit limit{};
-    limit.rlim_cur = limit.rlim_max =
-        static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (7 << 20);
-    if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(15);
+    if (!limitAddressSpace(7 << 20)) _exit(15);
     if (!busyWaves(loop, 300)) _exit(16);
     if (loop.activeThreads() != 1) _exit(17);
     // File reads: on epoll they go to the blocking pool, whose threads
@@ -434,14 +454,7 @@ TEST_CASE("child: busy loop under ulimit -v", "[.]") {
 }
 
 TEST_CASE("ulimit -v reached: a worker that cannot start is said once and the loop keeps working", "[failures][limits]") {
-#if defined(__SANITIZE_ADDRESS__)
-    WARN("skipped under AddressSanitizer (its shadow memory needs an unlimited address space)");
-    return;
-#endif
-    if (kForkUnsupported) {
-        WARN("skipped under ThreadSanitizer (it reserves more address space than the limit allows)");
-        return;
-    }
+    if (addressLimitUntestable()) return;
     FIBERSCOPE_SKIP_UNDER_EMULATOR("the test execs its own binary afresh (an aarch64 program needs binfmt_misc to exec), "
                                    "and qemu's own mappings count against ulimit -v");
     auto child = runFreshChild("child: busy loop under ulimit -v");
@@ -452,6 +465,74 @@ TEST_CASE("ulimit -v reached: a worker that cannot start is said once and the lo
     const std::size_t pool_lines = countOf(child.err, "cannot start a blocking-pool thread");
     REQUIRE(pool_lines <= 1);
     REQUIRE(linesBesidesFallback(child.err) == 1 + pool_lines);
+}
+
+// --- async with no stack to be had: an inline Future among fiber futures ---
+
+// The address space is limited so that the first slab of stacks is all
+// there is: once it is used up, concurrent() says OutOfMemory and async()
+// runs its function inline, returning a finished Future with no fiber. Such
+// a Future must work wherever a fiber's does: first or last in a select,
+// in a span, uncancelable, in a Group, awaited and canceled.
+static int inlineFuturesAmongFibers(IoBackend backend, unsigned threads) {
+    auto made = EventLoop::create({.threads = threads, .stack_size = 16 * 1024, .backend = backend});
+    if (!made) return 20;
+    EventLoop& loop = **made;
+    Queue<int> queue(1);
+    std::vector<Future<void>> parked;
+    parked.reserve(4096);
+    // The first fiber maps the first slab (256 stacks) before the limit.
+    parked.push_back(loop.concurrent([&] { (void)queue.get(); }).value());
+    if (!limitAddressSpace(2 << 20)) return 22;
+    for (;;) {
+        auto started = loop.concurrent([&] { (void)queue.get(); });
+        if (!started) break;
+        parked.push_back(std::move(*started));
+        if (parked.size() == 4096) return 23; // the limit did not bite
+    }
+    auto inlined = [&] { return loop.async([] { return 7; }); };
+    Future<int> a = inlined(), b = inlined();
+    if (a.fiber() || b.fiber()) return 24;
+    // A blocked fiber's future of another type beside them.
+    Future<void>& blocked = parked.back();
+    auto first = select(a, blocked);
+    if (!first || *first != 0) return 25;
+    auto last = select(blocked, b);
+    if (!last || *last != 1) return 26;
+    if (selectUncancelable(blocked, a) != 1) return 27;
+    std::vector<Future<int>> span;
+    span.push_back(inlined());
+    span.push_back(inlined());
+    auto in_span = select(std::span(span));
+    if (!in_span || *in_span != 0) return 28;
+    if (a.await() != 7 || b.cancel() != 7) return 29;
+    for (auto& f : span)
+        if (f.await() != 7) return 30;
+    {
+        Group group(loop);
+        int ran = 0;
+        group.async([&] { ++ran; });
+        group.async([&] { ++ran; });
+        if (!group.wait() || ran != 2) return 31;
+    }
+    Future<int> dropped = inlined(); // destroyed unawaited below
+    queue.close();
+    for (auto& f : parked) f.await();
+    return 0;
+}
+
+TEST_CASE("async with no stack to be had runs inline, and its Future works in select, span, Group, await and cancel beside fibers", "[failures][limits]") {
+    if (addressLimitUntestable()) return;
+    FIBERSCOPE_SKIP_UNDER_EMULATOR("qemu's own mappings count against ulimit -v");
+    for (IoBackend backend : {IoBackend::io_uring, IoBackend::epoll})
+        for (unsigned threads : {1u, 2u}) {
+            auto child = runChild([&] { return inlineFuturesAmongFibers(backend, threads); });
+            INFO("backend " << ioBackendName(backend) << ", " << threads
+                            << " threads; child stderr: " << child.err);
+            REQUIRE(WIFEXITED(child.status));
+            REQUIRE(WEXITSTATUS(child.status) == 0);
+            REQUIRE(countOf(child.err, "cannot allocate fiber stack") == 1);
+        }
 }
 
 // --- many fibers: guard pages hold, and the real limit is named -----------

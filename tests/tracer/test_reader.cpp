@@ -267,9 +267,35 @@ TEST_CASE("a version 6 file: search records, a begin and its end on one thread",
     CHECK(error.find("op") != std::string::npos);
 }
 
+TEST_CASE("a version 8 file: a semaphore's and an rwlock's own records", "[reader][versions]") {
+    TraceBuilder b;
+    REQUIRE(b.version == 8);
+    b.chunk(0)
+        .record(EventKind::SemaphoreOp, 5, {3, 0x2000, TraceBuilder::zigzag(9), 4}) // post 4 permits, fiber 9
+        .record(EventKind::SemaphoreOp, 1, {1, 0x2000, TraceBuilder::zigzag(1), 0}) // fiber 10 blocked
+        .record(EventKind::RwLockOp, 1, {3, 0x3000, TraceBuilder::zigzag(-3)});     // fiber 7 write-blocked
+    const Trace trace = parseOk(b.bytes(), {.strict = true});
+    REQUIRE(trace.events.size() == 3);
+    CHECK(trace.events[0].kind == EventKind::SemaphoreOp);
+    CHECK(trace.events[0].small == static_cast<std::uint8_t>(fiberscope::trace::SemaphoreOp::Post));
+    CHECK(trace.events[0].arg[0] == 0x2000);
+    CHECK(trace.events[0].arg[1] == 9);
+    CHECK(trace.events[0].arg[2] == 4);
+    CHECK(trace.events[1].small == static_cast<std::uint8_t>(fiberscope::trace::SemaphoreOp::Blocked));
+    CHECK(trace.events[1].arg[1] == 10);
+    CHECK(trace.events[2].kind == EventKind::RwLockOp);
+    CHECK(trace.events[2].small == static_cast<std::uint8_t>(fiberscope::trace::RwLockOp::WriteBlocked));
+    CHECK(trace.events[2].arg[0] == 0x3000);
+    CHECK(trace.events[2].arg[1] == 7);
+    // An op out of range is an error naming it.
+    TraceBuilder bad;
+    bad.chunk(0).record(EventKind::RwLockOp, 5, {7, 0x3000, TraceBuilder::zigzag(1)});
+    CHECK(parseError(bad.bytes()).find("rwlock") != std::string::npos);
+}
+
 TEST_CASE("a version 7 file: its new kinds, and a chunk header that fails its own CRC names the chunk", "[reader][versions]") {
     TraceBuilder b;
-    REQUIRE(b.version == 7);
+    b.version = 7;
     // Fibers are deltas from the previous fiber field (zigzag), from the chunk's base 0.
     b.chunk(0)
         .record(EventKind::StealOne, 5, {TraceBuilder::zigzag(7), 1, 1}) // fiber 7, victim 1, from run-next

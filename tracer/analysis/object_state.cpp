@@ -26,6 +26,8 @@ bool relevant(const trace::Event& e) noexcept {
     case EventKind::ConditionWait:
     case EventKind::ConditionWake:
     case EventKind::QueueOp:
+    case EventKind::SemaphoreOp:
+    case EventKind::RwLockOp:
     case EventKind::CancelRequest:
     case EventKind::CancelDelivered:
     case EventKind::FiberFinish:
@@ -90,10 +92,24 @@ void leaveAll(ObjectReplay& s, std::uint64_t fiber) {
             leave(s, q->second.producers, fiber), leave(s, q->second.consumers, fiber);
             s.listed -= q->second.since.erase(fiber);
         }
+        // Its waiting ends; a hold it has (a reader's) stays until unlocked.
+        if (auto m = s.semaphores.find(object); m != s.semaphores.end()) leave(s, m->second.waiters, fiber);
+        if (auto r = s.rwlocks.find(object); r != s.rwlocks.end())
+            leave(s, r->second.waiting_writers, fiber), leave(s, r->second.waiting_readers, fiber);
     }
     s.waits.erase(first, last);
     s.wakes.erase(fiber);
+    s.inside.erase(fiber); // (a Queue's wait has no gave-up record)
 }
+
+// A mutex or condition record of a fiber inside a Semaphore or RwLock: the
+// object is that primitive's part.
+void learnPart(ObjectReplay& s, std::uint64_t fiber, std::uint64_t object) {
+    const auto in = s.inside.find(fiber);
+    if (in != s.inside.end()) s.part_of.emplace(object, in->second);
+}
+void enterPrimitive(ObjectReplay& s, std::uint64_t fiber, std::uint64_t primitive) { s.inside.insert_or_assign(fiber, primitive); }
+void leavePrimitive(ObjectReplay& s, std::uint64_t fiber) { s.inside.erase(fiber); }
 
 // A Queue's put or get waits on one of its conditions: a wake of a fiber
 // blocked in it lets it retry; its next condition-wait blocks it again.
@@ -121,6 +137,7 @@ std::int64_t workerOf(const ObjectIndex& index, std::uint32_t thread) noexcept {
 void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std::uint32_t id) {
     switch (e.kind) {
     case EventKind::MutexContended: {
+        learnPart(s, e.arg[0], e.arg[1]);
         ObjectReplay::Mutex& m = s.mutexes[e.arg[1]];
         if (m.waiters.empty()) {
             // A new episode of waiting: whoever holds it locked it without a record.
@@ -133,6 +150,7 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
         break;
     }
     case EventKind::MutexHandoff: {
+        learnPart(s, e.arg[0], e.arg[2]), learnPart(s, e.arg[1], e.arg[2]);
         ObjectReplay::Mutex& m = s.mutexes[e.arg[2]];
         m.owner = e.arg[1];
         m.owner_since = e.time;
@@ -140,12 +158,14 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
         break;
     }
     case EventKind::ConditionWait: {
+        learnPart(s, e.arg[0], e.arg[1]);
         join(s, s.conditions[e.arg[1]], e.arg[0]);
         noteWait(s, e.arg[0], e.arg[1]);
         queueWoken(s, e.arg[0], false);
         break;
     }
     case EventKind::ConditionWake: {
+        learnPart(s, e.arg[0], e.arg[1]);
         const auto how = static_cast<trace::ConditionWakeHow>(e.small);
         auto it = s.conditions.find(e.arg[1]);
         if (it != s.conditions.end()) {
@@ -166,10 +186,10 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
         ObjectReplay::Queue& q = s.queues[e.arg[0]];
         const std::uint64_t fiber = e.arg[1];
         switch (static_cast<trace::QueueOp>(e.small)) {
-        case trace::QueueOp::Put: ++q.depth, leave(s, q.producers, fiber); break;
-        case trace::QueueOp::Get: q.depth = std::max<std::int64_t>(0, q.depth - 1), leave(s, q.consumers, fiber); break;
-        case trace::QueueOp::PutBlocked: join(s, q.producers, fiber), noteWait(s, fiber, e.arg[0]); break;
-        case trace::QueueOp::GetBlocked: join(s, q.consumers, fiber), noteWait(s, fiber, e.arg[0]); break;
+        case trace::QueueOp::Put: ++q.depth, leave(s, q.producers, fiber), leavePrimitive(s, fiber); break;
+        case trace::QueueOp::Get: q.depth = std::max<std::int64_t>(0, q.depth - 1), leave(s, q.consumers, fiber), leavePrimitive(s, fiber); break;
+        case trace::QueueOp::PutBlocked: join(s, q.producers, fiber), noteWait(s, fiber, e.arg[0]), enterPrimitive(s, fiber, e.arg[0]); break;
+        case trace::QueueOp::GetBlocked: join(s, q.consumers, fiber), noteWait(s, fiber, e.arg[0]), enterPrimitive(s, fiber, e.arg[0]); break;
         case trace::QueueOp::Close:
             q.closed = true, clearList(s, q.producers), clearList(s, q.consumers);
             s.listed -= q.since.size(), q.since.clear();
@@ -177,6 +197,33 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
         }
         // Any record of it on the queue ends a wake's effect there.
         touchQueue(s, q, fiber);
+        break;
+    }
+    case EventKind::SemaphoreOp: {
+        ObjectReplay::Semaphore& m = s.semaphores[e.arg[0]];
+        const std::uint64_t fiber = e.arg[1];
+        switch (static_cast<trace::SemaphoreOp>(e.small)) {
+        case trace::SemaphoreOp::Take: ++m.taken, leave(s, m.waiters, fiber), leavePrimitive(s, fiber); break;
+        case trace::SemaphoreOp::Blocked: join(s, m.waiters, fiber), noteWait(s, fiber, e.arg[0]), enterPrimitive(s, fiber, e.arg[0]); break;
+        case trace::SemaphoreOp::GaveUp: leave(s, m.waiters, fiber), leavePrimitive(s, fiber); break;
+        case trace::SemaphoreOp::Post: m.posted += e.arg[2]; break;
+        }
+        break;
+    }
+    case EventKind::RwLockOp: {
+        ObjectReplay::RwLock& r = s.rwlocks[e.arg[0]];
+        const std::uint64_t fiber = e.arg[1];
+        switch (static_cast<trace::RwLockOp>(e.small)) {
+        case trace::RwLockOp::ReadLocked: leave(s, r.waiting_readers, fiber), join(s, r.readers, fiber), leavePrimitive(s, fiber); break;
+        case trace::RwLockOp::WriteLocked:
+            leave(s, r.waiting_writers, fiber), r.writer = fiber, r.writer_since = e.time, leavePrimitive(s, fiber);
+            break;
+        case trace::RwLockOp::ReadBlocked: join(s, r.waiting_readers, fiber), noteWait(s, fiber, e.arg[0]), enterPrimitive(s, fiber, e.arg[0]); break;
+        case trace::RwLockOp::WriteBlocked: join(s, r.waiting_writers, fiber), noteWait(s, fiber, e.arg[0]), enterPrimitive(s, fiber, e.arg[0]); break;
+        case trace::RwLockOp::GaveUp: leave(s, r.waiting_readers, fiber), leave(s, r.waiting_writers, fiber), leavePrimitive(s, fiber); break;
+        case trace::RwLockOp::ReadUnlock: leave(s, r.readers, fiber); break;
+        case trace::RwLockOp::WriteUnlock: r.writer = 0, r.writer_since = -1; break;
+        }
         break;
     }
     case EventKind::CancelRequest:
@@ -220,13 +267,15 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
 } // namespace
 
 std::size_t ObjectReplay::size() const noexcept {
-    return mutexes.size() + conditions.size() + queues.size() + wakeups.size() + cancels.size() + timers.size() + timer_of.size() +
-           waits.size() + wakes.size() + listed;
+    return mutexes.size() + conditions.size() + queues.size() + semaphores.size() + rwlocks.size() + inside.size() + part_of.size() +
+           wakeups.size() + cancels.size() + timers.size() + timer_of.size() + waits.size() + wakes.size() + listed;
 }
 
 std::size_t ObjectReplay::recount() const {
-    std::size_t n = mutexes.size() + conditions.size() + queues.size() + wakeups.size() + cancels.size() + timers.size() + timer_of.size() +
-                    waits.size() + wakes.size();
+    std::size_t n = mutexes.size() + conditions.size() + queues.size() + semaphores.size() + rwlocks.size() + inside.size() +
+                    part_of.size() + wakeups.size() + cancels.size() + timers.size() + timer_of.size() + waits.size() + wakes.size();
+    for (const auto& [a, m] : semaphores) n += m.waiters.size();
+    for (const auto& [a, r] : rwlocks) n += r.readers.size() + r.waiting_writers.size() + r.waiting_readers.size();
     for (const auto& [a, m] : mutexes) n += m.waiters.size();
     for (const auto& [a, w] : conditions) n += w.size();
     for (const auto& [a, q] : queues) n += q.producers.size() + q.consumers.size() + q.since.size();
@@ -254,7 +303,9 @@ ObjectIndex buildObjectIndex(const trace::Trace& trace, const Timeline& timeline
         case EventKind::MutexContended:
         case EventKind::ConditionWait:
         case EventKind::CancelRequest: listed.insert(e.arg[0]); break;
-        case EventKind::QueueOp: listed.insert(e.arg[1]); break;
+        case EventKind::QueueOp:
+        case EventKind::SemaphoreOp:
+        case EventKind::RwLockOp: listed.insert(e.arg[1]); break;
         case EventKind::FiberFinish:
             if (!listed.erase(e.arg[0])) continue; // (a finished fiber waits no more)
             break;
@@ -338,12 +389,20 @@ ObjectState objectStateAt(const trace::Trace& trace, const ObjectIndex& index, s
         if (id >= trace.events.size() || trace.events[id].time > time) break;
         apply(s, index, trace.events[id], id);
     }
+    // A Semaphore's or RwLock's mutex and conditions appear as it.
+    const auto part = [&](std::uint64_t object) { return s.part_of.count(object) != 0; };
     for (const auto& [address, m] : s.mutexes) {
+        if (part(address)) continue;
         std::vector<std::uint64_t> waiters = m.waiters.fibers();
         std::reverse(waiters.begin(), waiters.end());
         out.mutexes.push_back(MutexState{address, m.owner, m.owner_since, std::move(waiters)});
     }
-    for (const auto& [address, w] : s.conditions) out.conditions.push_back(ConditionState{address, w.fibers()});
+    for (const auto& [address, w] : s.conditions)
+        if (!part(address)) out.conditions.push_back(ConditionState{address, w.fibers()});
+    for (const auto& [address, m] : s.semaphores) out.semaphores.push_back(SemaphoreState{address, m.taken, m.posted, m.waiters.fibers()});
+    for (const auto& [address, r] : s.rwlocks)
+        out.rwlocks.push_back(RwLockState{address, r.writer, r.writer_since, r.readers.fibers(), r.waiting_writers.fibers(),
+                                          r.waiting_readers.fibers()});
     for (const auto& [address, q] : s.queues) {
         // The woken are not blocked: listed apart, in the order of their wakes.
         QueueState state{address, q.depth, q.closed, {}, {}, {}};

@@ -69,6 +69,9 @@ const RuleInfo kRules[kRuleCount] = {
     {Rule::ZonePairs, "zone-pairs", "A zone-end closes a zone the running fiber opened."},
     {Rule::MutexOwner, "mutex-owner",
      "A mutex is handed over by a fiber that holds it: not by the fiber it goes to, nor by one waiting for it."},
+    {Rule::RwLockHolds, "rwlock-holds",
+     "An rwlock is held by one writer or by readers, never both: write-locked only when no hold is open, "
+     "read-locked only when no writer holds it."},
     {Rule::CompleteNoSubmit, "complete-no-submit", "A completion answers an operation its fiber submitted."},
     {Rule::Truth, "truth",
      "Where a truth record says what the runtime knew (a checking recording), the replay agrees: the fiber it took "
@@ -193,6 +196,15 @@ struct Replay {
     std::unordered_map<std::uint64_t, ConditionWaiters> condition_waiters;
     std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> awaiting;          // fiber -> fibers awaiting it
     std::uint64_t overflow = 0;
+    // Each rwlock's open holds, as its records say (a hold from before the
+    // recording is not known: its unlock finds none, and is believed).
+    struct RwLockHolds {
+        std::uint64_t writer = 0;
+        std::uint32_t writer_record = kNoRecord;
+        std::uint64_t readers = 0;
+        std::uint32_t reader_record = kNoRecord; // the latest read-locked
+    };
+    std::unordered_map<std::uint64_t, RwLockHolds> rwlocks;
 
     explicit Replay(const trace::Trace& t) : trace(t) {
         threads.resize(t.threads.size());
@@ -561,6 +573,23 @@ Finding check(const Replay& r, const Event& e, std::uint32_t i) {
                            f->since);
         return {};
     }
+    case EventKind::RwLockOp: {
+        const auto op = static_cast<trace::RwLockOp>(e.small);
+        if (op != trace::RwLockOp::ReadLocked && op != trace::RwLockOp::WriteLocked) return {};
+        const auto it = r.rwlocks.find(e.arg[0]);
+        if (it == r.rwlocks.end()) return {};
+        const Replay::RwLockHolds& h = it->second;
+        const char* how = op == trace::RwLockOp::WriteLocked ? " took an rwlock exclusively while " : " took an rwlock shared while ";
+        if (h.writer)
+            return finding(Rule::RwLockHolds, e.arg[1], fiberText(e.arg[1]) + how + fiberText(h.writer) + " held it exclusively",
+                           h.writer_record);
+        if (op == trace::RwLockOp::WriteLocked && h.readers)
+            return finding(Rule::RwLockHolds, e.arg[1],
+                           fiberText(e.arg[1]) + how + std::to_string(h.readers) + (h.readers == 1 ? " reader" : " readers") +
+                               " held it shared",
+                           h.reader_record);
+        return {};
+    }
     case EventKind::MutexTaken: {
         const FiberState* f = r.find(e.arg[0]);
         if (!f || f->where == Where::Unknown) return {};
@@ -858,6 +887,17 @@ void apply(Replay& r, const Event& e, std::uint32_t i) {
     case EventKind::MutexTaken: {
         FiberState& f = r.at(e.arg[0]);
         if (!f.finished) r.wake(e.arg[0], f, t, i);
+        return;
+    }
+    case EventKind::RwLockOp: {
+        Replay::RwLockHolds& h = r.rwlocks[e.arg[0]];
+        switch (static_cast<trace::RwLockOp>(e.small)) {
+        case trace::RwLockOp::ReadLocked: ++h.readers, h.reader_record = i; break;
+        case trace::RwLockOp::WriteLocked: h.writer = e.arg[1], h.writer_record = i; break;
+        case trace::RwLockOp::ReadUnlock: h.readers -= h.readers > 0; break;
+        case trace::RwLockOp::WriteUnlock: h.writer = 0, h.writer_record = kNoRecord; break;
+        default: break;
+        }
         return;
     }
     case EventKind::ConditionWait: r.at(e.arg[0]).next_object = e.arg[1]; return;

@@ -8,6 +8,11 @@
 // first), and a popped fiber re-checks the count under the mutex. A waiter
 // that returns Canceled or TimedOut never touched the count, so a permit
 // it was "meant" for stays counted for the next wait() or tryWait().
+//
+// Its records (semaphore: take, blocked, gave-up, post) are written under
+// the mutex, as the count changes: in the order of the changes, and before
+// any other fiber can see them. The Mutex's and Condition's own records
+// stay: they say how the fibers were scheduled.
 #include "fiberscope/semaphore.hpp"
 
 #include <algorithm>
@@ -16,6 +21,8 @@
 #include <limits>
 #include <mutex>
 
+#include "fiberscope/event_loop.hpp"
+#include "support/tracing.hpp"
 #include "sync/deadline.hpp"
 
 namespace fiberscope {
@@ -28,6 +35,7 @@ void Semaphore::post(std::size_t n) {
         std::abort();
     }
     count_ += n;
+    FIBERSCOPE_TRACE_EVENT(emit::semaphoreOp(now, SemaphoreOp::Post, this, currentFiberId(), n));
     const std::size_t waiters = waiters_;
     const std::size_t wake = std::min(n, waiters);
     mutex_.unlock();
@@ -41,7 +49,10 @@ void Semaphore::post(std::size_t n) {
 bool Semaphore::tryWait() {
     mutex_.lockUncancelable();
     const bool taken = count_ > 0;
-    if (taken) --count_;
+    if (taken) {
+        --count_;
+        FIBERSCOPE_TRACE_EVENT(emit::semaphoreOp(now, SemaphoreOp::Take, this, currentFiberId(), 0));
+    }
     mutex_.unlock();
     return taken;
 }
@@ -50,13 +61,20 @@ Status Semaphore::waitImpl(bool cancelable, Timeout timeout) {
     const detail::SyncDeadline deadline(timeout);
     if (auto s = detail::lockInternal(mutex_, cancelable); !s) return s;
     std::unique_lock lock(mutex_, std::adopt_lock);
+    // (One blocked record per wait, however often a woken fiber finds the
+    // permit taken and sleeps again.)
+    if (count_ == 0) FIBERSCOPE_TRACE_EVENT(emit::semaphoreOp(now, SemaphoreOp::Blocked, this, currentFiberId(), 0));
     while (count_ == 0) {
         ++waiters_;
         Status s = detail::waitWithin(available_, mutex_, cancelable, deadline);
         --waiters_;
-        if (!s) return s;
+        if (!s) {
+            FIBERSCOPE_TRACE_EVENT(emit::semaphoreOp(now, SemaphoreOp::GaveUp, this, currentFiberId(), 0));
+            return s;
+        }
     }
     --count_;
+    FIBERSCOPE_TRACE_EVENT(emit::semaphoreOp(now, SemaphoreOp::Take, this, currentFiberId(), 0));
     return {};
 }
 

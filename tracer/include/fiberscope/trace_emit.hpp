@@ -332,6 +332,14 @@ inline void queueOp(std::uint64_t t, QueueOp op, const void* queue, std::uint64_
     if (Record r{EventKind::QueueOp, t})
         r.u(static_cast<std::uint8_t>(op)), r.u(reinterpret_cast<std::uintptr_t>(queue)), r.fiber(fiber);
 }
+inline void semaphoreOp(std::uint64_t t, SemaphoreOp op, const void* semaphore, std::uint64_t fiber, std::uint64_t count) noexcept {
+    if (Record r{EventKind::SemaphoreOp, t})
+        r.u(static_cast<std::uint8_t>(op)), r.u(reinterpret_cast<std::uintptr_t>(semaphore)), r.fiber(fiber), r.u(count);
+}
+inline void rwlockOp(std::uint64_t t, RwLockOp op, const void* rwlock, std::uint64_t fiber) noexcept {
+    if (Record r{EventKind::RwLockOp, t})
+        r.u(static_cast<std::uint8_t>(op)), r.u(reinterpret_cast<std::uintptr_t>(rwlock)), r.fiber(fiber);
+}
 // Where the thread's previous record (a mark or zone-begin) was made: `file`
 // is an interned string id (trace.hpp writes it after the record it places).
 inline void sourceLocation(std::uint64_t t, std::uint64_t file, std::uint64_t line) noexcept {

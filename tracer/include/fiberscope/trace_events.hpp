@@ -66,8 +66,11 @@ enum class EventKind : std::uint8_t {
     MutexTaken = 36,     // fiber, mutex:object
     Overflow = 37,       // op:OverflowOp, fiber
     Truth = 38,          // op:TruthOp, fiber, value:count (a checking recording only)
+    // Version 8: a primitive built on a Mutex and Conditions appears as itself
+    SemaphoreOp = 39,    // op:SemaphoreOp, semaphore:object, fiber, count
+    RwLockOp = 40,       // op:RwLockOp, rwlock:object, fiber
 };
-inline constexpr std::uint8_t kMaxEventKind = 38;
+inline constexpr std::uint8_t kMaxEventKind = 40;
 
 // Why a fiber switched away.
 enum class SwitchReason : std::uint8_t {
@@ -113,9 +116,20 @@ enum class TruthOp : std::uint8_t { Queued = 0, Empty = 1, Backdated = 2 };
 
 enum class GroupOp : std::uint8_t { Spawn = 0, Wait = 1, Cancel = 2 };
 // How a condition-wake record's fiber was woken: by signal(), by
-// broadcast() (it and every other waiter), or by its own wait's Timeout.
+// broadcast() (one record per fiber it woke, since version 7; before, one
+// record for them all), or by its own wait's Timeout.
 enum class ConditionWakeHow : std::uint8_t { Signal = 0, Broadcast = 1, TimedOut = 2 };
 enum class QueueOp : std::uint8_t { Put = 0, Get = 1, PutBlocked = 2, GetBlocked = 3, Close = 4 };
+// What a semaphore record says (version 8): the fiber took a permit, found
+// none and waits (blocked; its Condition's records follow), stopped waiting
+// without one (gave-up: canceled or timed out), or posted `count` permits.
+enum class SemaphoreOp : std::uint8_t { Take = 0, Blocked = 1, GaveUp = 2, Post = 3 };
+// What an rwlock record says (version 8): the fiber holds it shared or
+// exclusively now, waits to (blocked), stopped waiting without it
+// (gave-up), or released its shared or exclusive hold.
+enum class RwLockOp : std::uint8_t {
+    ReadLocked = 0, WriteLocked = 1, ReadBlocked = 2, WriteBlocked = 3, GaveUp = 4, ReadUnlock = 5, WriteUnlock = 6
+};
 
 const char* eventKindName(EventKind kind) noexcept;
 const char* switchReasonName(SwitchReason reason) noexcept;

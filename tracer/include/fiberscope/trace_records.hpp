@@ -26,7 +26,7 @@ enum class FieldType : std::uint8_t {
     Worker,        // a runtime worker index (at most kMaxWorkerField)
     WorkerPlusOne, // 1 + a worker index, 0 = none (cancel-request's ring)
     String,        // a string id (0 = none), defined by a string record
-    Object,        // an opaque 64-bit identity: a mutex, condition, group or queue
+    Object,        // an opaque 64-bit identity: a mutex, condition, group, queue, semaphore or rwlock
     Enum,          // an enumerated value, at most FieldInfo::max, named by FieldInfo::values
     Opcode,        // an io_uring opcode or one of the runtime's own numbers (trace_vocabulary.hpp)
     Signed,        // a signed value stored zigzag: an fd, a result (-errno)
@@ -88,6 +88,11 @@ inline constexpr std::uint8_t kMaxTruthOp = 2;
 inline constexpr const char* kTruthOpNames[kMaxTruthOp + 1] = {"queued", "empty", "backdated"};
 inline constexpr std::uint8_t kMaxQueueOp = 4;
 inline constexpr const char* kQueueOpNames[kMaxQueueOp + 1] = {"put", "get", "put-blocked", "get-blocked", "close"};
+inline constexpr std::uint8_t kMaxSemaphoreOp = 3;
+inline constexpr const char* kSemaphoreOpNames[kMaxSemaphoreOp + 1] = {"take", "blocked", "gave-up", "post"};
+inline constexpr std::uint8_t kMaxRwLockOp = 6;
+inline constexpr const char* kRwLockOpNames[kMaxRwLockOp + 1] = {"read-locked", "write-locked", "read-blocked", "write-blocked",
+                                                                 "gave-up",     "read-unlock",  "write-unlock"};
 
 namespace records_detail {
 using T = FieldType;
@@ -253,6 +258,17 @@ inline constexpr RecordKindInfo kTable[kMaxEventKind + 1] = {
          "this thread's queues were empty (empty), or this thread wrote a record stamped `value` ns before its previous "
          "one (backdated).", true, false},
         {enumerated("op", kTruthOpNames), fiber(), count("value")}),
+    // A Semaphore and an RwLock are built on a Mutex and Conditions, whose
+    // records stay (they are what schedules the fibers); these say what the
+    // primitive itself did, written under its mutex, so in its order.
+    row({K::SemaphoreOp, "semaphore", "sync",
+         "`fiber` took a permit from the semaphore, found none and waits (its Condition's records follow), stopped "
+         "waiting without one (canceled or timed out), or posted `count` permits (`op`).", true, true},
+        {enumerated("op", kSemaphoreOpNames), object("semaphore"), fiber(), count()}),
+    row({K::RwLockOp, "rwlock", "sync",
+         "`fiber` holds the rwlock shared (read-locked) or exclusively (write-locked) now, waits for it (blocked), "
+         "stopped waiting without it (canceled or timed out), or released its shared or exclusive hold (`op`).", true, true},
+        {enumerated("op", kRwLockOpNames), object("rwlock"), fiber()}),
 };
 // clang-format on
 } // namespace records_detail
@@ -325,5 +341,7 @@ static_assert(static_cast<std::uint8_t>(SearchOp::Completions) == kMaxSearchOp);
 static_assert(static_cast<std::uint8_t>(StealOneFrom::RunNext) == kMaxStealOneFrom);
 static_assert(static_cast<std::uint8_t>(OverflowOp::Take) == kMaxOverflowOp);
 static_assert(static_cast<std::uint8_t>(TruthOp::Backdated) == kMaxTruthOp);
+static_assert(static_cast<std::uint8_t>(SemaphoreOp::Post) == kMaxSemaphoreOp);
+static_assert(static_cast<std::uint8_t>(RwLockOp::WriteUnlock) == kMaxRwLockOp);
 
 } // namespace fiberscope::trace

@@ -164,6 +164,8 @@ constexpr const char* kCondition = "runtime/src/sync/condition.cpp";
 constexpr const char* kCancel = "runtime/src/io/cancel.cpp";
 constexpr const char* kGroup = "runtime/src/sync/group.cpp";
 constexpr const char* kQueue = "runtime/include/fiberscope/queue.hpp";
+constexpr const char* kSemaphore = "runtime/src/sync/semaphore.cpp";
+constexpr const char* kRwLock = "runtime/src/sync/rwlock.cpp";
 constexpr const char* kTraceApi = "tracer/include/fiberscope/trace.hpp";
 
 struct Ctx {
@@ -763,6 +765,46 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
         case 2: return make(who + " found " + queue + " full and blocks in Queue::put() until a get() makes room", "Queue::put()", kQueue, i);
         case 3: return make(who + " found " + queue + " empty and blocks in Queue::get() until a put()", "Queue::get()", kQueue, i);
         default: return make(who + " closed " + queue + " (Queue::close()): blocked and later put()s fail, get()s drain what is left", "Queue::close()", kQueue, i);
+        }
+    }
+    case EventKind::SemaphoreOp: {
+        const std::string semaphore = "semaphore " + objectLabel(e.arg[0]);
+        const std::string who = c.fiber(e.arg[1]);
+        switch (static_cast<trace::SemaphoreOp>(e.small)) {
+        case trace::SemaphoreOp::Take: return make(who + " took a permit from " + semaphore + " (Semaphore::wait())", "Semaphore::waitImpl()", kSemaphore, i);
+        case trace::SemaphoreOp::Blocked:
+            return make(who + " found no permit in " + semaphore + " and waits on its condition until a post() (Semaphore::wait())",
+                        "Semaphore::waitImpl()", kSemaphore, i);
+        case trace::SemaphoreOp::GaveUp:
+            return make(who + " stopped waiting for a permit of " + semaphore + " without one: canceled or timed out (Semaphore::wait())",
+                        "Semaphore::waitImpl()", kSemaphore, i);
+        default:
+            return make(who + " posted " + plural(e.arg[2], "permit", "permits") + " to " + semaphore +
+                            ", waking up to as many waiters (Semaphore::post())",
+                        "Semaphore::post()", kSemaphore, i);
+        }
+    }
+    case EventKind::RwLockOp: {
+        const std::string rwlock = "rwlock " + objectLabel(e.arg[0]);
+        const std::string who = c.fiber(e.arg[1]);
+        switch (static_cast<trace::RwLockOp>(e.small)) {
+        case trace::RwLockOp::ReadLocked:
+            return make(who + " holds " + rwlock + " shared now, beside any other readers (RwLock::lockShared())", "RwLock::lockSharedImpl()", kRwLock, i);
+        case trace::RwLockOp::WriteLocked:
+            return make(who + " holds " + rwlock + " exclusively now (RwLock::lock())", "RwLock::lockImpl()", kRwLock, i);
+        case trace::RwLockOp::ReadBlocked:
+            return make(who + " waits to read " + rwlock + ": a writer holds it or waits for it, and writers go first (RwLock::lockShared())",
+                        "RwLock::lockSharedImpl()", kRwLock, i);
+        case trace::RwLockOp::WriteBlocked:
+            return make(who + " waits to write " + rwlock + " until its holders release it (RwLock::lock())", "RwLock::lockImpl()", kRwLock, i);
+        case trace::RwLockOp::GaveUp:
+            return make(who + " stopped waiting for " + rwlock + " without it: canceled or timed out", "RwLock::lockImpl()", kRwLock, i);
+        case trace::RwLockOp::ReadUnlock:
+            return make(who + " released its shared hold of " + rwlock + "; the last reader out wakes a waiting writer (RwLock::unlockShared())",
+                        "RwLock::unlockShared()", kRwLock, i);
+        default:
+            return make(who + " released " + rwlock + ": the readers waiting are admitted together, else one writer is woken (RwLock::unlock())",
+                        "RwLock::unlock()", kRwLock, i);
         }
     }
     case EventKind::Mark: {

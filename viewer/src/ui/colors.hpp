@@ -81,9 +81,11 @@ constexpr Color recordColor(trace::EventKind kind) noexcept {
     case K::Mark: return palette::mark;
     case K::FiberCreate: return palette::spawn;
     case K::MutexContended:
-    case K::MutexHandoff: return palette::mutex_handoff;
+    case K::MutexHandoff:
+    case K::RwLockOp: return palette::mutex_handoff;
     case K::ConditionWait:
-    case K::ConditionWake: return palette::condition_wake;
+    case K::ConditionWake:
+    case K::SemaphoreOp: return palette::condition_wake;
     case K::Search: return palette::search;
     default: return 0;
     }

@@ -4,7 +4,8 @@
 // the kernel. This is the picture the lessons teach with. Below them, one
 // small card per object the runtime's fibers meet at that instant (issue 14):
 // each mutex's holder and waiters, each condition's waiters, each Queue's
-// depth and blocked fibers, and the wake-ups and cancels on their way. The
+// depth and blocked fibers, each Semaphore's and RwLock's holders and
+// waiters, and the wake-ups and cancels on their way. The
 // object replay's index (object_state.hpp) is built once per loaded trace
 // and kept here, so a hover frame costs a binary search and a short replay.
 #include <imgui.h>
@@ -188,6 +189,44 @@ void drawObjects(const App& app, const Timeline& tl, const ObjectState& objects,
         ++shown;
     }
     more(queues.size() > kCards ? queues.size() - kCards : 0, "queues");
+    // A Semaphore and an RwLock, as themselves (their inner mutex and
+    // conditions are not listed above): the ones with fibers waiting first.
+    std::vector<const SemaphoreState*> semaphores;
+    for (const SemaphoreState& m : objects.semaphores)
+        if (!m.waiters.empty()) semaphores.push_back(&m);
+    for (const SemaphoreState& m : objects.semaphores)
+        if (m.waiters.empty()) semaphores.push_back(&m);
+    for (std::size_t i = 0; i < semaphores.size() && i < kCards; ++i) {
+        const SemaphoreState& m = *semaphores[i];
+        // Its initial count is not recorded: what was taken and posted since.
+        char counts[96];
+        std::snprintf(counts, sizeof counts, "%llu taken, %llu posted", static_cast<unsigned long long>(m.taken),
+                      static_cast<unsigned long long>(m.posted));
+        drawObjectCard(dl, tl, palette::condition_wake, "semaphore " + objectLabel(m.semaphore), counts,
+                       {{"waiting", m.waiters, m.waiters.empty() ? "none blocked" : "(no permit)"}});
+        ++shown;
+    }
+    more(semaphores.size() > kCards ? semaphores.size() - kCards : 0, "semaphores");
+    std::vector<const RwLockState*> rwlocks;
+    const auto busy = [](const RwLockState& r) { return r.writer || !r.readers.empty() || !r.waiting_writers.empty() || !r.waiting_readers.empty(); };
+    for (const RwLockState& r : objects.rwlocks)
+        if (busy(r)) rwlocks.push_back(&r);
+    for (const RwLockState& r : objects.rwlocks)
+        if (!busy(r)) rwlocks.push_back(&r);
+    for (std::size_t i = 0; i < rwlocks.size() && i < kCards; ++i) {
+        const RwLockState& r = *rwlocks[i];
+        const std::string held = r.writer                ? "held exclusively by #" + std::to_string(r.writer)
+                                 : !r.readers.empty() ? std::to_string(r.readers.size()) + (r.readers.size() == 1 ? " reader" : " readers")
+                                                      : "free";
+        std::vector<CardRow> rows;
+        if (r.writer) rows.push_back({"writer", {r.writer}, r.writer_since >= 0 ? "since " + formatDuration(time - r.writer_since) + " ago" : ""});
+        else rows.push_back({"readers", r.readers, r.readers.empty() ? "none" : "holding it shared"});
+        rows.push_back({"writers wait", r.waiting_writers, r.waiting_writers.empty() ? "none" : "(first first)"});
+        rows.push_back({"readers wait", r.waiting_readers, r.waiting_readers.empty() ? "none" : "(admitted together)"});
+        drawObjectCard(dl, tl, palette::mutex_handoff, "rwlock " + objectLabel(r.rwlock), held, rows);
+        ++shown;
+    }
+    more(rwlocks.size() > kCards ? rwlocks.size() - kCards : 0, "rwlocks");
     for (std::size_t i = 0; i < objects.wakeups.size() && i < kCards; ++i) {
         const PendingWakeup& w = objects.wakeups[i];
         drawObjectCard(dl, tl, palette::wakeup, std::string("wake-up (") + words.wake + ")",

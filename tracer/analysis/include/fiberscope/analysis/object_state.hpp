@@ -1,7 +1,15 @@
 // The state of the runtime's objects at an instant: who holds each mutex and
 // who waits for it, who waits on each condition, each Queue's depth and its
-// blocked producers and consumers, the wake-ups and cancels sent but not yet
-// arrived, and the timers in flight with the time they fire.
+// blocked producers and consumers, each Semaphore's and RwLock's holders and
+// waiters, the wake-ups and cancels sent but not yet arrived, and the timers
+// in flight with the time they fire.
+//
+// A Queue, a Semaphore or an RwLock is built on a Mutex and Conditions,
+// whose records stay in the trace (they schedule the fibers). It appears as
+// itself: a fiber between its blocked record and its put, get, take, lock
+// or gave-up (or a cancel, time-out or finish) is inside the primitive, and
+// the mutex and conditions it meets there are the primitive's parts, shown
+// as the primitive rather than beside it.
 //
 // Design: these objects live only in the records that name them (mutex-
 // contended/handoff, condition-wait/wake, queue, cancel-request/delivered,
@@ -61,6 +69,22 @@ struct QueueState {
     std::vector<std::uint64_t> woken;
 };
 
+struct SemaphoreState {
+    std::uint64_t semaphore = 0;
+    // Permits taken and posted since the recording began (the count it was
+    // made with is not recorded: the count now is that + posted - taken).
+    std::uint64_t taken = 0, posted = 0;
+    std::vector<std::uint64_t> waiters; // blocked, by when they began to wait
+};
+
+struct RwLockState {
+    std::uint64_t rwlock = 0;
+    std::uint64_t writer = 0;          // the fiber holding it exclusively, 0: none known
+    std::int64_t writer_since = -1;
+    std::vector<std::uint64_t> readers; // holding it shared, by when they took it
+    std::vector<std::uint64_t> waiting_writers, waiting_readers; // by when they began to wait
+};
+
 struct PendingWakeup {
     std::uint32_t thread = 0;   // the sending trace thread
     std::int64_t target = -1;   // the worker woken
@@ -85,9 +109,13 @@ struct TimerState {
 
 struct ObjectState {
     std::int64_t time = 0;
-    std::vector<MutexState> mutexes;       // by address; only those waited for or handed over so far
-    std::vector<ConditionState> conditions; // by address; only those with waiters
+    // By address; only those waited for or handed over so far, and not
+    // known to be a Queue's, a Semaphore's or an RwLock's part.
+    std::vector<MutexState> mutexes;
+    std::vector<ConditionState> conditions; // by address; only those with waiters (and not a part)
     std::vector<QueueState> queues;        // by address; every queue seen so far
+    std::vector<SemaphoreState> semaphores; // by address; every one seen so far
+    std::vector<RwLockState> rwlocks;       // by address; every one seen so far
     std::vector<PendingWakeup> wakeups;    // by sent
     std::vector<PendingCancel> cancels;    // by requested
     std::vector<TimerState> timers;        // by since
@@ -123,9 +151,25 @@ struct ObjectReplay {
         bool woken = false;
         std::uint64_t at = 0;
     };
+    struct Semaphore {
+        std::uint64_t taken = 0, posted = 0;
+        FiberList waiters;
+    };
+    struct RwLock {
+        std::uint64_t writer = 0;
+        std::int64_t writer_since = -1;
+        FiberList readers, waiting_writers, waiting_readers;
+    };
     std::map<std::uint64_t, Mutex> mutexes;
     std::map<std::uint64_t, FiberList> conditions;
     std::map<std::uint64_t, Queue> queues;
+    std::map<std::uint64_t, Semaphore> semaphores;
+    std::map<std::uint64_t, RwLock> rwlocks;
+    // Fiber -> the Queue, Semaphore or RwLock it waits in (from its blocked
+    // record to its put, get, take, lock or gave-up), and an inner mutex or
+    // condition -> the primitive it is part of (learned from a fiber inside it).
+    std::map<std::uint64_t, std::uint64_t> inside;
+    std::map<std::uint64_t, std::uint64_t> part_of;
     // Wake-ups sent and not yet answered (received or bounced), paired as
     // the model pairs its flows (wakeup_pairing.hpp).
     struct NoAnswer {};

@@ -48,6 +48,7 @@ enum class Rule : std::uint8_t {
     SearchPairs,       // a search end without its begin, or a begin inside one
     ZonePairs,         // a zone-end with no zone open on the running fiber
     MutexOwner,        // a mutex handed over by a fiber that did not hold it
+    RwLockHolds,       // an rwlock taken while a conflicting hold was open
     CompleteNoSubmit,  // a completion with no operation in flight
     Truth,             // the replay disagrees with a truth record
     Backdated,         // the runtime wrote a record stamped before its thread's previous one
