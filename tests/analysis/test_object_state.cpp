@@ -193,6 +193,13 @@ TEST_CASE("object state: a semaphore and an rwlock appear as themselves, their m
         ev(40, 0, EventKind::RwLockOp, kLock, 5, 0, rop(RwLockOp::ReadUnlock)),
         // An unrelated mutex stays a mutex.
         ev(50, 0, EventKind::MutexContended, 6, 0x700),
+        // Fiber 7 waits for an event fiber 8 sets.
+        ev(60, 0, EventKind::EventOp, 0x800, 7, 0, static_cast<std::uint8_t>(trace::EventOp::Blocked)),
+        ev(61, 0, EventKind::ConditionWait, 7, 0x810),
+        ev(62, 0, EventKind::EventOp, 0x800, 8, 0, static_cast<std::uint8_t>(trace::EventOp::Set)),
+        ev(63, 0, EventKind::ConditionWake, 7, 0x810, 0, wake(trace::ConditionWakeHow::Broadcast)),
+        ev(64, 0, EventKind::EventOp, 0x800, 7, 0, static_cast<std::uint8_t>(trace::EventOp::Returned)),
+        ev(70, 0, EventKind::EventOp, 0x800, 8, 0, static_cast<std::uint8_t>(trace::EventOp::Reset)),
     });
     const auto s12 = at(t, 12);
     REQUIRE(s12.semaphores.size() == 1);
@@ -220,6 +227,15 @@ TEST_CASE("object state: a semaphore and an rwlock appear as themselves, their m
     const auto s50 = at(t, 50);
     REQUIRE(s50.mutexes.size() == 1);
     CHECK(s50.mutexes[0].mutex == 0x700);
+    CHECK(s50.events.empty());
+    const auto s61 = at(t, 61);
+    REQUIRE(s61.events.size() == 1);
+    CHECK(s61.events[0].set == 0);
+    CHECK(s61.events[0].waiters == U{7});
+    CHECK(s61.conditions.empty());
+    CHECK(at(t, 62).events[0].set == 1);
+    CHECK(at(t, 64).events[0].waiters.empty());
+    CHECK(at(t, 70).events[0].set == 0);
 }
 
 TEST_CASE("object state: a queue's depth and its blocked producers and consumers", "[analysis][objects]") {

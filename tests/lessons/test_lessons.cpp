@@ -1746,6 +1746,29 @@ void checkLesson14(const LessonRun& run, const View& view) {
     REQUIRE(gave_up.size() == 1);
     CHECK(gave_up[0] > timed_out[0]);
     CHECK(gave_up[0] < at["impatient fetch gives up"]);
+    // The gate, as an Event: set between its checkpoint and its wakes; each
+    // reader that blocked on it returns from its wait after that.
+    const auto gate_set = view.next(at["gate opens"], [&](const TraceEvent& e) {
+        return e.kind == EventKind::EventOp && e.small == static_cast<std::uint8_t>(trace::EventOp::Set);
+    });
+    REQUIRE(gate_set);
+    CHECK(*gate_set < gate_wakes[0]);
+    const std::uint64_t gate_event = view.at(*gate_set).arg[0];
+    for (std::uint64_t r : readers) {
+        INFO(view.names.at(r) << " at the gate");
+        const auto blocks = view.all([&](const TraceEvent& e) {
+            return e.kind == EventKind::EventOp && e.arg[0] == gate_event && e.arg[1] == r &&
+                   e.small == static_cast<std::uint8_t>(trace::EventOp::Blocked);
+        });
+        const auto returns = view.all([&](const TraceEvent& e) {
+            return e.kind == EventKind::EventOp && e.arg[0] == gate_event && e.arg[1] == r &&
+                   e.small == static_cast<std::uint8_t>(trace::EventOp::Returned);
+        });
+        CHECK(blocks.size() == returns.size());
+        CHECK(blocks.size() == waitsBetween(r, 0, at["gate opens"]).size());
+        for (std::size_t k : blocks) CHECK(k < *gate_set);
+        for (std::size_t k : returns) CHECK(k > *gate_set);
+    }
     const auto takes = view.all([&](const TraceEvent& e) {
         return e.kind == EventKind::SemaphoreOp && fetcher_set.count(e.arg[1]) && e.small == static_cast<std::uint8_t>(trace::SemaphoreOp::Take);
     });

@@ -267,15 +267,19 @@ TEST_CASE("a version 6 file: search records, a begin and its end on one thread",
     CHECK(error.find("op") != std::string::npos);
 }
 
-TEST_CASE("a version 8 file: a semaphore's and an rwlock's own records", "[reader][versions]") {
+TEST_CASE("a version 8 file: a semaphore's, an rwlock's and an event's own records", "[reader][versions]") {
     TraceBuilder b;
     REQUIRE(b.version == 8);
     b.chunk(0)
         .record(EventKind::SemaphoreOp, 5, {3, 0x2000, TraceBuilder::zigzag(9), 4}) // post 4 permits, fiber 9
         .record(EventKind::SemaphoreOp, 1, {1, 0x2000, TraceBuilder::zigzag(1), 0}) // fiber 10 blocked
-        .record(EventKind::RwLockOp, 1, {3, 0x3000, TraceBuilder::zigzag(-3)});     // fiber 7 write-blocked
+        .record(EventKind::RwLockOp, 1, {3, 0x3000, TraceBuilder::zigzag(-3)})      // fiber 7 write-blocked
+        .record(EventKind::EventOp, 1, {3, 0x4000, TraceBuilder::zigzag(0)});       // fiber 7 returned
     const Trace trace = parseOk(b.bytes(), {.strict = true});
-    REQUIRE(trace.events.size() == 3);
+    REQUIRE(trace.events.size() == 4);
+    CHECK(trace.events[3].kind == EventKind::EventOp);
+    CHECK(trace.events[3].small == static_cast<std::uint8_t>(fiberscope::trace::EventOp::Returned));
+    CHECK(trace.events[3].arg[1] == 7);
     CHECK(trace.events[0].kind == EventKind::SemaphoreOp);
     CHECK(trace.events[0].small == static_cast<std::uint8_t>(fiberscope::trace::SemaphoreOp::Post));
     CHECK(trace.events[0].arg[0] == 0x2000);

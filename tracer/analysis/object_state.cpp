@@ -28,6 +28,7 @@ bool relevant(const trace::Event& e) noexcept {
     case EventKind::QueueOp:
     case EventKind::SemaphoreOp:
     case EventKind::RwLockOp:
+    case EventKind::EventOp:
     case EventKind::CancelRequest:
     case EventKind::CancelDelivered:
     case EventKind::FiberFinish:
@@ -96,6 +97,7 @@ void leaveAll(ObjectReplay& s, std::uint64_t fiber) {
         if (auto m = s.semaphores.find(object); m != s.semaphores.end()) leave(s, m->second.waiters, fiber);
         if (auto r = s.rwlocks.find(object); r != s.rwlocks.end())
             leave(s, r->second.waiting_writers, fiber), leave(s, r->second.waiting_readers, fiber);
+        if (auto v = s.events.find(object); v != s.events.end()) leave(s, v->second.waiters, fiber);
     }
     s.waits.erase(first, last);
     s.wakes.erase(fiber);
@@ -226,6 +228,20 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
         }
         break;
     }
+    case EventKind::EventOp: {
+        ObjectReplay::SyncEvent& v = s.events[e.arg[0]];
+        const std::uint64_t fiber = e.arg[1];
+        switch (static_cast<trace::EventOp>(e.small)) {
+        case trace::EventOp::Set: v.set = 1; break;
+        case trace::EventOp::Reset: v.set = 0; break;
+        case trace::EventOp::Blocked:
+            v.set = 0, join(s, v.waiters, fiber), noteWait(s, fiber, e.arg[0]), enterPrimitive(s, fiber, e.arg[0]);
+            break;
+        case trace::EventOp::Returned:
+        case trace::EventOp::GaveUp: leave(s, v.waiters, fiber), leavePrimitive(s, fiber); break;
+        }
+        break;
+    }
     case EventKind::CancelRequest:
         if (!s.cancels.count(e.arg[0])) s.cancels[e.arg[0]] = PendingCancel{e.arg[0], e.thread, e.time, id};
         break;
@@ -267,15 +283,17 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
 } // namespace
 
 std::size_t ObjectReplay::size() const noexcept {
-    return mutexes.size() + conditions.size() + queues.size() + semaphores.size() + rwlocks.size() + inside.size() + part_of.size() +
+    return mutexes.size() + conditions.size() + queues.size() + semaphores.size() + rwlocks.size() + events.size() + inside.size() +
+           part_of.size() +
            wakeups.size() + cancels.size() + timers.size() + timer_of.size() + waits.size() + wakes.size() + listed;
 }
 
 std::size_t ObjectReplay::recount() const {
-    std::size_t n = mutexes.size() + conditions.size() + queues.size() + semaphores.size() + rwlocks.size() + inside.size() +
+    std::size_t n = mutexes.size() + conditions.size() + queues.size() + semaphores.size() + rwlocks.size() + events.size() + inside.size() +
                     part_of.size() + wakeups.size() + cancels.size() + timers.size() + timer_of.size() + waits.size() + wakes.size();
     for (const auto& [a, m] : semaphores) n += m.waiters.size();
     for (const auto& [a, r] : rwlocks) n += r.readers.size() + r.waiting_writers.size() + r.waiting_readers.size();
+    for (const auto& [a, v] : events) n += v.waiters.size();
     for (const auto& [a, m] : mutexes) n += m.waiters.size();
     for (const auto& [a, w] : conditions) n += w.size();
     for (const auto& [a, q] : queues) n += q.producers.size() + q.consumers.size() + q.since.size();
@@ -305,7 +323,8 @@ ObjectIndex buildObjectIndex(const trace::Trace& trace, const Timeline& timeline
         case EventKind::CancelRequest: listed.insert(e.arg[0]); break;
         case EventKind::QueueOp:
         case EventKind::SemaphoreOp:
-        case EventKind::RwLockOp: listed.insert(e.arg[1]); break;
+        case EventKind::RwLockOp:
+        case EventKind::EventOp: listed.insert(e.arg[1]); break;
         case EventKind::FiberFinish:
             if (!listed.erase(e.arg[0])) continue; // (a finished fiber waits no more)
             break;
@@ -403,6 +422,7 @@ ObjectState objectStateAt(const trace::Trace& trace, const ObjectIndex& index, s
     for (const auto& [address, r] : s.rwlocks)
         out.rwlocks.push_back(RwLockState{address, r.writer, r.writer_since, r.readers.fibers(), r.waiting_writers.fibers(),
                                           r.waiting_readers.fibers()});
+    for (const auto& [address, v] : s.events) out.events.push_back(SyncEventState{address, v.set, v.waiters.fibers()});
     for (const auto& [address, q] : s.queues) {
         // The woken are not blocked: listed apart, in the order of their wakes.
         QueueState state{address, q.depth, q.closed, {}, {}, {}};

@@ -19,8 +19,8 @@ inline constexpr char kMagic[8] = {'F', 'S', 'T', 'R', 'A', 'C', 'E', '\0'};
 // threads' search before parking); version 7 the steal-one,
 // wakeup-bounced, mutex-taken, overflow and truth kinds (one meaning per
 // record kind, every state change recorded) and the chunk header's own CRC;
-// version 8 the semaphore and rwlock kinds (a primitive built on a Mutex and
-// Conditions appears as itself).
+// version 8 the semaphore, rwlock and event kinds (a primitive built on a
+// Mutex and Conditions appears as itself).
 inline constexpr std::uint32_t kVersion = 8;
 inline constexpr std::uint32_t kOldestVersion = 1;
 inline constexpr std::uint32_t kChunkMagic = 0x4B435346; // "FSCK" little-endian

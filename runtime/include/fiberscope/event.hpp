@@ -48,12 +48,7 @@ public:
     // Sets the event and wakes every waiting fiber.
     void set();
     // Clears the event; later waits wait for the next set().
-    void reset() noexcept {
-        // relaxed: a reset publishes nothing. A wait() that reads the stale
-        // `true` returns as it would have just before the reset; one that
-        // reads `false` takes the mutex, which orders it against set().
-        set_.store(false, std::memory_order_relaxed);
-    }
+    void reset() noexcept;
     bool isSet() const noexcept {
         // acquire: pairs with set()'s release, so a fiber that sees the
         // event set also sees what the setter wrote before set().

@@ -4,9 +4,30 @@
 
 #include <mutex>
 
+#include "fiberscope/event_loop.hpp"
+#include "support/tracing.hpp"
 #include "sync/deadline.hpp"
 
+// Its records (event: set, reset, blocked, returned, gave-up) are written
+// before the change they describe can be seen: set's under the mutex before
+// the flag is raised, reset's before its store, a waiter's under the mutex.
+// A wait that finds the event set changes nothing and writes nothing. The
+// Mutex's and Condition's own records stay: they schedule the fibers.
 namespace fiberscope {
+
+namespace {
+void traceOp(trace::EventOp op, const Event* event) noexcept {
+    FIBERSCOPE_TRACE_EVENT(emit::eventOp(now, op, event, currentFiberId()));
+}
+} // namespace
+
+void Event::reset() noexcept {
+    traceOp(trace::EventOp::Reset, this);
+    // relaxed: a reset publishes nothing. A wait() that reads the stale
+    // `true` returns as it would have just before the reset; one that
+    // reads `false` takes the mutex, which orders it against set().
+    set_.store(false, std::memory_order_relaxed);
+}
 
 void Event::set() {
     mutex_.lockUncancelable();
@@ -14,6 +35,7 @@ void Event::set() {
     // see; a racing reset() is ordered either before (we set again) or after.
     const bool was_set = set_.load(std::memory_order_relaxed);
     if (!was_set) ++generation_;
+    traceOp(trace::EventOp::Set, this);
     // release: pairs with isSet()'s acquire (the lock-free path of wait()).
     set_.store(true, std::memory_order_release);
     mutex_.unlock();
@@ -28,8 +50,15 @@ Status Event::waitSlow(bool cancelable, Timeout timeout) {
     std::unique_lock lock(mutex_, std::adopt_lock);
     const std::uint64_t generation = generation_;
     // relaxed: the mutex orders us against set() (which stores under it).
-    while (!set_.load(std::memory_order_relaxed) && generation_ == generation)
-        if (auto s = detail::waitWithin(condition_, mutex_, cancelable, deadline); !s) return s;
+    const auto clear = [&] { return !set_.load(std::memory_order_relaxed) && generation_ == generation; };
+    if (!clear()) return {}; // set meanwhile: nothing changed, nothing to record
+    traceOp(trace::EventOp::Blocked, this);
+    while (clear())
+        if (auto s = detail::waitWithin(condition_, mutex_, cancelable, deadline); !s) {
+            traceOp(trace::EventOp::GaveUp, this);
+            return s;
+        }
+    traceOp(trace::EventOp::Returned, this);
     return {};
 }
 

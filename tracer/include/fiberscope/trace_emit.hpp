@@ -336,6 +336,10 @@ inline void semaphoreOp(std::uint64_t t, SemaphoreOp op, const void* semaphore, 
     if (Record r{EventKind::SemaphoreOp, t})
         r.u(static_cast<std::uint8_t>(op)), r.u(reinterpret_cast<std::uintptr_t>(semaphore)), r.fiber(fiber), r.u(count);
 }
+inline void eventOp(std::uint64_t t, EventOp op, const void* event, std::uint64_t fiber) noexcept {
+    if (Record r{EventKind::EventOp, t})
+        r.u(static_cast<std::uint8_t>(op)), r.u(reinterpret_cast<std::uintptr_t>(event)), r.fiber(fiber);
+}
 inline void rwlockOp(std::uint64_t t, RwLockOp op, const void* rwlock, std::uint64_t fiber) noexcept {
     if (Record r{EventKind::RwLockOp, t})
         r.u(static_cast<std::uint8_t>(op)), r.u(reinterpret_cast<std::uintptr_t>(rwlock)), r.fiber(fiber);

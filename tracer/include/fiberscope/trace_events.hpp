@@ -69,8 +69,9 @@ enum class EventKind : std::uint8_t {
     // Version 8: a primitive built on a Mutex and Conditions appears as itself
     SemaphoreOp = 39,    // op:SemaphoreOp, semaphore:object, fiber, count
     RwLockOp = 40,       // op:RwLockOp, rwlock:object, fiber
+    EventOp = 41,        // op:EventOp, event:object, fiber
 };
-inline constexpr std::uint8_t kMaxEventKind = 40;
+inline constexpr std::uint8_t kMaxEventKind = 41;
 
 // Why a fiber switched away.
 enum class SwitchReason : std::uint8_t {
@@ -127,6 +128,11 @@ enum class SemaphoreOp : std::uint8_t { Take = 0, Blocked = 1, GaveUp = 2, Post 
 // What an rwlock record says (version 8): the fiber holds it shared or
 // exclusively now, waits to (blocked), stopped waiting without it
 // (gave-up), or released its shared or exclusive hold.
+// What an event record says (version 8; the fiberscope::Event primitive):
+// the fiber set or reset it, found it clear and waits (blocked; its
+// Condition's records follow), returned from that wait because it was set,
+// or stopped waiting without that (gave-up: canceled or timed out).
+enum class EventOp : std::uint8_t { Set = 0, Reset = 1, Blocked = 2, Returned = 3, GaveUp = 4 };
 enum class RwLockOp : std::uint8_t {
     ReadLocked = 0, WriteLocked = 1, ReadBlocked = 2, WriteBlocked = 3, GaveUp = 4, ReadUnlock = 5, WriteUnlock = 6
 };

@@ -26,7 +26,7 @@ enum class FieldType : std::uint8_t {
     Worker,        // a runtime worker index (at most kMaxWorkerField)
     WorkerPlusOne, // 1 + a worker index, 0 = none (cancel-request's ring)
     String,        // a string id (0 = none), defined by a string record
-    Object,        // an opaque 64-bit identity: a mutex, condition, group, queue, semaphore or rwlock
+    Object,        // an opaque 64-bit identity: a mutex, condition, group, queue, semaphore, rwlock or event
     Enum,          // an enumerated value, at most FieldInfo::max, named by FieldInfo::values
     Opcode,        // an io_uring opcode or one of the runtime's own numbers (trace_vocabulary.hpp)
     Signed,        // a signed value stored zigzag: an fd, a result (-errno)
@@ -90,6 +90,8 @@ inline constexpr std::uint8_t kMaxQueueOp = 4;
 inline constexpr const char* kQueueOpNames[kMaxQueueOp + 1] = {"put", "get", "put-blocked", "get-blocked", "close"};
 inline constexpr std::uint8_t kMaxSemaphoreOp = 3;
 inline constexpr const char* kSemaphoreOpNames[kMaxSemaphoreOp + 1] = {"take", "blocked", "gave-up", "post"};
+inline constexpr std::uint8_t kMaxEventOp = 4;
+inline constexpr const char* kEventOpNames[kMaxEventOp + 1] = {"set", "reset", "blocked", "returned", "gave-up"};
 inline constexpr std::uint8_t kMaxRwLockOp = 6;
 inline constexpr const char* kRwLockOpNames[kMaxRwLockOp + 1] = {"read-locked", "write-locked", "read-blocked", "write-blocked",
                                                                  "gave-up",     "read-unlock",  "write-unlock"};
@@ -269,6 +271,10 @@ inline constexpr RecordKindInfo kTable[kMaxEventKind + 1] = {
          "`fiber` holds the rwlock shared (read-locked) or exclusively (write-locked) now, waits for it (blocked), "
          "stopped waiting without it (canceled or timed out), or released its shared or exclusive hold (`op`).", true, true},
         {enumerated("op", kRwLockOpNames), object("rwlock"), fiber()}),
+    row({K::EventOp, "event", "sync",
+         "`fiber` set or reset the event, found it clear and waits (its Condition's records follow), returned from that "
+         "wait because it was set, or stopped waiting without that (canceled or timed out) (`op`).", true, true},
+        {enumerated("op", kEventOpNames), object("event"), fiber()}),
 };
 // clang-format on
 } // namespace records_detail
@@ -343,5 +349,6 @@ static_assert(static_cast<std::uint8_t>(OverflowOp::Take) == kMaxOverflowOp);
 static_assert(static_cast<std::uint8_t>(TruthOp::Backdated) == kMaxTruthOp);
 static_assert(static_cast<std::uint8_t>(SemaphoreOp::Post) == kMaxSemaphoreOp);
 static_assert(static_cast<std::uint8_t>(RwLockOp::WriteUnlock) == kMaxRwLockOp);
+static_assert(static_cast<std::uint8_t>(EventOp::GaveUp) == kMaxEventOp);
 
 } // namespace fiberscope::trace

@@ -166,6 +166,7 @@ constexpr const char* kGroup = "runtime/src/sync/group.cpp";
 constexpr const char* kQueue = "runtime/include/fiberscope/queue.hpp";
 constexpr const char* kSemaphore = "runtime/src/sync/semaphore.cpp";
 constexpr const char* kRwLock = "runtime/src/sync/rwlock.cpp";
+constexpr const char* kEvent = "runtime/src/sync/event.cpp";
 constexpr const char* kTraceApi = "tracer/include/fiberscope/trace.hpp";
 
 struct Ctx {
@@ -805,6 +806,24 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
         default:
             return make(who + " released " + rwlock + ": the readers waiting are admitted together, else one writer is woken (RwLock::unlock())",
                         "RwLock::unlock()", kRwLock, i);
+        }
+    }
+    case EventKind::EventOp: {
+        const std::string event = "event " + objectLabel(e.arg[0]);
+        const std::string who = c.fiber(e.arg[1]);
+        switch (static_cast<trace::EventOp>(e.small)) {
+        case trace::EventOp::Set:
+            return make(who + " set " + event + ": every fiber waiting on it is woken with one broadcast, and later waits return at once (Event::set())",
+                        "Event::set()", kEvent, i);
+        case trace::EventOp::Reset:
+            return make(who + " reset " + event + ": later waits wait for the next set() (Event::reset())", "Event::reset()", kEvent, i);
+        case trace::EventOp::Blocked:
+            return make(who + " found " + event + " clear and waits on its condition until a set() (Event::waitSlow())", "Event::waitSlow()", kEvent, i);
+        case trace::EventOp::Returned:
+            return make(who + "'s wait on " + event + " returns: it was set (Event::waitSlow())", "Event::waitSlow()", kEvent, i);
+        default:
+            return make(who + " stopped waiting on " + event + " before it was set: canceled or timed out (Event::waitSlow())",
+                        "Event::waitSlow()", kEvent, i);
         }
     }
     case EventKind::Mark: {

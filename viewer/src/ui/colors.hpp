@@ -85,7 +85,8 @@ constexpr Color recordColor(trace::EventKind kind) noexcept {
     case K::RwLockOp: return palette::mutex_handoff;
     case K::ConditionWait:
     case K::ConditionWake:
-    case K::SemaphoreOp: return palette::condition_wake;
+    case K::SemaphoreOp:
+    case K::EventOp: return palette::condition_wake;
     case K::Search: return palette::search;
     default: return 0;
     }

@@ -5,7 +5,7 @@
 // small card per object the runtime's fibers meet at that instant (issue 14):
 // each mutex's holder and waiters, each condition's waiters, each Queue's
 // depth and blocked fibers, each Semaphore's and RwLock's holders and
-// waiters, and the wake-ups and cancels on their way. The
+// waiters, each Event's state and waiters, and the wake-ups and cancels on their way. The
 // object replay's index (object_state.hpp) is built once per loaded trace
 // and kept here, so a hover frame costs a binary search and a short replay.
 #include <imgui.h>
@@ -189,7 +189,7 @@ void drawObjects(const App& app, const Timeline& tl, const ObjectState& objects,
         ++shown;
     }
     more(queues.size() > kCards ? queues.size() - kCards : 0, "queues");
-    // A Semaphore and an RwLock, as themselves (their inner mutex and
+    // A Semaphore, an RwLock and an Event, as themselves (their inner mutex and
     // conditions are not listed above): the ones with fibers waiting first.
     std::vector<const SemaphoreState*> semaphores;
     for (const SemaphoreState& m : objects.semaphores)
@@ -227,6 +227,19 @@ void drawObjects(const App& app, const Timeline& tl, const ObjectState& objects,
         ++shown;
     }
     more(rwlocks.size() > kCards ? rwlocks.size() - kCards : 0, "rwlocks");
+    std::vector<const SyncEventState*> events;
+    for (const SyncEventState& v : objects.events)
+        if (!v.waiters.empty()) events.push_back(&v);
+    for (const SyncEventState& v : objects.events)
+        if (v.waiters.empty()) events.push_back(&v);
+    for (std::size_t i = 0; i < events.size() && i < kCards; ++i) {
+        const SyncEventState& v = *events[i];
+        const char* state = v.set == 1 ? "set" : v.set == 0 ? "clear" : "not known yet (no set or reset recorded)";
+        drawObjectCard(dl, tl, palette::condition_wake, "event " + objectLabel(v.event), state,
+                       {{"waiting", v.waiters, v.waiters.empty() ? "none blocked" : "(until set())"}});
+        ++shown;
+    }
+    more(events.size() > kCards ? events.size() - kCards : 0, "events");
     for (std::size_t i = 0; i < objects.wakeups.size() && i < kCards; ++i) {
         const PendingWakeup& w = objects.wakeups[i];
         drawObjectCard(dl, tl, palette::wakeup, std::string("wake-up (") + words.wake + ")",

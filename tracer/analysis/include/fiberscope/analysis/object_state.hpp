@@ -1,25 +1,26 @@
 // The state of the runtime's objects at an instant: who holds each mutex and
 // who waits for it, who waits on each condition, each Queue's depth and its
 // blocked producers and consumers, each Semaphore's and RwLock's holders and
-// waiters, the wake-ups and cancels sent but not yet arrived, and the timers
-// in flight with the time they fire.
+// waiters, each Event's state and waiters, the wake-ups and cancels sent but
+// not yet arrived, and the timers in flight with the time they fire.
 //
-// A Queue, a Semaphore or an RwLock is built on a Mutex and Conditions,
-// whose records stay in the trace (they schedule the fibers). It appears as
-// itself: a fiber between its blocked record and its put, get, take, lock
-// or gave-up (or a cancel, time-out or finish) is inside the primitive, and
-// the mutex and conditions it meets there are the primitive's parts, shown
-// as the primitive rather than beside it.
+// A Queue, a Semaphore, an RwLock or an Event is built on a Mutex and
+// Conditions, whose records stay in the trace (they schedule the fibers).
+// It appears as itself: a fiber between its blocked record and its put,
+// get, take, lock, return or gave-up (or a cancel, time-out or finish) is
+// inside the primitive, and the mutex and conditions it meets there are the
+// primitive's parts, shown as the primitive rather than beside it.
 //
 // Design: these objects live only in the records that name them (mutex-
-// contended/handoff, condition-wait/wake, queue, cancel-request/delivered,
-// wakeup-sent/received, timeout submits and completes), a small share of a
-// trace. buildObjectIndex keeps the indices of just those records, and a full
-// snapshot of the replayed state every max(`every`, snapshot size) of them,
-// so snapshots cost O(records) in total. objectStateAt binary searches the
-// last snapshot at or before the time, copies it and replays at most
-// `every` + snapshot-size records: a hover frame on a big trace stays cheap.
-// The caller builds the index once per Timeline and keeps it.
+// contended/handoff, condition-wait/wake, queue, semaphore, rwlock, event,
+// cancel-request/delivered, wakeup-sent/received, timeout submits and
+// completes), a small share of a trace. buildObjectIndex keeps the indices of
+// just those records, and a full snapshot of the replayed state every
+// max(`every`, snapshot size) of them, so snapshots cost O(records) in total.
+// objectStateAt binary searches the last snapshot at or before the time,
+// copies it and replays at most `every` + snapshot-size records: a hover
+// frame on a big trace stays cheap. The caller builds the index once per
+// Timeline and keeps it.
 //
 // What the trace does not record, the index reads from the future, once:
 //   * an uncontended lock or unlock writes nothing, so who holds a mutex that
@@ -85,6 +86,15 @@ struct RwLockState {
     std::vector<std::uint64_t> waiting_writers, waiting_readers; // by when they began to wait
 };
 
+// A fiberscope::Event (the primitive; trace::Event is a record).
+struct SyncEventState {
+    std::uint64_t event = 0;
+    // 1 set, 0 clear, -1 not known yet (its state before its first set or
+    // reset record is not recorded).
+    int set = -1;
+    std::vector<std::uint64_t> waiters; // blocked, by when they began to wait
+};
+
 struct PendingWakeup {
     std::uint32_t thread = 0;   // the sending trace thread
     std::int64_t target = -1;   // the worker woken
@@ -110,12 +120,13 @@ struct TimerState {
 struct ObjectState {
     std::int64_t time = 0;
     // By address; only those waited for or handed over so far, and not
-    // known to be a Queue's, a Semaphore's or an RwLock's part.
+    // known to be a Queue's, a Semaphore's, an RwLock's or an Event's part.
     std::vector<MutexState> mutexes;
     std::vector<ConditionState> conditions; // by address; only those with waiters (and not a part)
     std::vector<QueueState> queues;        // by address; every queue seen so far
     std::vector<SemaphoreState> semaphores; // by address; every one seen so far
     std::vector<RwLockState> rwlocks;       // by address; every one seen so far
+    std::vector<SyncEventState> events;     // by address; every one seen so far
     std::vector<PendingWakeup> wakeups;    // by sent
     std::vector<PendingCancel> cancels;    // by requested
     std::vector<TimerState> timers;        // by since
@@ -165,7 +176,12 @@ struct ObjectReplay {
     std::map<std::uint64_t, Queue> queues;
     std::map<std::uint64_t, Semaphore> semaphores;
     std::map<std::uint64_t, RwLock> rwlocks;
-    // Fiber -> the Queue, Semaphore or RwLock it waits in (from its blocked
+    struct SyncEvent {
+        int set = -1;
+        FiberList waiters;
+    };
+    std::map<std::uint64_t, SyncEvent> events;
+    // Fiber -> the Queue, Semaphore, RwLock or Event it waits in (from its blocked
     // record to its put, get, take, lock or gave-up), and an inner mutex or
     // condition -> the primitive it is part of (learned from a fiber inside it).
     std::map<std::uint64_t, std::uint64_t> inside;
