@@ -423,9 +423,11 @@ ObjectState objectStateAt(const trace::Trace& trace, const ObjectIndex& index, s
         out.rwlocks.push_back(RwLockState{address, r.writer, r.writer_since, r.readers.fibers(), r.waiting_writers.fibers(),
                                           r.waiting_readers.fibers()});
     for (const auto& [address, v] : s.events) out.events.push_back(SyncEventState{address, v.set, v.waiters.fibers()});
-    for (const auto& [address, q] : s.queues) {
+    for (const auto& entry : s.queues) {
+        // (Not a structured binding: clang before 16 lets no lambda capture one.)
+        const ObjectReplay::Queue& q = entry.second;
         // The woken are not blocked: listed apart, in the order of their wakes.
-        QueueState state{address, q.depth, q.closed, {}, {}, {}};
+        QueueState state{entry.first, q.depth, q.closed, {}, {}, {}};
         std::vector<std::pair<std::uint64_t, std::uint64_t>> woken; // (wake's clock, fiber)
         for (const auto& [fiber, since] : q.since)
             if (wokenIn(s, q, fiber)) woken.emplace_back(s.wakes.at(fiber).at, fiber);

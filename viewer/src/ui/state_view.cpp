@@ -112,6 +112,18 @@ void drawObjectCard(ImDrawList* dl, const Timeline& tl, Color accent, const std:
     ImGui::Dummy(ImVec2(width, height + 4));
 }
 
+// Pointers to `items`, those `busy` says fibers wait at or hold first (in
+// their order), then the others.
+template <class T, class Busy>
+std::vector<const T*> busyFirst(const std::vector<T>& items, Busy busy) {
+    std::vector<const T*> out;
+    for (const T& item : items)
+        if (busy(item)) out.push_back(&item);
+    for (const T& item : items)
+        if (!busy(item)) out.push_back(&item);
+    return out;
+}
+
 std::string fibersText(const std::vector<std::uint64_t>& fibers) {
     std::string out;
     for (std::uint64_t f : fibers) out += (out.empty() ? "#" : ", #") + std::to_string(f);
@@ -172,11 +184,8 @@ void drawObjects(const App& app, const Timeline& tl, const ObjectState& objects,
         ++shown;
     }
     more(objects.conditions.size() > kCards ? objects.conditions.size() - kCards : 0, "conditions");
-    std::vector<const QueueState*> queues;
-    for (const QueueState& q : objects.queues)
-        if (!q.producers.empty() || !q.consumers.empty() || !q.woken.empty()) queues.push_back(&q);
-    for (const QueueState& q : objects.queues)
-        if (q.producers.empty() && q.consumers.empty() && q.woken.empty()) queues.push_back(&q);
+    const std::vector<const QueueState*> queues = busyFirst(
+        objects.queues, [](const QueueState& q) { return !q.producers.empty() || !q.consumers.empty() || !q.woken.empty(); });
     for (std::size_t i = 0; i < queues.size() && i < kCards; ++i) {
         const QueueState& q = *queues[i];
         char depth[64];
@@ -191,11 +200,8 @@ void drawObjects(const App& app, const Timeline& tl, const ObjectState& objects,
     more(queues.size() > kCards ? queues.size() - kCards : 0, "queues");
     // A Semaphore, an RwLock and an Event, as themselves (their inner mutex and
     // conditions are not listed above): the ones with fibers waiting first.
-    std::vector<const SemaphoreState*> semaphores;
-    for (const SemaphoreState& m : objects.semaphores)
-        if (!m.waiters.empty()) semaphores.push_back(&m);
-    for (const SemaphoreState& m : objects.semaphores)
-        if (m.waiters.empty()) semaphores.push_back(&m);
+    const std::vector<const SemaphoreState*> semaphores =
+        busyFirst(objects.semaphores, [](const SemaphoreState& m) { return !m.waiters.empty(); });
     for (std::size_t i = 0; i < semaphores.size() && i < kCards; ++i) {
         const SemaphoreState& m = *semaphores[i];
         // Its initial count is not recorded: what was taken and posted since.
@@ -207,12 +213,9 @@ void drawObjects(const App& app, const Timeline& tl, const ObjectState& objects,
         ++shown;
     }
     more(semaphores.size() > kCards ? semaphores.size() - kCards : 0, "semaphores");
-    std::vector<const RwLockState*> rwlocks;
-    const auto busy = [](const RwLockState& r) { return r.writer || !r.readers.empty() || !r.waiting_writers.empty() || !r.waiting_readers.empty(); };
-    for (const RwLockState& r : objects.rwlocks)
-        if (busy(r)) rwlocks.push_back(&r);
-    for (const RwLockState& r : objects.rwlocks)
-        if (!busy(r)) rwlocks.push_back(&r);
+    const std::vector<const RwLockState*> rwlocks = busyFirst(objects.rwlocks, [](const RwLockState& r) {
+        return r.writer || !r.readers.empty() || !r.waiting_writers.empty() || !r.waiting_readers.empty();
+    });
     for (std::size_t i = 0; i < rwlocks.size() && i < kCards; ++i) {
         const RwLockState& r = *rwlocks[i];
         const std::string held = r.writer                ? "held exclusively by #" + std::to_string(r.writer)
@@ -227,11 +230,8 @@ void drawObjects(const App& app, const Timeline& tl, const ObjectState& objects,
         ++shown;
     }
     more(rwlocks.size() > kCards ? rwlocks.size() - kCards : 0, "rwlocks");
-    std::vector<const SyncEventState*> events;
-    for (const SyncEventState& v : objects.events)
-        if (!v.waiters.empty()) events.push_back(&v);
-    for (const SyncEventState& v : objects.events)
-        if (v.waiters.empty()) events.push_back(&v);
+    const std::vector<const SyncEventState*> events =
+        busyFirst(objects.events, [](const SyncEventState& v) { return !v.waiters.empty(); });
     for (std::size_t i = 0; i < events.size() && i < kCards; ++i) {
         const SyncEventState& v = *events[i];
         const char* state = v.set == 1 ? "set" : v.set == 0 ? "clear" : "not known yet (no set or reset recorded)";
