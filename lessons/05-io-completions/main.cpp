@@ -88,7 +88,10 @@ int main(int argc, char** argv) {
     // One thread and one ring: every step happens in one place.
     auto loop = lesson::start(kName, argc, argv, 1);
     const std::string path = tempPath();
-    std::printf("Writing and reading %s through io_uring on %u thread(s).\n", path.c_str(), loop->maxThreads());
+    // The backend the loop runs on (epoll when asked for, or when the kernel refuses io_uring).
+    const bool uring = loop->backend() == fiberscope::IoBackend::io_uring;
+    std::printf("Writing and reading %s through %s on %u thread(s).\n", path.c_str(),
+                uring ? "io_uring" : "epoll (the blocking pool's threads do the file I/O)", loop->maxThreads());
     const int status = run(*loop, path);
     loop.reset(); // stop the loop before removing the file with a plain syscall
     ::unlink(path.c_str());
