@@ -1,5 +1,7 @@
 // The validator (validate.hpp): a replay of each fiber's and each thread's
-// state, record by record in time order, with one check per rule.
+// state, record by record in time order, with one check per rule. (The
+// model's own replay, timeline_replay.cpp, reads the same records to build
+// what the tools and the viewer show; this one checks them.)
 //
 // [SECTION] The rules (kRules: FORMAT.md "Validation rules" quotes them)
 // [SECTION] The replayed state

@@ -1,6 +1,6 @@
 // How a wake-up's send is paired with its answer (its wakeup-received, or
 // since format version 7 its wakeup-bounced): the one rule the model's
-// flows (timeline.cpp) and the state panel's pending wake-ups
+// flows (timeline_replay.cpp) and the state panel's pending wake-ups
 // (object_state.cpp) both follow, so they cannot disagree.
 //
 // The rule: each (sender worker, target worker) pair is a FIFO. A send is
