@@ -1,6 +1,10 @@
 // Failure paths a user can trigger: stack overflow, io_uring refused by the
 // kernel. Each runs in a child process, whose stderr and exit are checked.
 #include "test_support.hpp"
+#include "trace_tools.hpp"
+
+#include <fiberscope/trace.hpp>
+#include <fiberscope/trace_reader.hpp>
 
 #include <linux/filter.h>
 #include <linux/io_uring.h>
@@ -387,6 +391,119 @@ TEST_CASE("ulimit -n reached: a worker that cannot start is said once and the lo
     REQUIRE(countOf(child.err, "cannot start worker") == 1);
     REQUIRE(child.err.find("too many open files") != std::string::npos);
     REQUIRE(linesBesidesFallback(child.err) == 1);
+}
+
+// --- a worker started late gets the fiber it was given, and no other -----
+
+// Issue 35 (the RwLock hang under qemu, 1 run in about 250 on x86 too): the
+// scaling policy pushes a woken batch onto its deque one fiber at a time,
+// and each fiber kept its link to the next of the batch. When one of them
+// later went, alone, to a worker started late (as its queue word, a list),
+// the stale link made the new worker run that neighbour too, although it
+// was waiting: a waiter run twice, then a hang or a crash. Made certain
+// here: worker 1 cannot start (no descriptor for its ring or epoll
+// instance) while a condition wakes three fibers on worker 0; the first to
+// run blocks on an event, the second yields until the limit is lifted and
+// worker 1 starts with it as its first work. A checking recording of the
+// run must verify, and the blocked fiber must stay blocked until the end.
+static int lateWorkerChild(IoBackend backend, const std::string& trace_path) {
+    ::alarm(30); // a hang is a failure (killed by SIGALRM), never a stuck test
+    trace::RecorderOptions options;
+    options.backend = ioBackendName(backend);
+    options.check = true;
+    trace::Recorder recorder(trace_path, options);
+    if (!recorder.ok()) return 20;
+    auto made = EventLoop::create({.threads = 2, .backend = backend, .scheduler = SchedulerPolicy::scaling});
+    if (!made) return 21;
+    EventLoop& loop = **made;
+    rlimit saved{};
+    if (getrlimit(RLIMIT_NOFILE, &saved) != 0) return 22;
+    const int lowest_free = ::dup(0);
+    if (lowest_free < 0) return 23;
+    ::close(lowest_free);
+    rlimit limited = saved;
+    limited.rlim_cur = static_cast<rlim_t>(lowest_free);
+    if (setrlimit(RLIMIT_NOFILE, &limited) != 0) return 24;
+
+    Mutex mutex;
+    Condition go;
+    bool released = false;
+    int waiting = 0;
+    Event never;
+    std::atomic<int> ran{0}, woke_early{0};
+    std::atomic<unsigned> yielder_saw{0};
+    std::vector<Future<void>> batch;
+    for (int i = 0; i < 3; ++i)
+        batch.push_back(loop.async([&] {
+            mutex.lockUncancelable();
+            ++waiting;
+            while (!released) go.waitUncancelable(mutex);
+            mutex.unlock();
+            if (ran.fetch_add(1) == 1) {
+                // The second of the batch to run: yield until worker 1 runs.
+                const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+                while (loop.activeThreads() < 2 && std::chrono::steady_clock::now() < until) loop.yield();
+                yielder_saw = loop.activeThreads();
+                return;
+            }
+            never.waitUncancelable();
+            if (!never.isSet()) ++woke_early;
+        }));
+    for (;;) {
+        mutex.lockUncancelable();
+        const bool all = waiting == 3;
+        mutex.unlock();
+        if (all) break;
+        loop.yield();
+    }
+    if (loop.activeThreads() != 1) return 25; // worker 1 started after all: nothing to see
+    mutex.lockUncancelable();
+    released = true;
+    mutex.unlock();
+    go.broadcast();
+    if (setrlimit(RLIMIT_NOFILE, &saved) != 0) return 26;
+    // Past the growth back-off (100 ms, doubled by each failed start), so
+    // the yielder's first yield starts worker 1. The worker thread blocks:
+    // the batch runs only once the main fiber awaits.
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    while (yielder_saw == 0) (void)loop.sleep(std::chrono::milliseconds(1));
+    if (yielder_saw != 2) return 27;
+    (void)loop.sleep(std::chrono::milliseconds(20)); // time for a wrong run to happen
+    never.set();
+    for (auto& f : batch) f.await();
+    if (woke_early != 0) return 28;
+    made->reset();
+    if (!recorder.stop()) return 29;
+    return 0;
+}
+
+TEST_CASE("a worker started late gets only the fiber it was given: no stale link from a woken batch", "[failures][limits][scaling]") {
+    if (kForkUnsupported) {
+        WARN("skipped under ThreadSanitizer (it does not support threads started after fork)");
+        return;
+    }
+    for (IoBackend backend : {IoBackend::io_uring, IoBackend::epoll}) {
+        INFO("backend " << ioBackendName(backend));
+        const std::string path = "/tmp/fiberscope-late-worker-" + std::to_string(::getpid()) + ".fstrace";
+        auto child = runChild([&] { return lateWorkerChild(backend, path); });
+        INFO("child stderr: " << child.err);
+        REQUIRE(WIFEXITED(child.status));
+        REQUIRE(WEXITSTATUS(child.status) == 0);
+        trace::Trace recorded;
+        trace::ReadError error;
+        const bool read = trace::readTrace(path, recorded, error, {.strict = true});
+        ::unlink(path.c_str());
+        INFO(error.text());
+        REQUIRE(read);
+        // The scenario happened: worker 1 started with one fiber as its first work.
+        bool new_worker = false;
+        for (const trace::Event& e : recorded.events)
+            new_worker |= e.kind == trace::EventKind::Schedule && e.small == static_cast<std::uint8_t>(trace::ScheduleHow::NewWorker);
+        REQUIRE(new_worker);
+        const auto report = trace::verifyTrace(recorded);
+        INFO(trace::verificationWarning(recorded, report));
+        CHECK(report.ok());
+    }
 }
 
 // Runs this test binary afresh on the hidden test case `name` (a process

@@ -84,7 +84,11 @@ struct Fiber {
 };
 
 // A list of ready fibers linked through queue_next (non-empty when handed
-// to schedule()).
+// to schedule()): head to tail. tail->queue_next is not part of it and may
+// be stale (a link left from a list the tail was in before): whoever
+// publishes the queue as a nullptr-terminated list (a queue word) ends it
+// first, and whoever moves its fibers one at a time clears each link as
+// the fiber leaves, so no stale link survives into a later queue.
 struct FiberQueue {
     Fiber* head;
     Fiber* tail;

@@ -116,6 +116,7 @@ static void pushNewWork(Loop& loop, Thread& thread, FiberQueue queue) {
     }
     for (Fiber* fiber = reversed; fiber;) {
         Fiber* next = fiber->queue_next; // read before the push publishes it
+        fiber->queue_next = nullptr;     // no stale link leaves with it (FiberQueue)
         pushOrOverflow(loop, thread.new_work, fiber);
         fiber = next;
     }
@@ -186,6 +187,7 @@ void enqueueLocal(Loop& loop, Thread& thread, FiberQueue queue) {
         // Read the link first: once pushed, a thief may run the fiber and
         // relink it.
         Fiber* next = fiber == queue.tail ? nullptr : fiber->queue_next;
+        fiber->queue_next = nullptr; // no stale link leaves with it (FiberQueue)
         pushOrOverflow(loop, thread.run_queue, fiber);
         fiber = next;
     }
@@ -205,7 +207,11 @@ Fiber* takeOverflow(Loop& loop, Thread& thread, std::uint32_t most) {
         // Read the link first: once pushed, a thief may take the fiber.
         Fiber* next = fiber->queue_next;
         FIBERSCOPE_TRACE_EVENT(emit::overflow(now, trace::OverflowOp::Take, fiber->id));
-        if (!thread.run_queue.push(fiber)) break;
+        fiber->queue_next = nullptr; // no stale link leaves with it (FiberQueue)
+        if (!thread.run_queue.push(fiber)) {
+            fiber->queue_next = next; // not pushed: still the list's
+            break;
+        }
         ++taken;
         fiber = next;
     }

@@ -51,6 +51,13 @@ static Thread* offerToEmpty(Thread& thread, FiberQueue queue, unsigned active, s
 // spawn under way, will do).
 void schedule(Loop& loop, Thread& thread, FiberQueue queue, bool yielded) {
     thread.own().no_new_work = false; // yieldAlone looks again (switch.cpp)
+    // A hand-off and a new worker publish the queue as their word, a list
+    // that ends at nullptr: end it here, while the fibers are ours. (Its
+    // tail's link could be left from an earlier list: a fiber pushed on a
+    // deque out of a woken batch kept its link to the next of the batch,
+    // and a new worker then ran that fiber's old neighbours too, waiting
+    // fibers among them: the RwLock hang under qemu, issue 35.)
+    queue.tail->queue_next = nullptr;
     // What the record says about the fibers is read now, while they are
     // still ours: once a hand-off's CAS succeeds the idle thread may relink
     // queue_next or run (and recycle) the head before we write the record.
@@ -80,6 +87,11 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue, bool yielded) {
             // It writes the new-worker schedule record (grow.cpp).
             spawnWorker(loop, active, queue, spawned, traced ? &fibers : nullptr);
             if (spawned) return;
+            // It failed, after records of its own (its zone): the decision's
+            // time is older than they are now, so the rest of this decision
+            // takes a new one (a record is never stamped before its thread's
+            // previous one: support/tracing.hpp).
+            if (traced && thread.own().trace_time) thread.own().trace_time = trace::now();
         }
     }
     if (loop.scaling()) {
