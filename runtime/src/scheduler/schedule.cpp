@@ -77,7 +77,7 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue, bool yielded) {
     // scaling: no new worker while a thread searches, which will steal the
     // work (relaxed: a hint, see the design comment).
     if (active < loop.allocated && mayGrow(loop) &&
-        (!loop.scaling() || loop.searching.load(std::memory_order_relaxed) == 0)) {
+        (!loop.scaling() || loop.searching.load(std::memory_order_relaxed) == 0) && !jitterSkipsGrowth()) {
         unsigned expected = active;
         // acquire: a failed reservation's cleanup (release) happened before
         // we reuse the slot. relaxed on failure: someone else is spawning.

@@ -17,12 +17,21 @@ void readTestJitter() noexcept {
     g_test_jitter.store(p > 0 ? static_cast<unsigned>(p > 1000 ? 1000 : p) : 0, std::memory_order_relaxed);
 }
 
-void jitterSlow(unsigned per_mille) noexcept {
-    // xorshift, per thread: no shared state to contend on (or to order).
+namespace {
+// xorshift, per thread: no shared state to contend on (or to order).
+std::uint64_t nextRandom() noexcept {
     thread_local std::uint64_t state = 0x9E3779B97F4A7C15ull ^ reinterpret_cast<std::uintptr_t>(&state);
     state ^= state << 13;
     state ^= state >> 7;
     state ^= state << 17;
+    return state;
+}
+} // namespace
+
+bool jitterSkipsGrowthSlow() noexcept { return nextRandom() % 4 != 0; }
+
+void jitterSlow(unsigned per_mille) noexcept {
+    const std::uint64_t state = nextRandom();
     if (state % 1000 >= per_mille) return;
     if ((state >> 20) % 8 == 0) std::this_thread::sleep_for(std::chrono::microseconds((state >> 24) % 50));
     else std::this_thread::yield();

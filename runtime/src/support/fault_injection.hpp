@@ -12,6 +12,8 @@
 // for some of its seeds. Off (the default, and every real use), a point
 // costs a relaxed load and a predictable branch.
 //
+// A loop's growth is delayed too (jitterSkipsGrowth, below).
+//
 // The points: where a thread decides to park, publishes itself idle, or
 // looks at the others' queues (search.cpp, worker.cpp); between a CAS's
 // look and the CAS (hand-offs, steals: schedule.cpp, queue.cpp); between a
@@ -29,6 +31,18 @@ extern std::atomic<unsigned> g_test_jitter;
 void readTestJitter() noexcept;
 // The stall itself (fault_injection.cpp).
 void jitterSlow(unsigned per_mille) noexcept;
+bool jitterSkipsGrowthSlow() noexcept;
+
+// With jitter on, three chances in four to start a worker are passed up,
+// as a thread that is slow to start (under qemu, or on a loaded machine)
+// would pass them: workers then start late, after their fibers have been
+// through queues and waiter lists, which is where a worker's first work
+// can carry what it should not (issue 35: a stale queue link). Off, a
+// relaxed load and a branch.
+inline bool jitterSkipsGrowth() noexcept {
+    // relaxed: a test knob, as in jitter().
+    return g_test_jitter.load(std::memory_order_relaxed) != 0 && jitterSkipsGrowthSlow();
+}
 
 inline void jitter() noexcept {
     // relaxed: a test knob, set before any loop runs.
