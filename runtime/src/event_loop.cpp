@@ -20,6 +20,7 @@
 #include "fiber/overflow_report.hpp"
 #include "loop.hpp"
 #include "support/sanitizer.hpp"
+#include "scheduler/grow.hpp"
 #include "scheduler/scheduler.hpp"
 #include "support/tracing.hpp"
 #include "support/fault_injection.hpp"
@@ -149,6 +150,7 @@ Result<std::unique_ptr<EventLoop>> EventLoop::create(EventLoopOptions options) {
     t_main_alt_stack = new AltSignalStack();
     setCurrentThread(&main_thread);
     FIBERSCOPE_TRACE_EVENT(emit::threadStart(now, 0, workerName(0)));
+    main_thread.settled.store(true, std::memory_order_relaxed); // nobody else can see it yet
     trace::mark(loop->backend == IoBackend::epoll ? "backend: epoll" : "backend: io_uring");
     // Only a policy other than the seed's is named (FORMAT.md): a trace
     // without this mark ran the seed, as every older trace did.
@@ -233,6 +235,28 @@ bool EventLoop::cancelRequested() {
     // A plain std::thread runs no fiber, and nothing can cancel it.
     if (!currentThread()) return false;
     return currentFiber()->cancel_thread.load(std::memory_order_acquire) == kCanceling;
+}
+
+Status EventLoop::startWorkers(std::chrono::nanoseconds timeout) {
+    Loop& loop = *impl_;
+    if (Status started = startAllWorkers(loop); !started) return started;
+    // Wait until each has settled (parked, or run a fiber): sleep in short
+    // steps (a fiber lets its thread run others meanwhile; a plain thread
+    // sleeps).
+    const std::int64_t deadline = monotonicNanoseconds() + timeout.count();
+    const unsigned active = loop.active.load(std::memory_order_acquire);
+    for (unsigned i = 0; i < active; ++i) {
+        // acquire: pairs with settle()'s release (scheduler/worker.cpp).
+        while (!loop.threads[i].settled.load(std::memory_order_acquire)) {
+            if (monotonicNanoseconds() >= deadline) return Errc::TimedOut;
+            if (currentThread()) {
+                if (Status slept = sleep(std::chrono::microseconds(50)); !slept) return slept;
+            } else {
+                std::this_thread::sleep_for(std::chrono::microseconds(50));
+            }
+        }
+    }
+    return {};
 }
 
 unsigned EventLoop::activeThreads() const noexcept { return impl_->active.load(std::memory_order_acquire); }

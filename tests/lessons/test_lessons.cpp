@@ -40,6 +40,7 @@
 
 #include "trace_tools.hpp"
 
+#include "lessons/catalog.hpp"
 #include "lessons/checks.hpp"
 
 extern char** environ;
@@ -1849,8 +1850,13 @@ static void phenomenaOfLesson15(const LessonRun& run) {
         REQUIRE(view.checkpoint(order[i - 1]) < view.checkpoint(order[i]));
     }
     if (!run.golden) CHECK(run.output.find("(right)") != std::string::npos);
-    // Two workers run (the fiber before the pairs started the second).
+    // Two workers run, both started before the pairs (startWorkers; the
+    // lesson's precondition), under either policy.
     CHECK(view.all(kindIs(EventKind::ThreadStart)).size() == 2);
+    for (std::size_t i : view.all(kindIs(EventKind::ThreadStart))) {
+        INFO("worker " << view.at(i).arg[0] << " starts at " << view.at(i).time << " ns");
+        CHECK(i < view.checkpoint("spawn and await"));
+    }
     const Lesson15Part pairs = countLesson15Part(view, "spawn and await", "pairs done");
     const Lesson15Part tree = countLesson15Part(view, "tree begins", "tree done");
     const bool scaling = ranScalingPolicy(view);
@@ -1893,13 +1899,53 @@ static void phenomenaOfLesson15(const LessonRun& run) {
         // A thread out of work searched before it parked (FORMAT.md "Search").
         // (On a loaded machine the other worker may not run at all before the
         // program ends: no park, steal or wake-up of its own, and no search.)
-        const bool other_ran = pairs.parks + tree.parks + pairs.steals + tree.steals + pairs.wakeups_received + tree.wakeups_received > 0;
-        if (!other_ran) WARN("the other worker never ran in this run: its search before parking was not seen");
-        else
-            CHECK(!view.all([](const TraceEvent& e) {
-                           return e.kind == EventKind::Search && e.small == static_cast<std::uint8_t>(SearchOp::Begin);
-                       }).empty());
+        // Both workers run from the start (startWorkers), so the records the
+        // lesson names are there: worker 1's search (a begin, then found or
+        // gave-up: its first, when it started, at least), and a wake-up sent
+        // to it in the pairs (it was parked when they began). Whether the
+        // woken worker gets a CPU before the pairs end is the OS's to say:
+        // the lesson's second precondition, which `fiberscope lesson` checks.
+        CHECK(pairs.wakeups_sent >= 1);
+        const auto searchOf = [&](SearchOp op) {
+            return !view.all([&](const TraceEvent& e) {
+                            return e.kind == EventKind::Search && e.small == static_cast<std::uint8_t>(op) && view.worker(e) == 1;
+                        }).empty();
+        };
+        CHECK(searchOf(SearchOp::Begin));
+        CHECK((searchOf(SearchOp::Found) || searchOf(SearchOp::GaveUp)));
     }
+}
+
+// Lesson 15's checks.md, with its two preconditions.
+static fiberscope::viewer::checks::LessonChecks lesson15Checks() {
+    fiberscope::viewer::checks::LessonChecks lesson;
+    std::string error;
+    const bool parsed = fiberscope::viewer::checks::parseChecks(
+        readFile(std::string(FIBERSCOPE_LESSONS_DIR) + "/15-two-threads-slower/checks.md"), "15-two-threads-slower/checks.md",
+        lesson, error);
+    INFO(error);
+    REQUIRE(parsed);
+    REQUIRE(lesson.preconditions.size() == 2);
+    return lesson;
+}
+
+// Runs lesson 15 as `fiberscope lesson 15` does: again, up to
+// kLessonAttempts times, while the run misses a precondition; the last run
+// must meet them all.
+static std::optional<LessonRun> runLesson15Shown(const char* tag, const std::vector<std::string>& args) {
+    const auto lesson = lesson15Checks();
+    std::optional<LessonRun> run;
+    std::string unmet;
+    for (int attempt = 1; attempt <= fiberscope::viewer::kLessonAttempts; ++attempt) {
+        run = tryRunLesson(LESSON15, tag, args, true);
+        if (!run) return run;
+        unmet = fiberscope::viewer::checks::unmetPrecondition(lesson.preconditions, run->trace);
+        if (unmet.empty()) break;
+        WARN("lesson 15 " << Catch::Detail::stringify(args) << ", run " << attempt << ": " << unmet);
+    }
+    INFO("lesson 15 " << Catch::Detail::stringify(args) << ": " << unmet);
+    CHECK(unmet.empty());
+    return run;
 }
 
 TEST_CASE("lesson 15: the seed's hand-offs wake the other thread for every spawn; scaling keeps spawns local",
@@ -1907,14 +1953,14 @@ TEST_CASE("lesson 15: the seed's hand-offs wake the other thread for every spawn
     // The lesson's default (seed), then the runtime's default policy, on
     // io_uring (the MSG_RING the lesson shows) where the kernel allows it.
     const std::vector<std::string> uring = {"--backend", "uring"};
-    const auto seed = tryRunLesson(LESSON15, "15-seed", uring, true);
-    const auto scaling = tryRunLesson(LESSON15, "15-scaling", {"--backend", "uring", "--scheduler", "scaling"}, true);
+    const auto seed = runLesson15Shown("15-seed", uring);
+    const auto scaling = runLesson15Shown("15-scaling", {"--backend", "uring", "--scheduler", "scaling"});
     if (!seed || !scaling) {
         WARN("the kernel refuses io_uring here: lesson 15 runs on epoll instead");
     }
-    const LessonRun seed_run = seed ? *seed : runLesson(LESSON15, "15-seed-epoll", {"--backend", "epoll"});
+    const LessonRun seed_run = seed ? *seed : *runLesson15Shown("15-seed-epoll", {"--backend", "epoll"});
     const LessonRun scaling_run =
-        scaling ? *scaling : runLesson(LESSON15, "15-scaling-epoll", {"--backend", "epoll", "--scheduler", "scaling"});
+        scaling ? *scaling : *runLesson15Shown("15-scaling-epoll", {"--backend", "epoll", "--scheduler", "scaling"});
     REQUIRE(!ranScalingPolicy(View(seed_run.trace)));
     REQUIRE(ranScalingPolicy(View(scaling_run.trace)));
     phenomenaOfLesson15(seed_run);
@@ -1925,6 +1971,40 @@ TEST_CASE("lesson 15: the seed's hand-offs wake the other thread for every spawn
     const Lesson15Part scaling_pairs = countLesson15Part(View(scaling_run.trace), "spawn and await", "pairs done");
     INFO("seed: " << seed_pairs << "\nscaling: " << scaling_pairs);
     CHECK(seed_pairs.wakeups_sent >= 2 * scaling_pairs.wakeups_sent);
+}
+
+// Lesson 15 compares what its text says it compares, also on a busy
+// machine: in each of 20 runs per policy beside a process that keeps a CPU
+// busy, both workers are started before the pairs (its first precondition:
+// startWorkers), and the trace has the records the text names
+// (phenomenaOfLesson15). Its second precondition, worker 1 waking during
+// the pairs, is the OS's to grant, which beside a busy process on 2 CPUs it
+// often does not within the pairs' fraction of a millisecond: counted and
+// said, not required (the quiet test above requires it).
+TEST_CASE("lesson 15 runs both policies on two workers, 20 runs each under load", "[lessons][lesson15]") {
+    namespace checks = fiberscope::viewer::checks;
+    const checks::LessonChecks lesson = lesson15Checks();
+    const std::vector<checks::Precondition> started = {lesson.preconditions[0]};
+    const pid_t busy = ::fork();
+    REQUIRE(busy >= 0);
+    if (busy == 0) {
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        for (;;) asm volatile("" ::: "memory");
+    }
+    for (const char* policy : {"seed", "scaling"}) {
+        int woken = 0;
+        for (int round = 0; round < 20; ++round) {
+            INFO("run " << round + 1 << " of 20 beside a busy process, policy " << policy);
+            const LessonRun run = runLesson(LESSON15, "15-load", {"--scheduler", policy});
+            CHECK(checks::unmetPrecondition(started, run.trace) == "");
+            woken += checks::unmetPrecondition(lesson.preconditions, run.trace).empty();
+            phenomenaOfLesson15(run);
+        }
+        WARN("lesson 15 beside a busy process, " << policy << ": worker 1 woke during the pairs in " << woken
+                                                 << " of 20 runs");
+    }
+    ::kill(busy, SIGKILL);
+    ::waitpid(busy, nullptr, 0);
 }
 
 TEST_CASE("every lesson takes --threads N and --backend uring|epoll and rejects anything else with a one-line usage "

@@ -17,12 +17,14 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <set>
 #include <thread>
 #include <string>
 #include <vector>
 
 #include <fiberscope/trace.hpp>
 #include <fiberscope/trace_reader.hpp>
+#include <fiberscope/analysis/validate.hpp>
 
 #include "../support/recorded_trace.hpp"
 #include "scheduler/run_queue.hpp"
@@ -702,6 +704,54 @@ TEST_CASE("a one-worker loop's short yield sees work made ready between yields: 
             waiter.await();
             other.await();
             CHECK(other_yields >= 100);
+        }
+    }
+}
+
+TEST_CASE("startWorkers starts every worker before it returns, under either policy, and the trace says so",
+          "[policy][trace]") {
+    test::Watchdog watchdog("startWorkers on 3 threads", 60s);
+    for (const SchedulerPolicy policy : {SchedulerPolicy::seed, SchedulerPolicy::scaling}) {
+        for (int round = 0; round < 10; ++round) {
+            char dir[] = "/tmp/fiberscope-start-workers-XXXXXX";
+            REQUIRE(mkdtemp(dir));
+            const std::string path = std::string(dir) + "/start.fstrace";
+            {
+                trace::Recorder recorder(path, {.check = true});
+                REQUIRE(recorder.ok());
+                auto made = EventLoop::create({.threads = 3, .scheduler = policy});
+                REQUIRE(made);
+                EventLoop& l = **made;
+                REQUIRE(l.activeThreads() == 1); // lazily, until asked
+                const Status started = l.startWorkers();
+                INFO("startWorkers: " << (started ? "ok" : started.error().message()));
+                REQUIRE(started);
+                CHECK(l.activeThreads() == 3);
+                trace::mark("all started");
+                // Work after it still runs (the new workers took none, and lost none).
+                std::vector<Future<int>> work;
+                for (int i = 0; i < 30; ++i) work.push_back(l.async([i] { return i; }));
+                int sum = 0;
+                for (auto& f : work) sum += f.await();
+                CHECK(sum == 29 * 30 / 2);
+                CHECK(l.startWorkers()); // again: nothing left to start
+                made->reset();
+                REQUIRE(recorder.stop());
+            }
+            trace::Trace trace = test::readRecordedTrace(path);
+            rmdir(dir);
+            // Every worker's thread-start comes before the mark that followed startWorkers.
+            std::set<std::uint64_t> started_before;
+            bool marked = false;
+            for (const trace::Event& e : trace.events) {
+                if (e.kind == trace::EventKind::Mark && trace.string(e.arg[0]) == "all started") marked = true;
+                if (e.kind == trace::EventKind::ThreadStart && !marked) started_before.insert(e.arg[0]);
+            }
+            CHECK(marked);
+            CHECK(started_before == std::set<std::uint64_t>{0, 1, 2});
+            const analysis::ValidationReport report = analysis::validateTrace(trace);
+            INFO((report.violations.empty() ? std::string() : report.violations.front().what));
+            CHECK(report.ok());
         }
     }
 }

@@ -244,3 +244,48 @@ TEST_CASE("checks: checks.md sections", "[checks]") {
         CHECK(error == bad.error);
     }
 }
+
+TEST_CASE("checks: preconditions (requires/because) parse, and the first unmet one is said in one line", "[checks]") {
+    const std::string text = "# checks\n"
+                             "requires: count wakeup-sent >= 1\n"
+                             "because: somebody is woken\n"
+                             "requires: count steal where victim=0 == 1 \n"
+                             "because: worker 1 steals from worker 0 once\n"
+                             "### Q: a?\nanswer: count steal\nshow: first steal\nwhy: w\n";
+    LessonChecks checks;
+    std::string error;
+    INFO(error);
+    REQUIRE(parseChecks(text, "checks.md", checks, error));
+    REQUIRE(checks.preconditions.size() == 2);
+    CHECK(checks.preconditions[1].line == 4);
+    CHECK(checks.preconditions[1].because == "worker 1 steals from worker 0 once");
+    const auto t = sample();
+    CHECK(unmetPrecondition(checks.preconditions, t) == "");
+    REQUIRE(parseChecks("requires: count steal >= 2\nbecause: two steals\n### Q: a?\nanswer: count steal\nshow: first "
+                        "steal\nwhy: w\n",
+                        "checks.md", checks, error));
+    CHECK(unmetPrecondition(checks.preconditions, t) ==
+          "two steals: not so in this run (count steal is 1, wanted >= 2)");
+    // A precondition about a checkpoint the run lacks is unmet too, and says why.
+    REQUIRE(parseChecks("requires: count steal after checkpoint \"later\" >= 0\nbecause: b\n### Q: a?\nanswer: count "
+                        "steal\nshow: first steal\nwhy: w\n",
+                        "checks.md", checks, error));
+    CHECK(unmetPrecondition(checks.preconditions, t).rfind("b: not so in this run (", 0) == 0);
+
+    struct Bad {
+        const char* text;
+        const char* error;
+    };
+    for (const Bad& bad : {
+             Bad{"requires: count steal >= 1\n### Q: a?\n", "checks.md:1: the 'requires:' has no 'because:'"},
+             Bad{"requires: count steal >= 1\nrequires: count steal >= 1\n",
+                 "checks.md:2: the 'requires:' before this one has no 'because:'"},
+             Bad{"because: b\n", "checks.md:1: 'because:' belongs right after a 'requires:'"},
+             Bad{"requires: count steal\n", "checks.md:1: expected a comparison (== != >= <= > <), found the end of the line"},
+             Bad{"### Q: a?\nrequires: count steal >= 1\n", "checks.md:2: expected 'answer:', 'show:' or 'why:', found 'requires: count steal >= 1'"},
+         }) {
+        INFO(bad.text);
+        CHECK_FALSE(parseChecks(bad.text, "checks.md", checks, error));
+        CHECK(error == bad.error);
+    }
+}

@@ -931,10 +931,20 @@ Command addLesson(CLI::App& top) {
         std::printf("\n-- the program says --\n");
         std::fflush(stdout);
         fiberscope::viewer::LessonRun run;
-        if (!fiberscope::viewer::runLesson(*lesson, arguments, output, true, run, error)) {
+        // A run that misses the phenomenon's preconditions (checks.md
+        // `requires:`; a loaded machine) is said in one line and run again.
+        const auto say = [](const std::string& line) {
+            std::printf("\nfiberscope lesson: %s\n\n-- the program says (again) --\n", line.c_str());
+            std::fflush(stdout);
+        };
+        if (!fiberscope::viewer::runLessonShown(*lesson, arguments, output, true, run, error, say)) {
             std::fprintf(stderr, "fiberscope: %s\n", error.c_str());
             return kBadFile;
         }
+        if (!run.unmet.empty())
+            std::printf("\nfiberscope lesson: %d runs and none showed the lesson's phenomenon (a busy machine?): %s; "
+                        "showing the last (or: fiberscope lesson %d --reference)\n",
+                        run.attempt, run.unmet.c_str(), lesson->number);
         Trace trace;
         if (!loadTrace(output, trace)) return kBadFile;
         if (options->check) {

@@ -329,6 +329,16 @@ public:
     // Suspends until `deadline` on `clock`.
     Status sleepUntil(Timestamp deadline, Clock clock = Clock::monotonic);
 
+    // Starts every worker thread the loop may have (maxThreads) now, instead
+    // of when work first finds no thread idle (workers start lazily), and
+    // returns once each has settled into its scheduling loop (parked, or
+    // running a fiber): for a program whose first burst of work should find
+    // them all there, idle (a benchmark, a lesson's picture). Traced as each worker's thread-start, with no schedule
+    // record (a worker started so has no work yet). TimedOut if a worker
+    // is not running after `timeout`; if one cannot start, its error
+    // (SystemResources, ...), and the loop goes on with those it has. A
+    // cancel point while it waits, when called from a fiber.
+    Status startWorkers(std::chrono::nanoseconds timeout = std::chrono::seconds(5));
     // Worker threads started so far, and the most that may be started.
     unsigned activeThreads() const noexcept;
     unsigned maxThreads() const noexcept;

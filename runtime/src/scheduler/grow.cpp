@@ -51,7 +51,7 @@ static void growFailed(Loop& loop, unsigned index, const char* what, const char*
     loop.reserved.store(index, std::memory_order_release);
 }
 
-void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spawned, const TracedFibers* traced) {
+Status spawnWorker(Loop& loop, unsigned index, FiberQueue queue, const TracedFibers* traced) {
     // A span on the fiber that pays for it: opening a ring or epoll instance
     // and starting an OS thread take far longer than any scheduling decision.
     trace::Zone zone("spawnWorker: start a worker thread");
@@ -66,7 +66,7 @@ void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spawned, co
     if (!opened) {
         worker.ready_queue.store(nullptr, std::memory_order_relaxed);
         growFailed(loop, index, failed, opened.error().message());
-        return;
+        return opened;
     }
     worker.driver.setReaper(reapCompletions, &worker);
     // The schedule record's time: before the thread that runs the fibers
@@ -81,7 +81,7 @@ void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spawned, co
         worker.driver.close();
         worker.ready_queue.store(nullptr, std::memory_order_relaxed);
         growFailed(loop, index, "no thread", e.what());
-        return;
+        return Errc::SystemResources;
     }
     if (traced) traced->write(stamp, index, trace::ScheduleHow::NewWorker);
     if (loop.test_spawn_delay_ns) std::this_thread::sleep_for(std::chrono::nanoseconds(loop.test_spawn_delay_ns));
@@ -92,7 +92,28 @@ void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spawned, co
     // before any thread that reads `active` with acquire can use the slot;
     // so are the back-off fields, for the next reservation holder.
     loop.active.store(index + 1, std::memory_order_release);
-    spawned = true;
+    return {};
+}
+
+Status startAllWorkers(Loop& loop) {
+    for (;;) {
+        // acquire: pairs with spawnWorker's release of `active`.
+        const unsigned active = loop.active.load(std::memory_order_acquire);
+        if (active >= loop.allocated) return {};
+        unsigned expected = active;
+        // acquire: as schedule()'s reservation (a failed start's cleanup
+        // happened before we reuse the slot); relaxed on failure.
+        if (!loop.reserved.compare_exchange_weak(expected, active + 1, std::memory_order_acquire,
+                                                 std::memory_order_relaxed)) {
+            // Another thread is starting this slot's worker (a schedule()
+            // that found nobody idle): it ends in microseconds.
+            std::this_thread::yield();
+            continue;
+        }
+        // No first work, so no schedule record: the worker finds its queues
+        // empty and parks (the scaling policy searches first).
+        if (Status started = spawnWorker(loop, active, FiberQueue{nullptr, nullptr}); !started) return started;
+    }
 }
 
 } // namespace fiberscope::detail

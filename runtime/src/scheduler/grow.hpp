@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "fiber/fiber.hpp"
+#include "fiberscope/result.hpp"
 
 namespace fiberscope::detail {
 
@@ -16,12 +17,17 @@ class TracedFibers;
 // follows a failed start).
 bool mayGrow(const Loop& loop);
 // Starts worker `index` (its slot reserved by the caller, through
-// Loop::reserved) with `queue` as its first work. `spawned`: it runs; else
-// the failure was handled (said once, backed off) and the slot released,
-// and the fibers are still the caller's. While tracing (`traced`: the
+// Loop::reserved) with `queue` as its first work (none if its head is
+// null). Ok: it runs; else the failure was handled (said once, backed off)
+// and the slot released, and the fibers are still the caller's. While tracing (`traced`: the
 // queue's fibers as read before), a started worker's schedule records
 // (how = new-worker) are written here, stamped before the thread that runs
 // the fibers exists, and before the zone that times the start ends.
-void spawnWorker(Loop& loop, unsigned index, FiberQueue queue, bool& spawned, const TracedFibers* traced = nullptr);
+Status spawnWorker(Loop& loop, unsigned index, FiberQueue queue, const TracedFibers* traced = nullptr);
+
+// EventLoop::startWorkers: starts every worker not started yet, each with
+// no work; the error of the first that could not start (the loop keeps
+// those it has). It does not wait for them to run (Thread::settled).
+Status startAllWorkers(Loop& loop);
 
 } // namespace fiberscope::detail

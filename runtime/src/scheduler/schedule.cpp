@@ -83,10 +83,8 @@ void schedule(Loop& loop, Thread& thread, FiberQueue queue, bool yielded) {
         // we reuse the slot. relaxed on failure: someone else is spawning.
         if (loop.reserved.compare_exchange_weak(expected, active + 1, std::memory_order_acquire,
                                                 std::memory_order_relaxed)) {
-            bool spawned = false;
             // It writes the new-worker schedule record (grow.cpp).
-            spawnWorker(loop, active, queue, spawned, traced ? &fibers : nullptr);
-            if (spawned) return;
+            if (spawnWorker(loop, active, queue, traced ? &fibers : nullptr)) return;
             // It failed, after records of its own (its zone): the decision's
             // time is older than they are now, so the rest of this decision
             // takes a new one (a record is never stamped before its thread's

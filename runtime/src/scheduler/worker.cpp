@@ -82,6 +82,14 @@ void pollDriver(Thread& thread) {
 
 void reapCompletions(void* thread) { scheduleCompletions(*static_cast<Thread*>(thread), false); }
 
+// The worker has started and settled into its loop (Thread::settled).
+static void settle(Thread& thread) {
+    thread.own().settled = true;
+    // release: our records so far (thread-start, park) are stamped before a
+    // startWorkers() caller that reads this (acquire) stamps its next one.
+    thread.settled.store(true, std::memory_order_release);
+}
+
 void idle(Thread& thread) {
     Loop& loop = *thread.loop;
     Fiber* next = nullptr;
@@ -89,6 +97,7 @@ void idle(Thread& thread) {
         while (next || (next = findReadyFiber(loop, thread))) {
             Fiber* fiber = next;
             next = nullptr;
+            if (!thread.own().settled) settle(thread);
             yield(fiber, PendingTask::nothing, trace::SwitchReason::Idle);
         }
         // The scaling policy searches before it parks (scheduler/search.cpp).
@@ -100,6 +109,7 @@ void idle(Thread& thread) {
         // from here on: nothing to say there.)
         FIBERSCOPE_TRACE_EVENT(if (loop.scaling() && trace::checking()) emit::truth(now, trace::TruthOp::Empty, 0, 0);
                                trace::flushIfStale(now); emit::park(now));
+        if (!thread.own().settled) settle(thread);
         FiberQueue queue{nullptr, nullptr};
         bool exit = false;
         // A timed sync wait parked here bounds the wait (sync/timers.hpp).

@@ -88,6 +88,12 @@ struct Thread {
     // (wakeToSearch in scheduler/schedule.cpp) and counted it in Loop::searching;
     // the owner clears it, and uncounts it, when it wakes.
     std::atomic<bool> search_token{false};
+    // Set by the worker's own thread the first time it parks, after its
+    // park record, or runs a fiber (thread 0's at creation): it has started,
+    // and settled into its scheduling loop. EventLoop::startWorkers waits
+    // for it, so that work that comes after finds each worker idle and
+    // parked, not still in its first search.
+    std::atomic<bool> settled{false};
 
     // Deadlines of timed sync waits parked from this thread (sync/timers.hpp;
     // any thread may withdraw one, under the list's mutex).
@@ -112,6 +118,9 @@ struct Thread {
         // An exit message was reaped by pollDriver: the idle loop returns
         // next time.
         bool exit_seen = false;
+        // Thread::settled is set (said once, so the idle loop's check is a
+        // plain read).
+        bool settled = false;
         // Yields since the driver was last polled from a fiber.
         unsigned yields_since_poll = 0;
         // A one-worker loop of the scaling policy: yieldAlone (switch.cpp)

@@ -1,5 +1,8 @@
 #include "lessons/catalog.hpp"
 
+#include "fiberscope/trace_reader.hpp"
+#include "lessons/checks.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -197,6 +200,41 @@ bool runLesson(const Lesson& lesson, const LessonArguments& arguments, const std
         return false;
     }
     return true;
+}
+
+std::string LessonRun::describeAttempts() const {
+    if (attempt == 1 && unmet.empty()) return "";
+    std::string text = "run " + std::to_string(attempt) + " of up to " + std::to_string(kLessonAttempts);
+    for (std::size_t i = 0; i < discarded.size(); ++i)
+        text += (i ? "; run " : " (run ") + std::to_string(i + 1) + ": " + discarded[i];
+    if (!discarded.empty()) text += ")";
+    if (!unmet.empty()) text += "; this run too misses what the lesson needs: " + unmet;
+    return text;
+}
+
+bool runLessonShown(const Lesson& lesson, const LessonArguments& arguments, const std::string& trace_path, bool echo,
+                    LessonRun& run, std::string& error, const std::function<void(const std::string&)>& say) {
+    checks::LessonChecks parsed;
+    std::string parse_error;
+    const bool checked = arguments.threads == 0 && !lesson.checks.empty() &&
+                         checks::parseChecks(lesson.checks, lesson.slug + "/checks.md", parsed, parse_error) &&
+                         !parsed.preconditions.empty();
+    std::vector<std::string> discarded;
+    for (int attempt = 1;; ++attempt) {
+        run = LessonRun{};
+        if (!runLesson(lesson, arguments, trace_path, echo, run, error)) return false;
+        run.attempt = attempt;
+        run.discarded = discarded;
+        if (!checked) return true;
+        trace::Trace trace;
+        trace::ReadError read_error;
+        // An unreadable trace is the caller's to report, with its own message.
+        if (!trace::readTrace(trace_path, trace, read_error)) return true;
+        run.unmet = checks::unmetPrecondition(parsed.preconditions, trace);
+        if (run.unmet.empty() || attempt == kLessonAttempts) return true;
+        if (say) say("run " + std::to_string(attempt) + " did not show the lesson's phenomenon: " + run.unmet + "; running it again");
+        discarded.push_back(run.unmet);
+    }
 }
 
 } // namespace fiberscope::viewer

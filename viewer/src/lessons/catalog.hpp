@@ -7,6 +7,7 @@
 // Programs run as child processes: the viewer never links the runtime.
 #pragma once
 
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -39,6 +40,15 @@ struct LessonRun {
     std::string trace_path;
     std::string output;  // what the program printed (stdout and stderr)
     int exit_status = 0;
+    // runLessonShown: which run this is (1 = the first), why each run before
+    // it was not kept, and, when even the last missed a precondition, which
+    // (empty: this run shows the lesson's phenomenon).
+    int attempt = 1;
+    std::vector<std::string> discarded;
+    std::string unmet;
+
+    // "run 2 of up to 3 (run 1: worker 1 runs before ...)", or "" for a first run that met everything.
+    std::string describeAttempts() const;
 };
 
 // What a lesson's program is asked for on its command line: --threads when
@@ -62,6 +72,17 @@ std::string lessonProgramMissing(const Lesson& lesson);
 // `echo`: also copy its output to our stdout as it runs.
 bool runLesson(const Lesson& lesson, const LessonArguments& arguments, const std::string& trace_path, bool echo,
                LessonRun& run, std::string& error);
+
+// How many times runLessonShown runs a lesson at most.
+inline constexpr int kLessonAttempts = 4;
+
+// Runs the lesson as runLesson does, then checks its trace against the
+// lesson's preconditions (checks.md `requires:`, for its default thread
+// count: a run with --threads is kept as it is); a run that misses one is
+// run again, up to kLessonAttempts times, and the last is kept either way.
+// `say` (may be empty) hears one line per run that is not kept.
+bool runLessonShown(const Lesson& lesson, const LessonArguments& arguments, const std::string& trace_path, bool echo,
+                    LessonRun& run, std::string& error, const std::function<void(const std::string&)>& say = {});
 
 // The backends a lesson program can be asked for: {"", "uring", "epoll"}
 // (index 0: automatic), and how the viewer names them.

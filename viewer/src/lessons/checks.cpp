@@ -410,7 +410,8 @@ bool parseChecks(const std::string& text, const std::string& file, LessonChecks&
         std::string key, value;
         if (const auto colon = line.find(':'); colon != std::string::npos && colon > 0) {
             const std::string k = line.substr(0, colon);
-            if (k == "answer" || k == "show" || k == "why" || k == "expect" || k == "says" || k == "threads") {
+            if (k == "answer" || k == "show" || k == "why" || k == "expect" || k == "says" || k == "threads" ||
+                k == "requires" || k == "because") {
                 key = k;
                 value = trim(line.substr(colon + 1));
             }
@@ -426,6 +427,18 @@ bool parseChecks(const std::string& text, const std::string& file, LessonChecks&
                     out.threads.push_back(static_cast<int>(n));
                 }
                 if (out.threads.empty()) return error = where + ": 'threads:' lists no thread counts", false;
+            } else if (key == "requires") {
+                if (!out.preconditions.empty() && out.preconditions.back().because.empty())
+                    return error = where + ": the 'requires:' before this one has no 'because:'", false;
+                Precondition p;
+                p.line = number;
+                if (!parseExpect(value, where, p.expect, error)) return false;
+                out.preconditions.push_back(std::move(p));
+            } else if (key == "because") {
+                if (out.preconditions.empty() || !out.preconditions.back().because.empty())
+                    return error = where + ": 'because:' belongs right after a 'requires:'", false;
+                if (value.empty()) return error = where + ": 'because:' says nothing", false;
+                out.preconditions.back().because = value;
             } else if (!key.empty()) {
                 return error = where + ": '" + key + ":' outside a question or the exercise", false;
             }
@@ -465,6 +478,9 @@ bool parseChecks(const std::string& text, const std::string& file, LessonChecks&
             out.exercise.text += line;
         }
     }
+    if (!out.preconditions.empty() && out.preconditions.back().because.empty())
+        return error = file + ":" + std::to_string(out.preconditions.back().line) + ": the 'requires:' has no 'because:'",
+               false;
     if (state != State::Top && !finishSection(sectionLine())) return false;
     if (out.questions.empty() && !out.has_exercise) return error = file + ": no questions and no exercise", false;
     return true;
@@ -532,6 +548,21 @@ bool holds(const Expect& x, const trace::Trace& t, bool& result, std::int64_t& v
     case Expect::Op::Lt: result = value < x.number; break;
     }
     return true;
+}
+
+std::string unmetPrecondition(const std::vector<Precondition>& preconditions, const trace::Trace& trace) {
+    for (const Precondition& p : preconditions) {
+        bool met = false;
+        std::int64_t value = 0;
+        std::string error;
+        if (!holds(p.expect, trace, met, value, error)) return p.because + ": not so in this run (" + error + ")";
+        if (!met)
+            return p.because + ": not so in this run (" + p.expect.query.text + " is " +
+                   describeAnswer(p.expect.query.kind, value) + ", wanted " +
+                   p.expect.text.substr(p.expect.query.text.size() + (p.expect.text.size() > p.expect.query.text.size())) +
+                   ")";
+    }
+    return "";
 }
 
 std::string describeAnswer(AnswerKind kind, std::int64_t value) {

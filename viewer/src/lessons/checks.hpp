@@ -91,7 +91,18 @@ struct Exercise {
     std::string says; // what the trace then shows and why
 };
 
+// What the lesson's phenomenon needs of a run (`requires:`), and why
+// (`because:`): both workers running before the story starts, the tree
+// spread over the threads. A run on a loaded machine may miss one; then
+// `fiberscope lesson N` says so and runs the lesson again (catalog.hpp).
+struct Precondition {
+    int line = 0;
+    Expect expect;
+    std::string because; // "worker 1 runs before the pairs begin"
+};
+
 struct LessonChecks {
+    std::vector<Precondition> preconditions;
     std::vector<Question> questions;
     bool has_exercise = false;
     Exercise exercise;
@@ -115,6 +126,11 @@ bool resolve(const EventRef& ref, const trace::Trace& trace, std::size_t& index,
 
 // A query's value on `trace`: a count, a worker index or a fiber number.
 bool evaluate(const Query& query, const trace::Trace& trace, std::int64_t& value, std::string& error);
+
+// The first of `preconditions` that `trace` does not meet, as one line
+// ("worker 1 runs before the pairs begin: count thread-start ... is 0, not
+// == 1"), or "" if the run meets them all.
+std::string unmetPrecondition(const std::vector<Precondition>& preconditions, const trace::Trace& trace);
 
 // Whether `expect` holds on `trace`, and the value its query found.
 bool holds(const Expect& expect, const trace::Trace& trace, bool& result, std::int64_t& value, std::string& error);

@@ -138,6 +138,11 @@ struct App {
     int browse_summary_of = -1;    // which lesson browse_summary is
     std::unique_ptr<LessonJob> job;
     std::string last_run_output;
+    // Which of the lesson's runs is shown, when not simply the first
+    // (LessonRun::describeAttempts: runs that missed a precondition), and
+    // whether even it misses one (shown as a warning).
+    std::string run_attempts;
+    bool run_unmet = false;
 
     // A second run of the same lesson, stacked under the first (Compare).
     std::unique_ptr<trace::Trace> compare_trace;

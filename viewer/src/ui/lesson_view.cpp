@@ -193,7 +193,7 @@ void startLesson(App& app, int index, const LessonArguments& arguments, bool com
     // The run is shown live while it records (the comparison run is not: it lands in the second slot when done).
     if (!compare) unlink(job->trace_path.c_str());
     job->thread = std::thread([raw, lesson] {
-        raw->ok = runLesson(lesson, raw->arguments, raw->trace_path, false, raw->run, raw->error);
+        raw->ok = runLessonShown(lesson, raw->arguments, raw->trace_path, false, raw->run, raw->error);
         // The finished run is read, modelled and judged here, not by the
         // frame that takes it (pollLesson).
         try {
@@ -225,6 +225,9 @@ void pollLesson(App& app) {
     }
     adopt(app, job->trace_path, std::move(job->loaded));
     app.lesson_index = job->lesson;
+    app.browse_index = job->lesson;
+    app.run_attempts = job->run.describeAttempts();
+    app.run_unmet = !job->run.unmet.empty();
     app.lesson_document = parseMarkdown(app.lessons[static_cast<std::size_t>(job->lesson)].markdown);
     app.compare_trace.reset();
     app.compare_timeline.reset();
@@ -254,6 +257,9 @@ bool openLessonReference(App& app, int index) {
     if (!loadTrace(app, lesson.reference)) return false;
     app.live.reset();
     app.lesson_index = index;
+    app.browse_index = index;
+    app.run_attempts.clear();
+    app.run_unmet = false;
     app.lesson_document = parseMarkdown(lesson.markdown);
     app.compare_trace.reset();
     app.compare_timeline.reset();
@@ -449,7 +455,13 @@ void drawLessonPanel(App& app, const Fonts& fonts) {
             ImGui::SetTooltip("Show the lesson's golden trace, recorded on a quiet machine:\n%s",
                               browsed.reference.c_str());
     }
-    if (app.lesson_index < 0 || !app.trace) {
+    // The picker and the narrative name the same lesson: another lesson
+    // picked while one's trace is shown offers that lesson's runs, not the
+    // shown one's narrative under the new name.
+    if (app.lesson_index >= 0 && app.trace && app.browse_index != app.lesson_index)
+        ImGui::TextDisabled("(the timeline still shows lesson %d's trace)",
+                            app.lessons[static_cast<std::size_t>(app.lesson_index)].number);
+    if (app.lesson_index < 0 || !app.trace || app.browse_index != app.lesson_index) {
         ImGui::TextWrapped("Press My run: the lesson's program runs as a child process with FIBERSCOPE_TRACE set, and "
                            "its trace opens here with the narrative. Reference run shows the trace shipped with the "
                            "lesson instead.");
@@ -474,6 +486,12 @@ void drawLessonPanel(App& app, const Fonts& fonts) {
         ImGui::TextColored(ImVec4(0.55f, 0.9f, 0.5f, 1), "Showing: my run");
         ImGui::SameLine();
         ImGui::TextDisabled("(%s)", app.path.c_str());
+        if (!app.run_attempts.empty()) {
+            if (app.run_unmet) ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 0.7f, 0.35f, 1));
+            else ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+            ImGui::TextWrapped("%s", app.run_attempts.c_str());
+            ImGui::PopStyleColor();
+        }
     }
     ImGui::Separator();
     // Step mode and playback.
