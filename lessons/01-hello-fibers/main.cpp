@@ -43,12 +43,20 @@ int main(int argc, char** argv) {
     const auto loop_owner = lesson::start(kName, argc, argv, 2);
     fiberscope::EventLoop& loop = *loop_owner;
     fiberscope::setFiberName("main");
+    // Workers start lazily, when work finds no thread idle (lesson 3 shows
+    // it). Start both now, so that the greeters' story is not interrupted
+    // by an OS thread starting: worker 1 is parked when they are spawned.
+    if (const fiberscope::Status started = loop.startWorkers(); !started) {
+        std::fprintf(stderr, "%s: cannot start the workers: %s\n", kName, started.error().message());
+        return 1;
+    }
     std::printf("Main fiber on OS thread %c; spawning 4 greeters on up to %u worker threads.\n", threadLetter(),
                 loop.maxThreads());
 
     // async() allocates a stack, makes the fiber ready (schedule()) and
     // returns at once: nothing has run yet.
     std::vector<fiberscope::Future<std::string>> greeters;
+    fiberscope::trace::mark("checkpoint: spawning");
     for (int i = 0; i < 4; ++i)
         greeters.push_back(loop.async([&loop, i] {
             const std::string name = "greeter " + std::to_string(i);
@@ -65,6 +73,6 @@ int main(int argc, char** argv) {
     for (auto& greeter : greeters) std::printf("  %s\n", greeter.await().c_str());
     fiberscope::trace::mark("checkpoint: all awaited");
 
-    std::printf("%u worker thread(s) were started, lazily, as work appeared.\n", loop.activeThreads());
+    std::printf("%u worker thread(s) ran the fibers.\n", loop.activeThreads());
     return 0;
 }

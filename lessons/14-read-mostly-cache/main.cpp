@@ -73,6 +73,11 @@ int main(int argc, char** argv) {
     fiberscope::Event all_reading; // set by the last reader to take its first read lock
     std::atomic<int> at_gate{0};   // readers that reached the gate
     std::atomic<int> reading{0};   // readers that took their first read lock
+    // Names in the trace instead of addresses (and the primitives' parts:
+    // table.readers, table.writers, start.waiters, ...).
+    fiberscope::setObjectName(table, "table");
+    fiberscope::setObjectName(start, "start");
+    fiberscope::setObjectName(all_reading, "all_reading");
     std::printf("%d readers serve lookups from a cache of %d entries, on up to %u threads.\n", kReaders, kKeys,
                 loop.maxThreads());
 
@@ -162,6 +167,8 @@ int main(int argc, char** argv) {
     // ---- Misses: fetch through a semaphore, at most kMaxFetches at once.
     fiberscope::Semaphore fetch_slots(kMaxFetches);
     fiberscope::Event two_fetching; // set when both slots are taken
+    fiberscope::setObjectName(fetch_slots, "fetch_slots");
+    fiberscope::setObjectName(two_fetching, "two_fetching");
     std::atomic<int> fetching{0}, most_fetching{0};
     auto fetch = [&](int key, fiberscope::Timeout patience) -> fiberscope::Status {
         {

@@ -358,9 +358,23 @@ static void phenomenaOfLesson1(const LessonRun& run) {
     const View view(run.trace);
     requireCheckpointsMatchNarrative(view, "01-hello-fibers");
     REQUIRE(view.fiber("main") == 1);
+    const std::size_t spawning = view.checkpoint("spawning");
     const std::size_t spawned = view.checkpoint("spawned");
     const std::size_t awaited = view.checkpoint("all awaited");
+    REQUIRE(spawning < spawned);
     REQUIRE(spawned < awaited);
+    // Both workers were started up front (startWorkers) and worker 1 parked
+    // before the spawns: the first spawn is handed to it, and it is woken.
+    const auto starts = view.all(kindIs(EventKind::ThreadStart));
+    CHECK(starts.size() == 2);
+    for (std::size_t i : starts) CHECK(i < spawning);
+    const auto first_schedule = view.next(spawning, kindIs(EventKind::Schedule));
+    REQUIRE(first_schedule);
+    CHECK(view.at(*first_schedule).small == static_cast<std::uint8_t>(ScheduleHow::IdleHandoff));
+    CHECK(view.at(*first_schedule).arg[2] == 1);
+    const auto woken = view.nextOnThread(*first_schedule, [](const TraceEvent&) { return true; });
+    REQUIRE(woken);
+    CHECK(view.at(*woken).kind == EventKind::WakeupSent);
     for (int i = 0; i < 4; ++i) {
         const std::uint64_t greeter = view.fiber("greeter " + std::to_string(i));
         INFO("greeter " << i << " is fiber " << greeter);
@@ -368,6 +382,7 @@ static void phenomenaOfLesson1(const LessonRun& run) {
         auto created = view.all([&](const TraceEvent& e) { return e.kind == EventKind::FiberCreate && e.arg[0] == greeter; });
         REQUIRE(created.size() == 1);
         CHECK(view.at(created[0]).arg[1] == 1);
+        CHECK(created[0] > spawning);
         CHECK(created[0] < spawned);
         auto scheduled = view.nextOnThread(created[0], kindIs(EventKind::Schedule));
         REQUIRE(scheduled);
@@ -1534,6 +1549,25 @@ void checkLesson14(const LessonRun& run, const View& view) {
     for (std::size_t i = 1; i < order.size(); ++i) {
         INFO("checkpoint \"" << order[i - 1] << "\" comes before \"" << order[i] << "\"");
         REQUIRE(at[order[i - 1]] < at[order[i]]);
+    }
+    // Every wait is on a part of a primitive the program named
+    // (setObjectName): the model calls each by its name, never an address.
+    {
+        const analysis::Timeline timeline = analysis::buildTimeline(run.trace);
+        const std::set<std::string> parts = {"start.waiters", "all_reading.waiters", "table.readers", "table.writers",
+                                             "fetch_slots.waiters", "two_fetching.waiters"};
+        std::set<std::string> waited_on;
+        for (std::size_t i : view.all(kindIs(EventKind::ConditionWait))) {
+            const TraceEvent e = view.at(i);
+            const std::string* name = analysis::objectNameAt(timeline, e.arg[1], e.time);
+            INFO("condition-wait at " << e.time << " ns on object " << e.arg[1]);
+            REQUIRE(name);
+            CHECK(parts.count(*name) == 1);
+            waited_on.insert(*name);
+        }
+        CHECK(waited_on.count("start.waiters") == 1);
+        CHECK(waited_on.count("table.readers") == 1);
+        CHECK(waited_on.count("table.writers") == 1);
     }
     if (!run.golden) {
         CHECK(run.output.find("it read version 1") != std::string::npos);

@@ -13,7 +13,16 @@
 #include <cstdlib>
 #include <mutex>
 #include <shared_mutex>
+#include <map>
+#include <string>
 #include <vector>
+
+#include <unistd.h>
+
+#include <fiberscope/analysis/timeline.hpp>
+#include <fiberscope/trace.hpp>
+
+#include "../support/recorded_trace.hpp"
 
 using namespace fiberscope;
 using namespace std::chrono_literals;
@@ -761,4 +770,79 @@ TEST_CASE("The Uncancelable forms wait through a cancel, which stays pending", "
     lock.unlock();
     for (auto& cancel : cancels) REQUIRE(cancel.await());
     REQUIRE(through == 3);
+}
+
+TEST_CASE("setObjectName names an object and a primitive's parts in the trace, and the model calls them so",
+          "[primitives][trace]") {
+    char dir[] = "/tmp/fiberscope-object-name-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    const std::string path = std::string(dir) + "/names.fstrace";
+    std::uintptr_t table_address = 0, readers_address = 0, gate_address = 0, lock_address = 0;
+    {
+        trace::Recorder recorder(path);
+        REQUIRE(recorder.ok());
+        auto loop = test::makeLoop(2);
+        RwLock table;
+        Semaphore slots(2);
+        Event gate;
+        Queue<int> jobs(4);
+        Mutex lock;
+        fiberscope::setObjectName(table, "table"); // qualified: as a user would call it
+        fiberscope::setObjectName(slots, "slots");
+        fiberscope::setObjectName(gate, "gate");
+        fiberscope::setObjectName(jobs, "jobs");
+        fiberscope::setObjectName(lock, "lock");
+        table_address = reinterpret_cast<std::uintptr_t>(&table);
+        gate_address = reinterpret_cast<std::uintptr_t>(&gate);
+        lock_address = reinterpret_cast<std::uintptr_t>(&lock);
+        // A reader waits behind a writer: its wait is on table.readers.
+        REQUIRE(table.lock());
+        auto reader = loop->async([&] {
+            if (auto s = table.lockShared(); !s) return false;
+            table.unlockShared();
+            return true;
+        });
+        REQUIRE(loop->sleep(std::chrono::milliseconds(2)));
+        table.unlock();
+        CHECK(reader.await());
+        gate.set();
+        REQUIRE(gate.wait());
+        loop.reset();
+        REQUIRE(recorder.stop());
+    }
+    const trace::Trace trace = test::readRecordedTrace(path);
+    rmdir(dir);
+    std::map<std::string, std::uint64_t> named; // name -> object
+    for (const trace::Event& e : trace.events)
+        if (e.kind == trace::EventKind::ObjectName) named[trace.string(e.arg[1])] = e.arg[0];
+    for (const char* name : {"table", "table.mutex", "table.readers", "table.writers", "slots", "slots.mutex", "slots.waiters",
+                             "gate", "gate.mutex", "gate.waiters", "jobs", "jobs.mutex", "jobs.not-empty", "jobs.not-full",
+                             "lock"}) {
+        INFO("object-name record for " << name);
+        CHECK(named.count(name) == 1);
+    }
+    CHECK(named["table"] == table_address);
+    CHECK(named["gate"] == gate_address);
+    CHECK(named["lock"] == lock_address);
+    // The reader's condition-wait names the condition the model calls table.readers.
+    readers_address = named["table.readers"];
+    const analysis::Timeline timeline = analysis::buildTimeline(trace);
+    bool waited = false;
+    for (const trace::Event& e : trace.events)
+        if (e.kind == trace::EventKind::ConditionWait && e.arg[1] == readers_address) {
+            waited = true;
+            const std::string* name = analysis::objectNameAt(timeline, e.arg[1], e.time);
+            REQUIRE(name);
+            CHECK(*name == "table.readers");
+            // Before it was named, it had no name.
+            CHECK(analysis::objectNameAt(timeline, e.arg[1], trace.events.front().time - 1) == nullptr);
+        }
+    CHECK(waited);
+    // A part at its primitive's own address (its first member, the mutex)
+    // is named first: the address is called by the primitive's name.
+    for (const auto& [address, name] : {std::pair{table_address, "table"}, std::pair{gate_address, "gate"}}) {
+        const std::string* now = analysis::objectNameAt(timeline, address, trace.events.back().time);
+        REQUIRE(now);
+        CHECK(*now == name);
+    }
 }

@@ -122,7 +122,7 @@ void followInPieces(const Bytes& file, std::vector<std::size_t> cuts, Trace& fol
 TEST_CASE("a followed trace equals the finished file, cut anywhere", "[follower]") {
     std::vector<Bytes> files{recordedTrace()};
 #ifdef FIBERSCOPE_ASSETS_DIR
-    files.push_back(readFile(std::string(FIBERSCOPE_ASSETS_DIR) + "/traces/lesson01-hello-fibers.fstrace"));
+    files.push_back(readFile(std::string(FIBERSCOPE_ASSETS_DIR) + "/../tests/data/sample-lesson01-v3.fstrace"));
 #endif
     std::mt19937_64 rng(12345);
     for (std::size_t f = 0; f < files.size(); ++f) {

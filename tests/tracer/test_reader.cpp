@@ -186,10 +186,15 @@ TEST_CASE("a version 1 file (no header checksum) still reads, with a warning", "
 }
 
 TEST_CASE("version 3 files (before source locations) still read: the shipped golden traces", "[reader][versions]") {
-    // assets/traces holds lesson traces recorded by format versions 2 and 3
-    // (and 4 once re-recorded): every one reads; the older have no locations.
+    // assets/traces holds lesson traces recorded by later versions, and
+    // tests/data the tests' sample, lesson 1's first, in version 3: every
+    // one reads; the older have no locations.
     std::size_t old_files = 0;
-    for (const auto& entry : std::filesystem::directory_iterator(std::string(FIBERSCOPE_ASSETS_DIR) + "/traces")) {
+    std::vector<std::filesystem::directory_entry> entries;
+    for (const char* dir : {"/traces", "/../tests/data"})
+        for (const auto& entry : std::filesystem::directory_iterator(std::string(FIBERSCOPE_ASSETS_DIR) + dir))
+            entries.push_back(entry);
+    for (const auto& entry : entries) {
         if (entry.path().extension() != ".fstrace") continue;
         INFO(entry.path());
         Trace trace;
@@ -267,9 +272,20 @@ TEST_CASE("a version 6 file: search records, a begin and its end on one thread",
     CHECK(error.find("op") != std::string::npos);
 }
 
+TEST_CASE("a version 9 file: an object's name", "[reader][versions]") {
+    TraceBuilder b;
+    REQUIRE(b.version == 9);
+    b.chunk(0).string(1, "table.readers").record(EventKind::ObjectName, 5, {0x3008, 1});
+    const Trace trace = parseOk(b.bytes(), {.strict = true});
+    REQUIRE(trace.events.size() == 1);
+    CHECK(trace.events[0].kind == EventKind::ObjectName);
+    CHECK(trace.events[0].arg[0] == 0x3008);
+    CHECK(trace.string(trace.events[0].arg[1]) == "table.readers");
+}
+
 TEST_CASE("a version 8 file: a semaphore's, an rwlock's and an event's own records", "[reader][versions]") {
     TraceBuilder b;
-    REQUIRE(b.version == 8);
+    b.version = 8;
     b.chunk(0)
         .record(EventKind::SemaphoreOp, 5, {3, 0x2000, TraceBuilder::zigzag(9), 4}) // post 4 permits, fiber 9
         .record(EventKind::SemaphoreOp, 1, {1, 0x2000, TraceBuilder::zigzag(1), 0}) // fiber 10 blocked

@@ -196,7 +196,7 @@ TEST_CASE("a mark and a zone carry the caller's file and line", "[tracer][source
         }).join();
     }
     const Trace trace = test::readRecordedTrace(path);
-    CHECK(trace.header.version == 8);
+    CHECK(trace.header.version == 9);
     // Each annotation's next record on its thread is its location, at its time.
     struct Seen { std::string label; std::string file; std::uint64_t line; };
     std::vector<Seen> seen;

@@ -247,6 +247,7 @@ TEST_CASE("checks: checks.md sections", "[checks]") {
 
 TEST_CASE("checks: preconditions (requires/because) parse, and the first unmet one is said in one line", "[checks]") {
     const std::string text = "# checks\n"
+                             "opens: checkpoint \"spawned\"\n"
                              "requires: count wakeup-sent >= 1\n"
                              "because: somebody is woken\n"
                              "requires: count steal where victim=0 == 1 \n"
@@ -256,8 +257,9 @@ TEST_CASE("checks: preconditions (requires/because) parse, and the first unmet o
     std::string error;
     INFO(error);
     REQUIRE(parseChecks(text, "checks.md", checks, error));
+    CHECK(checks.opens == "checkpoint: spawned");
     REQUIRE(checks.preconditions.size() == 2);
-    CHECK(checks.preconditions[1].line == 4);
+    CHECK(checks.preconditions[1].line == 5);
     CHECK(checks.preconditions[1].because == "worker 1 steals from worker 0 once");
     const auto t = sample();
     CHECK(unmetPrecondition(checks.preconditions, t) == "");
@@ -281,6 +283,8 @@ TEST_CASE("checks: preconditions (requires/because) parse, and the first unmet o
              Bad{"requires: count steal >= 1\nrequires: count steal >= 1\n",
                  "checks.md:2: the 'requires:' before this one has no 'because:'"},
              Bad{"because: b\n", "checks.md:1: 'because:' belongs right after a 'requires:'"},
+             Bad{"opens: first steal\n", "checks.md:1: 'opens:' names a checkpoint: opens: checkpoint \"NAME\""},
+             Bad{"opens: mark \"x\"\n", "checks.md:1: 'opens:' names a checkpoint: opens: checkpoint \"NAME\""},
              Bad{"requires: count steal\n", "checks.md:1: expected a comparison (== != >= <= > <), found the end of the line"},
              Bad{"### Q: a?\nrequires: count steal >= 1\n", "checks.md:2: expected 'answer:', 'show:' or 'why:', found 'requires: count steal >= 1'"},
          }) {

@@ -1663,12 +1663,17 @@ TEST_CASE("a jump keeps the view when its target is comfortably in it, else fram
     // A window never narrower than the minimum span.
     const TimeView tiny = revealView(wide, TimeRange{5, 5}, TimeRange{5, 5}, 0, 0, 21e6, 200);
     CHECK(tiny.span() == Approx(200));
-    // Near the trace's start the view slides towards the trace, as far as
-    // the window stays in its inner part.
+    // Near the trace's start the view slides into the trace: it starts no
+    // further before it than kTraceEdge of its width (room for a glyph),
+    // and the window is still all in view.
     const TimeView start = revealView(wide, TimeRange{100, 100}, TimeRange{0, 1000}, 0, 0, 21e6, 4000);
-    CHECK(start.start == Approx(-400));
-    CHECK(start.end == Approx(3600));
-    CHECK(comfortablyInView(start, TimeRange{0, 1000}));
+    CHECK(start.start == Approx(-4000 * kTraceEdge));
+    CHECK(start.end == Approx(4000 - 4000 * kTraceEdge));
+    CHECK(comfortablyInView(start, TimeRange{0, 1000}, kTraceEdge));
+    // A window wider than the trace allows: the whole trace, not more.
+    const TimeView whole = revealView(wide, TimeRange{10, 900}, TimeRange{10, 900}, 0, 0, 1000, 200);
+    CHECK(whole.start == Approx(-1000 * kTraceEdge / (1 - 2 * kTraceEdge)));
+    CHECK(whole.end == Approx(1000 + 1000 * kTraceEdge / (1 - 2 * kTraceEdge)));
 }
 
 TEST_CASE("the context of an instant: its neighbouring events, centred", "[viewer][framing]") {

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -140,7 +141,11 @@ TEST_CASE("a lesson opens on its first checkpoint's window", "[viewer][screensho
     applyViewRequests(app);
     revealTime(app, app.timeline->start_time + 1000);
     CHECK(app.view.span() < whole * 0.1);
-    CHECK(comfortablyInView(app.view, TimeRange{static_cast<double>(app.cursor), static_cast<double>(app.cursor)}));
+    // In view, but the view does not start before the trace to centre it
+    // (by more than room for a glyph).
+    CHECK(app.view.start >= static_cast<double>(app.timeline->start_time) - kTraceEdge * app.view.span() * 1.001);
+    CHECK(app.view.start < static_cast<double>(app.cursor));
+    CHECK(static_cast<double>(app.cursor) < app.view.end);
 
     // The picture `fiberscope lesson` wrote (its opening view) against the
     // whole trace's: the winner `fast` ran for a few microseconds,
@@ -198,14 +203,14 @@ TEST_CASE("after a mark, the lesson panel's code view highlights the mark's line
     const Run lesson = run(kTool + " lesson 1 -o " + trace + " --no-view");
     INFO(lesson.output);
     REQUIRE(lesson.status == 0);
-    // The "checkpoint: spawned" mark: its time, and its line in main.cpp.
+    // The "checkpoint: spawning" mark: its time, and its line in main.cpp.
     using namespace fiberscope::viewer;
     App app;
     REQUIRE(loadTrace(app, trace));
     std::vector<std::string> labels;
     const std::vector<std::int64_t> marks = checkpointTimes(*app.trace, &labels);
     REQUIRE(!labels.empty());
-    REQUIRE(labels.front() == "checkpoint: spawned");
+    REQUIRE(labels.front() == "checkpoint: spawning");
     const auto where = sourceLineAt(*app.trace, *app.timeline, kAnyThread, marks.front() + 1000, "/01-hello-fibers/main.cpp");
     REQUIRE(where);
     std::string error;
@@ -215,7 +220,7 @@ TEST_CASE("after a mark, the lesson panel's code view highlights the mark's line
     std::ifstream source(lessons.front().source);
     std::string text;
     for (std::uint32_t n = 0; n < where->line && std::getline(source, text);) ++n;
-    CHECK(text.find("mark(\"checkpoint: spawned\")") != std::string::npos);
+    CHECK(text.find("mark(\"checkpoint: spawning\")") != std::string::npos);
 
     // Pictured with the cursor just after the mark: the highlight is in the panel.
     const std::string shot = " --size 1280x720 --panel lesson --lesson 1 --cursor " + std::to_string(marks.front() + 1000) + "ns -o ";
@@ -234,7 +239,7 @@ TEST_CASE("after a mark, the lesson panel's code view highlights the mark's line
         }
     INFO("highlight pixels in the panel: " << highlighted);
     CHECK(highlighted > 2000); // a line's width of the panel, a line high
-    // The golden trace of lesson 1 predates source locations: no highlight.
+    // The tests' sample trace (lesson 1's first golden trace) predates source locations: no highlight.
     const Run old = run(kTool + " screenshot " + kTrace + shot + base + "-old.png");
     REQUIRE(old.status == 0);
     Image old_image;
@@ -474,8 +479,12 @@ std::map<int, Phenomenon> lessonPhenomena() {
              {{"submit (the openat)", {K::Submit}, submit}, {"complete (the openat)", {K::Complete}, complete}}, 20}},
         // (their completions are the third checkpoint's story, "Until
         // `checkpoint: all awake`": here the arrows leave for them)
-        {6, {"timers: the sleeps submitted, and their completion arrows",
-             {{"submit", {K::Submit}, submit}, {"completion arrows", {}, complete}}, 20}},
+        // The whole staircase (the lesson opens on it, from the common start
+        // to the last wake-up): the sleeps submitted at its left (their
+        // records in view; their glyphs sit under the checkpoint flags
+        // there), and the completions' glyphs climbing 10 ms apart.
+        {6, {"timers: the staircase, twelve sleeps submitted, then completed in deadline order",
+             {{"submit (the sleeps)", {K::Submit}, complete}, {"the completions", {K::Complete}, complete}}, 20}},
         {7, {"select, then cancel the loser: cancel and canceled arrows",
              {{"cancel-request / cancel-delivered", {K::CancelRequest, K::CancelDelivered}, cancel},
               {"the canceled operation's completion", {K::Complete}, canceled}}, 20}},
@@ -752,4 +761,39 @@ TEST_CASE("the lesson panel's Reference run opens the golden trace on its first 
     const int panel = 1280 * 64 / 100;
     CHECK(differing(reference, own, panel) > 200);
     for (const char* suffix : {".fstrace", "-reference.png", "-mine.png"}) unlink((base + suffix).c_str());
+}
+
+// The framing rule (issue 36), a number: a lesson's opening view is its
+// first checkpoint's story, the cause -> effect links with both ends where
+// lesson.md tells that story (storySegment), covering at least 40% of the
+// view's width; and the view never starts before the trace. On every
+// lesson's golden trace. (Fresh runs: the same measure, in the lessons'
+// framing test below.)
+// Lessons whose opening view does not meet the rule yet (issue 36, work left).
+const std::set<int> kFramingNotYet = {};
+
+TEST_CASE("every lesson's opening view is mostly its first checkpoint's story", "[viewer][framing]") {
+    using namespace fiberscope::viewer;
+    std::string error;
+    const std::vector<Lesson> lessons = loadLessons(error);
+    REQUIRE(lessons.size() >= 15);
+    std::string table;
+    for (const Lesson& lesson : lessons) {
+        App app;
+        REQUIRE(loadTrace(app, lesson.reference));
+        REQUIRE(attachLesson(app, lesson.number));
+        applyViewRequests(app);
+        const std::string opening = openingCheckpoint(app);
+        REQUIRE(!opening.empty());
+        const double fraction = storyFraction(app, opening, app.view);
+        char line[160];
+        std::snprintf(line, sizeof line, "lesson %2d: %3.0f%% of a %.1f us view (%s)\n", lesson.number, fraction * 100,
+                      app.view.span() / 1000, opening.c_str());
+        table += line;
+        INFO(line);
+        // (At most kTraceEdge of it before the trace: room for a glyph.)
+        CHECK(app.view.start >= static_cast<double>(app.timeline->start_time) - kTraceEdge * app.view.span() * 1.001);
+        if (kFramingNotYet.count(lesson.number) == 0) CHECK(fraction >= 0.4);
+    }
+    WARN("opening views, the story's share of each:\n" << table);
 }

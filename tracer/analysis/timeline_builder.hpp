@@ -154,6 +154,12 @@ private:
     bool before_v7_ = false; // a file older than version 7: schedule records may follow their effect, a broadcast's record wakes them all
     std::unordered_map<std::uint64_t, CancelState> cancels_; // fibers with a cancel requested or delivered, not yet done
     std::unordered_map<std::uint32_t, std::uint32_t> early_completions_; // fiber index -> the lane that schedules it
+    struct ObjectNameRecord {
+        std::uint64_t object = 0;
+        std::int64_t time = 0;
+        std::uint64_t name = 0; // string id
+    };
+    std::vector<ObjectNameRecord> object_names_; // object-name records, in trace order
 
     // What each record does to the state above: timeline_replay.cpp, where
     // each function says what it does.

@@ -120,6 +120,8 @@ void Builder::close(Timeline& out, const trace::Trace& trace, Builder* scratch) 
     const std::int64_t end_time = endTimeOf(trace, done_);
     out.start_time = done_ ? trace.events.front().time : 0;
     out.end_time = end_time;
+    out.object_names.clear();
+    for (const ObjectNameRecord& r : object_names_) out.object_names[r.object].emplace_back(r.time, trace.string(r.name));
     static const std::string unnamed;
     for (std::uint32_t lane = 0; lane < tb_.size(); ++lane) {
         const ThreadBuild& b = tb_[lane];

@@ -35,6 +35,15 @@ std::uint64_t instantFiber(const trace::Trace& trace, const ThreadLane& lane, st
     return it != kept.end() && it->first == k ? it->second : 0;
 }
 
+const std::string* objectNameAt(const Timeline& timeline, std::uint64_t object, std::int64_t time) {
+    const auto it = timeline.object_names.find(object);
+    if (it == timeline.object_names.end()) return nullptr;
+    const auto& names = it->second; // by time
+    const auto after = std::upper_bound(names.begin(), names.end(), time,
+                                        [](std::int64_t t, const std::pair<std::int64_t, std::string>& n) { return t < n.first; });
+    return after == names.begin() ? nullptr : &(after - 1)->second;
+}
+
 const FiberLane* findFiber(const Timeline& timeline, std::uint64_t fiber) noexcept {
     const auto& fibers = timeline.fibers;
     if (fibers.empty() || fiber < fibers.front().fiber()) return nullptr;

@@ -650,6 +650,10 @@ void Builder::event(const Event& e, std::uint32_t i) {
         return;
     }
     case EventKind::FiberFinish: finishFiber(fiberIndex(e.arg[0]), t, T, i); return;
+    case EventKind::ObjectName:
+        // The name's text is the trace's: close() looks it up.
+        object_names_.push_back({e.arg[0], t, e.arg[1]});
+        return;
     case EventKind::FiberName: {
         // An empty name names nothing: the fiber keeps the one it had.
         const std::uint32_t f = fiberIndex(e.arg[0]);

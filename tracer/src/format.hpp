@@ -20,8 +20,9 @@ inline constexpr char kMagic[8] = {'F', 'S', 'T', 'R', 'A', 'C', 'E', '\0'};
 // wakeup-bounced, mutex-taken, overflow and truth kinds (one meaning per
 // record kind, every state change recorded) and the chunk header's own CRC;
 // version 8 the semaphore, rwlock and event kinds (a primitive built on a
-// Mutex and Conditions appears as itself).
-inline constexpr std::uint32_t kVersion = 8;
+// Mutex and Conditions appears as itself); version 9 the object-name kind
+// (setObjectName).
+inline constexpr std::uint32_t kVersion = 9;
 inline constexpr std::uint32_t kOldestVersion = 1;
 inline constexpr std::uint32_t kChunkMagic = 0x4B435346; // "FSCK" little-endian
 

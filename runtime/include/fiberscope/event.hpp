@@ -35,6 +35,7 @@
 #include "fiberscope/clock.hpp"
 #include "fiberscope/condition.hpp"
 #include "fiberscope/mutex.hpp"
+#include "fiberscope/object_name.hpp"
 #include "fiberscope/result.hpp"
 
 namespace fiberscope {
@@ -68,6 +69,9 @@ public:
         return waitSlow(false, timeout);
     }
 
+    // Names it and its parts in the trace (object_name.hpp).
+    friend void setObjectName(const Event& event, std::string_view name) noexcept;
+
 private:
     Status waitSlow(bool cancelable, Timeout timeout);
 
@@ -77,5 +81,10 @@ private:
     // set() calls that found the event clear; guarded by mutex_.
     std::uint64_t generation_ = 0;
 };
+
+// Names it and its parts in the trace (object_name.hpp). Declared here too,
+// so that fiberscope::setObjectName finds it (a friend alone is found only
+// by an unqualified call).
+void setObjectName(const Event& event, std::string_view name) noexcept;
 
 } // namespace fiberscope

@@ -10,6 +10,7 @@
 #include "fiberscope/future.hpp"
 #include "fiberscope/group.hpp"
 #include "fiberscope/mutex.hpp"
+#include "fiberscope/object_name.hpp"
 #include "fiberscope/process.hpp"
 #include "fiberscope/queue.hpp"
 #include "fiberscope/result.hpp"

@@ -24,6 +24,7 @@
 
 #include "fiberscope/condition.hpp"
 #include "fiberscope/mutex.hpp"
+#include "fiberscope/object_name.hpp"
 #include "fiberscope/result.hpp"
 
 namespace fiberscope {
@@ -32,6 +33,12 @@ namespace detail {
 // Records a queue operation in the trace (op: trace::QueueOp).
 void traceQueueOp(int op, const void* queue) noexcept;
 }
+
+template <class T>
+class Queue;
+// Names it and its parts in the trace (object_name.hpp).
+template <class T>
+void setObjectName(const Queue<T>& queue, std::string_view name) noexcept;
 
 template <class T>
 class Queue {
@@ -53,6 +60,9 @@ public:
     }
 
     std::size_t capacity() const noexcept { return slots_.size(); }
+
+    template <class U>
+    friend void setObjectName(const Queue<U>& queue, std::string_view name) noexcept;
 
 private:
     template <bool Cancelable>
@@ -128,5 +138,12 @@ private:
     std::size_t head_ = 0, count_ = 0;
     bool closed_ = false;
 };
+
+template <class T>
+void setObjectName(const Queue<T>& queue, std::string_view name) noexcept {
+    // The parts first: one may share the queue's address, whose name is the queue's.
+    detail::nameParts(name, {{&queue.mutex_, "mutex"}, {&queue.not_empty_, "not-empty"}, {&queue.not_full_, "not-full"}});
+    setObjectName(static_cast<const void*>(&queue), name);
+}
 
 } // namespace fiberscope

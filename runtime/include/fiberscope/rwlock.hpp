@@ -56,6 +56,7 @@
 #include "fiberscope/clock.hpp"
 #include "fiberscope/condition.hpp"
 #include "fiberscope/mutex.hpp"
+#include "fiberscope/object_name.hpp"
 #include "fiberscope/result.hpp"
 
 namespace fiberscope {
@@ -86,6 +87,9 @@ public:
     bool try_lock_shared() { return tryLockShared(); }
     void unlock_shared() { unlockShared(); }
 
+    // Names it and its parts in the trace (object_name.hpp).
+    friend void setObjectName(const RwLock& lock, std::string_view name) noexcept;
+
 private:
     Status lockImpl(bool cancelable, Timeout timeout);
     Status lockSharedImpl(bool cancelable, Timeout timeout);
@@ -102,5 +106,10 @@ private:
     std::size_t readers_waiting_ = 0; // readers waiting for a batch
     std::uint64_t batch_ = 0;         // admissions so far
 };
+
+// Names it and its parts in the trace (object_name.hpp). Declared here too,
+// so that fiberscope::setObjectName finds it (a friend alone is found only
+// by an unqualified call).
+void setObjectName(const RwLock& lock, std::string_view name) noexcept;
 
 } // namespace fiberscope

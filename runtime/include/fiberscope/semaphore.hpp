@@ -38,6 +38,7 @@
 #include "fiberscope/clock.hpp"
 #include "fiberscope/condition.hpp"
 #include "fiberscope/mutex.hpp"
+#include "fiberscope/object_name.hpp"
 #include "fiberscope/result.hpp"
 
 namespace fiberscope {
@@ -57,6 +58,9 @@ public:
     // Takes a permit if one is free.
     bool tryWait();
 
+    // Names it and its parts in the trace (object_name.hpp).
+    friend void setObjectName(const Semaphore& semaphore, std::string_view name) noexcept;
+
 private:
     Status waitImpl(bool cancelable, Timeout timeout);
 
@@ -66,5 +70,10 @@ private:
     std::size_t count_;
     std::size_t waiters_ = 0; // fibers inside available_.wait()
 };
+
+// Names it and its parts in the trace (object_name.hpp). Declared here too,
+// so that fiberscope::setObjectName finds it (a friend alone is found only
+// by an unqualified call).
+void setObjectName(const Semaphore& semaphore, std::string_view name) noexcept;
 
 } // namespace fiberscope

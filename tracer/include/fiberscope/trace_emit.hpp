@@ -340,6 +340,13 @@ inline void eventOp(std::uint64_t t, EventOp op, const void* event, std::uint64_
     if (Record r{EventKind::EventOp, t})
         r.u(static_cast<std::uint8_t>(op)), r.u(reinterpret_cast<std::uintptr_t>(event)), r.fiber(fiber);
 }
+inline void objectName(std::uint64_t t, const void* object, std::string_view name) noexcept {
+    if (!enabled()) return;
+    Buffer* b = threadBuffer();
+    if (!b) return;
+    const std::uint64_t id = internCopy(b, name);
+    if (Record r{EventKind::ObjectName, t}) r.u(reinterpret_cast<std::uintptr_t>(object)), r.u(id);
+}
 inline void rwlockOp(std::uint64_t t, RwLockOp op, const void* rwlock, std::uint64_t fiber) noexcept {
     if (Record r{EventKind::RwLockOp, t})
         r.u(static_cast<std::uint8_t>(op)), r.u(reinterpret_cast<std::uintptr_t>(rwlock)), r.fiber(fiber);

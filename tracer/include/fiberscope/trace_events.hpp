@@ -70,8 +70,10 @@ enum class EventKind : std::uint8_t {
     SemaphoreOp = 39,    // op:SemaphoreOp, semaphore:object, fiber, count
     RwLockOp = 40,       // op:RwLockOp, rwlock:object, fiber
     EventOp = 41,        // op:EventOp, event:object, fiber
+    // Version 9: objects by the names the program gave them
+    ObjectName = 42,     // object, name:string-id
 };
-inline constexpr std::uint8_t kMaxEventKind = 41;
+inline constexpr std::uint8_t kMaxEventKind = 42;
 
 // Why a fiber switched away.
 enum class SwitchReason : std::uint8_t {

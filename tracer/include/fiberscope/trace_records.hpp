@@ -275,6 +275,13 @@ inline constexpr RecordKindInfo kTable[kMaxEventKind + 1] = {
          "`fiber` set or reset the event, found it clear and waits (its Condition's records follow), returned from that "
          "wait because it was set, or stopped waiting without that (canceled or timed out) (`op`).", true, true},
         {enumerated("op", kEventOpNames), object("event"), fiber()}),
+    // Written by setObjectName, on the naming thread, before any record of
+    // the object that could show the name is written after it; a primitive
+    // built on others names its parts too ("table.readers").
+    row({K::ObjectName, "object-name", "sync",
+         "The program named the object (setObjectName): a Mutex, Condition, Queue, Semaphore, RwLock, Event or Group, "
+         "or a part of one (\"table.readers\"); the tools call it by this name from here on.", true, false},
+        {object("object"), string("name")}),
 };
 // clang-format on
 } // namespace records_detail

@@ -411,7 +411,7 @@ bool parseChecks(const std::string& text, const std::string& file, LessonChecks&
         if (const auto colon = line.find(':'); colon != std::string::npos && colon > 0) {
             const std::string k = line.substr(0, colon);
             if (k == "answer" || k == "show" || k == "why" || k == "expect" || k == "says" || k == "threads" ||
-                k == "requires" || k == "because") {
+                k == "requires" || k == "because" || k == "opens") {
                 key = k;
                 value = trim(line.substr(colon + 1));
             }
@@ -427,6 +427,12 @@ bool parseChecks(const std::string& text, const std::string& file, LessonChecks&
                     out.threads.push_back(static_cast<int>(n));
                 }
                 if (out.threads.empty()) return error = where + ": 'threads:' lists no thread counts", false;
+            } else if (key == "opens") {
+                EventRef ref;
+                if (!parseEventRef(value, where, ref, error)) return false;
+                if (ref.how != EventRef::How::Mark || ref.label.rfind("checkpoint: ", 0) != 0)
+                    return error = where + ": 'opens:' names a checkpoint: opens: checkpoint \"NAME\"", false;
+                out.opens = ref.label;
             } else if (key == "requires") {
                 if (!out.preconditions.empty() && out.preconditions.back().because.empty())
                     return error = where + ": the 'requires:' before this one has no 'because:'", false;

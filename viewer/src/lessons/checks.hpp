@@ -102,6 +102,10 @@ struct Precondition {
 };
 
 struct LessonChecks {
+    // The checkpoint the lesson opens on (`opens: checkpoint "NAME"`), its
+    // full label, when not its first: the one whose story is the lesson's
+    // phenomenon (lesson 12 opens on its clients, not on listenOn).
+    std::string opens;
     std::vector<Precondition> preconditions;
     std::vector<Question> questions;
     bool has_exercise = false;

@@ -53,4 +53,9 @@ std::string objectLabel(std::uint64_t object) {
     return buffer;
 }
 
+std::string objectLabel(const Timeline& timeline, std::uint64_t object, std::int64_t time) {
+    if (const std::string* name = analysis::objectNameAt(timeline, object, time)) return *name;
+    return objectLabel(object);
+}
+
 } // namespace fiberscope::viewer

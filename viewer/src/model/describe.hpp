@@ -43,5 +43,8 @@ const trace::BackendWords& backendWords(const trace::Trace& trace) noexcept;
 std::int64_t workerOf(const Timeline& timeline, std::uint32_t thread) noexcept;
 // "0x7f12...": an object identity (mutex, condition, group, queue).
 std::string objectLabel(std::uint64_t object);
+// The name the program gave the object by `time` (setObjectName: an
+// object-name record), else its address.
+std::string objectLabel(const Timeline& timeline, std::uint64_t object, std::int64_t time);
 
 } // namespace fiberscope::viewer

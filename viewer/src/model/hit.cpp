@@ -167,6 +167,7 @@ constexpr const char* kQueue = "runtime/include/fiberscope/queue.hpp";
 constexpr const char* kSemaphore = "runtime/src/sync/semaphore.cpp";
 constexpr const char* kRwLock = "runtime/src/sync/rwlock.cpp";
 constexpr const char* kEvent = "runtime/src/sync/event.cpp";
+constexpr const char* kObjectName = "runtime/src/sync/object_name.cpp";
 constexpr const char* kTraceApi = "tracer/include/fiberscope/trace.hpp";
 
 struct Ctx {
@@ -174,6 +175,8 @@ struct Ctx {
     const trace::Trace& tr;
 
     std::string fiber(std::uint64_t f) const { return fiberLabel(tl, f); }
+    // The object's name at `time` (setObjectName), else its address.
+    std::string object(std::uint64_t o, std::int64_t time) const { return objectLabel(tl, o, time); }
     std::string thread(std::uint32_t t) const { return threadLabel(tl, t); }
     // "worker 2" or "blocking pool thread 0" if known, else "thread 5".
     std::string workerName(std::uint32_t t) const { return trace::threadDisplayName(workerOf(tl, t), t); }
@@ -295,12 +298,12 @@ Phrase leavePhrase(const Ctx& c, std::uint32_t i) {
     }
     case SwitchReason::Mutex: {
         const std::uint32_t m = c.neighbour(i, EventKind::MutexContended, -1, 4);
-        const std::string mutex = m != kNoEvent ? "mutex " + objectLabel(c.event(m).arg[1]) : std::string("a mutex");
+        const std::string mutex = m != kNoEvent ? "mutex " + c.object(c.event(m).arg[1], c.event(m).time) : std::string("a mutex");
         return {"found " + mutex + " locked and switched away in Mutex::lockSlow() until its owner hands it over", "Mutex::lockSlow()", kMutex};
     }
     case SwitchReason::Condition: {
         const std::uint32_t w = c.neighbour(i, EventKind::ConditionWait, -1, 4);
-        const std::string cond = w != kNoEvent ? "condition " + objectLabel(c.event(w).arg[1]) : std::string("a condition");
+        const std::string cond = w != kNoEvent ? "condition " + c.object(c.event(w).arg[1], c.event(w).time) : std::string("a condition");
         return {"switched away in Condition::wait() to wait on " + cond, "Condition::wait()", kCondition};
     }
     case SwitchReason::Finish: {
@@ -530,7 +533,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
                         "the work in its queue by itself when it starts (completionsToReady())",
                     "completionsToReady()", kDriver, i);
     case EventKind::MutexTaken:
-        return make(c.fiber(e.arg[0]) + " had found mutex " + objectLabel(e.arg[1]) + " locked, but by the time it queued "
+        return make(c.fiber(e.arg[0]) + " had found mutex " + c.object(e.arg[1], e.time) + " locked, but by the time it queued "
                         "itself (mutexEnqueue(), after switching away) the mutex was free: it took it and was made ready",
                     "mutexEnqueue()", kMutex, i);
     case EventKind::Overflow:
@@ -704,7 +707,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
                     "completionsToReady()", kDriver, i);
     }
     case EventKind::MutexContended:
-        return make(c.fiber(e.arg[0]) + " found mutex " + objectLabel(e.arg[1]) +
+        return make(c.fiber(e.arg[0]) + " found mutex " + c.object(e.arg[1], e.time) +
                         " locked and switches away to wait (Mutex::lockSlow()); the unlocking fiber will hand the mutex to it directly",
                     "Mutex::lockSlow()", kMutex, i);
     case EventKind::MutexHandoff:
@@ -713,28 +716,28 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
         // Condition::wait (the waiter has switched away already) queues it.
         const std::uint32_t next = c.neighbour(i, EventKind::Switch, 1, 2);
         if (next != kNoEvent && c.event(next).small == static_cast<std::uint8_t>(SwitchReason::Handoff))
-            return make(c.fiber(e.arg[0]) + " unlocked mutex " + objectLabel(e.arg[2]) + " by handing it to waiting " + c.fiber(e.arg[1]) +
+            return make(c.fiber(e.arg[0]) + " unlocked mutex " + c.object(e.arg[2], e.time) + " by handing it to waiting " + c.fiber(e.arg[1]) +
                             " and switching straight to it (Mutex::unlockSlow()); it goes back to a ready queue itself",
                         "Mutex::unlockSlow()", kMutex, i);
-        return make(c.fiber(e.arg[0]) + " released mutex " + objectLabel(e.arg[2]) + " as it began to wait on a condition, handing it "
+        return make(c.fiber(e.arg[0]) + " released mutex " + c.object(e.arg[2], e.time) + " as it began to wait on a condition, handing it "
                         "to waiting " + c.fiber(e.arg[1]) + ", which now holds it and is queued to run (conditionEnqueue())",
                     "conditionEnqueue()", kCondition, i);
     }
     case EventKind::ConditionWait:
-        return make(c.fiber(e.arg[0]) + " waits on condition " + objectLabel(e.arg[1]) +
+        return make(c.fiber(e.arg[0]) + " waits on condition " + c.object(e.arg[1], e.time) +
                         " (Condition::wait()): conditionEnqueue() queues it and only then releases its mutex",
                     "Condition::wait()", kCondition, i);
     case EventKind::ConditionWake:
         if (e.small == static_cast<std::uint8_t>(trace::ConditionWakeHow::TimedOut))
-            return make("The Timeout of " + c.fiber(e.arg[0]) + "'s wait on condition " + objectLabel(e.arg[1]) +
+            return make("The Timeout of " + c.fiber(e.arg[0]) + "'s wait on condition " + c.object(e.arg[1], e.time) +
                             " passed: its thread's idle loop (SyncTimers::expire()) took it off the waiters and passed "
                             "it to schedule(); Condition::wait() returns TimedOut",
                         "SyncTimers::expire()", "runtime/src/sync/timers.cpp", i);
         if (e.small == static_cast<std::uint8_t>(trace::ConditionWakeHow::Broadcast))
-            return make("Condition::broadcast() woke every waiter on condition " + objectLabel(e.arg[1]) + " (one record each, " +
+            return make("Condition::broadcast() woke every waiter on condition " + c.object(e.arg[1], e.time) + " (one record each, " +
                             c.fiber(e.arg[0]) + " among them) and passed them to schedule() together",
                         "Condition::broadcast()", kCondition, i);
-        return make("Condition::signal() woke " + c.fiber(e.arg[0]) + ", the oldest waiter on condition " + objectLabel(e.arg[1]) +
+        return make("Condition::signal() woke " + c.fiber(e.arg[0]) + ", the oldest waiter on condition " + c.object(e.arg[1], e.time) +
                         ", and passed it to schedule()",
                     "Condition::signal()", kCondition, i);
     case EventKind::Await: {
@@ -746,7 +749,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
         return make(text, "awaitFiber()", kFiber, i);
     }
     case EventKind::GroupOp: {
-        const std::string group = "group " + objectLabel(e.arg[0]);
+        const std::string group = "group " + c.object(e.arg[0], e.time);
         switch (e.small) {
         case 0:
             return make(c.fiber(e.arg[1]) + " joined " + group + " (Group::add()), which will await it", "Group::add()", kGroup, i);
@@ -758,7 +761,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
         }
     }
     case EventKind::QueueOp: {
-        const std::string queue = "queue " + objectLabel(e.arg[0]);
+        const std::string queue = "queue " + c.object(e.arg[0], e.time);
         const std::string who = c.fiber(e.arg[1]);
         switch (e.small) {
         case 0: return make(who + " put a value into " + queue + " (Queue::put())", "Queue::put()", kQueue, i);
@@ -769,7 +772,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
         }
     }
     case EventKind::SemaphoreOp: {
-        const std::string semaphore = "semaphore " + objectLabel(e.arg[0]);
+        const std::string semaphore = "semaphore " + c.object(e.arg[0], e.time);
         const std::string who = c.fiber(e.arg[1]);
         switch (static_cast<trace::SemaphoreOp>(e.small)) {
         case trace::SemaphoreOp::Take: return make(who + " took a permit from " + semaphore + " (Semaphore::wait())", "Semaphore::waitImpl()", kSemaphore, i);
@@ -786,7 +789,7 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
         }
     }
     case EventKind::RwLockOp: {
-        const std::string rwlock = "rwlock " + objectLabel(e.arg[0]);
+        const std::string rwlock = "rwlock " + c.object(e.arg[0], e.time);
         const std::string who = c.fiber(e.arg[1]);
         switch (static_cast<trace::RwLockOp>(e.small)) {
         case trace::RwLockOp::ReadLocked:
@@ -808,8 +811,12 @@ Explanation explainEvent(const Ctx& c, std::uint32_t i) {
                         "RwLock::unlock()", kRwLock, i);
         }
     }
+    case EventKind::ObjectName:
+        return make("The program named object " + objectLabel(e.arg[0]) + " \"" + c.tr.string(e.arg[1]) +
+                        "\" (setObjectName): the tools call it so from here on (a part of a named primitive is NAME.part)",
+                    "setObjectName()", kObjectName, i);
     case EventKind::EventOp: {
-        const std::string event = "event " + objectLabel(e.arg[0]);
+        const std::string event = "event " + c.object(e.arg[0], e.time);
         const std::string who = c.fiber(e.arg[1]);
         switch (static_cast<trace::EventOp>(e.small)) {
         case trace::EventOp::Set:

@@ -48,12 +48,22 @@ TimeView revealView(const TimeView& current, TimeRange keep, TimeRange window, d
     TimeView view;
     view.start = middle - span / 2;
     view.end = middle + span / 2;
-    // Inside the trace where the trace is wide enough: slide, never shrink,
-    // and never so far that the window leaves the inner part.
+    // Inside the trace where the trace is wide enough: slide, never shrink.
+    // Sliding never takes the window out of view (it is inside the trace
+    // and narrower than the view); it may take it near the view's edge when
+    // it starts (ends) where the trace does: a view that starts before the
+    // trace shows nothing there. It keeps kTraceEdge of the view past the
+    // trace's ends: room for the glyph of a record at the very start.
+    const double edge = kTraceEdge * span;
     if (hi > lo && span < hi - lo) {
-        const double slack = span * kRevealMargin;
-        if (view.start < lo) view.pan(std::min(lo - view.start, std::max(0.0, window.t0 - slack - view.start)));
-        if (view.end > hi) view.pan(-std::min(view.end - hi, std::max(0.0, view.end - slack - window.t1)));
+        if (view.start < lo - edge) view.pan(lo - edge - view.start);
+        if (view.end > hi + edge) view.pan(hi + edge - view.end);
+    } else if (hi > lo && window.t0 >= lo && window.t1 <= hi) {
+        // The window wants a view wider than the trace: the whole trace
+        // holds it, and shows nothing that is not there.
+        const double whole = (hi - lo) / (1 - 2 * kTraceEdge);
+        view.start = lo - kTraceEdge * whole;
+        view.end = hi + kTraceEdge * whole;
     }
     return view;
 }
@@ -118,10 +128,13 @@ struct BusyClock {
 TimeRange checkpointWindow(std::size_t count, const std::function<std::int64_t(std::size_t)>& time_at,
                            const std::vector<std::int64_t>& checkpoints, std::size_t index, double trace_start,
                            double trace_end, const std::vector<TimeRange>& busy, double min_fraction,
-                           const std::vector<TimeRange>& links, bool effects, const std::function<bool(std::size_t)>& counts) {
+                           const std::vector<TimeRange>& links, bool effects, const std::function<bool(std::size_t)>& counts,
+                           bool before) {
     if (index >= checkpoints.size()) return TimeRange{trace_start, trace_end};
     const double mark = static_cast<double>(checkpoints[index]);
-    const double lo = index > 0 ? static_cast<double>(checkpoints[index - 1]) : std::min(trace_start, mark);
+    const double previous = index > 0 ? static_cast<double>(checkpoints[index - 1]) : std::min(trace_start, mark);
+    // Where the burst may grow to the left (causes may reach `previous`).
+    const double lo = before ? previous : mark;
     const double hi = index + 1 < checkpoints.size() ? static_cast<double>(checkpoints[index + 1]) : std::max(trace_end, mark);
     const double min_span = std::max((trace_end - trace_start) * min_fraction, 1000.0);
     const BusyClock clock(busy);
@@ -174,7 +187,7 @@ TimeRange checkpointWindow(std::size_t count, const std::function<std::int64_t(s
             // Near enough to keep the burst readable: lesson 7's 20 us of
             // select and cancel is not drowned in the 20 ms race before it.
             const double reach = kLinkReach * std::max(b - a, min_span);
-            if (effect_in && cause < a && cause >= lo && a - cause <= reach) {
+            if (effect_in && cause < a && cause >= previous && a - cause <= reach) {
                 a = cause;
                 widened = true;
             }

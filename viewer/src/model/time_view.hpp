@@ -44,6 +44,11 @@ struct TimeRange {
 // to it re-frames the view.
 inline constexpr double kRevealMargin = 0.1;
 
+// How far a view framed by revealView may reach past the trace's ends, as a
+// fraction of its width: room for a glyph at the very start, no more (a view
+// that starts before the trace shows nothing there).
+inline constexpr double kTraceEdge = 0.02;
+
 // True when all of `r` lies inside the view's inner part (the view minus
 // `margin` of its span at each edge).
 bool comfortablyInView(const TimeView& view, TimeRange r, double margin = kRevealMargin) noexcept;
@@ -104,11 +109,15 @@ inline constexpr double kLinkReach = 64.0;
 // `counts(i)`, if given, says whether the i-th event is part of the story:
 // records the tracer writes on a clock of its own (CPU samples every 20 ms)
 // are not, and must not bridge a 30 ms pause (lesson 3).
+// `before`: false when the story starts at the mark (the lesson tells it
+// "After" or "From" it): the burst then grows only after the mark, so that
+// what led up to it (main's start-up, starting workers) does not take the
+// view; a cause before the mark of an effect in the window still joins.
 TimeRange checkpointWindow(std::size_t count, const std::function<std::int64_t(std::size_t)>& time_at,
                            const std::vector<std::int64_t>& checkpoints, std::size_t index, double trace_start,
                            double trace_end, const std::vector<TimeRange>& busy, double min_fraction = 0.005,
                            const std::vector<TimeRange>& links = {}, bool effects = true,
-                           const std::function<bool(std::size_t)>& counts = {});
+                           const std::function<bool(std::size_t)>& counts = {}, bool before = true);
 
 // Back / forward through the views navigation left (like a browser's).
 // Every command that moves the view records the view it leaves

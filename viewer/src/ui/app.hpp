@@ -236,10 +236,21 @@ void revealRange(App& app, TimeRange keep, TimeRange window, double min_fill);
 std::vector<std::int64_t> checkpointTimes(const trace::Trace& trace, std::vector<std::string>* labels = nullptr);
 // The window of the checkpoint labelled `label` (model/time_view's checkpointWindow).
 std::optional<TimeRange> checkpointRange(const App& app, const std::string& label);
+// Where checkpoint `label`'s story happens, by how lesson.md tells it: from
+// the mark to the next checkpoint ("After", "From", "Between" it), from the
+// previous one to the mark ("Up to", "Until", "Before"), else both.
+std::optional<TimeRange> storySegment(const App& app, const std::string& label);
+// How much of `view`'s width the checkpoint's story covers: the cause ->
+// effect links (flows, and waits to what ends them) with an end in its
+// segment, clipped to it, merged, clipped to the view, over the view's span. A lesson's
+// opening view is held to >= 0.4 (tests/viewer/test_screenshot.cpp).
+double storyFraction(const App& app, const std::string& label, const TimeView& view);
 // Pins the cursor on the checkpoint and zooms to its window (false: no such mark).
 bool revealCheckpoint(App& app, const std::string& label);
-// Frames the first checkpoint's window (a lesson's opening view); false if the trace has none.
-bool openOnFirstCheckpoint(App& app);
+// The checkpoint a lesson opens on: its checks.md `opens:`, else the trace's first ("": none).
+std::string openingCheckpoint(const App& app);
+// Frames the opening checkpoint's window (a lesson's opening view); false if the trace has none.
+bool openOnOpeningCheckpoint(App& app);
 void zoomToSelection(App& app);
 // Carries out fit_requested and open_lesson_view (drawApp, once a frame):
 // a lesson opens on its first checkpoint's window, Back from there is the

@@ -11,9 +11,11 @@
 // 3 us story is one pixel wide.
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <optional>
 
+#include "lessons/checks.hpp"
 #include "ui/app.hpp"
 
 namespace fiberscope::viewer {
@@ -25,9 +27,9 @@ double traceEnd(const App& app) { return app.timeline ? shownSpan(app).t1 : app.
 
 std::int64_t eventTime(const trace::Trace& trace, std::size_t i) { return trace.events[i].time; }
 
-// True when the lesson tells the story of checkpoint `label` as what leads
-// up to it: "Up to `checkpoint: X`", "Until ...", "Before ..." (lesson.md).
-bool toldAsLeadingUpTo(const App& app, const std::string& label) {
+// The words before "`checkpoint: X`" in lesson.md, lower case, up to 12
+// characters of its line ("**up to ", "right after ").
+bool toldWith(const App& app, const std::string& label, std::initializer_list<const char*> words) {
     if (app.lesson_index < 0 || app.lesson_index >= static_cast<int>(app.lessons.size())) return false;
     const std::string& text = app.lessons[static_cast<std::size_t>(app.lesson_index)].markdown;
     const std::string quoted = "`" + label + "`";
@@ -38,7 +40,7 @@ bool toldAsLeadingUpTo(const App& app, const std::string& label) {
             if (c == '\n') break;
             if (c != '*') before.insert(before.begin(), static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c));
         }
-        for (const char* word : {"up to ", "until ", "before "}) {
+        for (const char* word : words) {
             const std::size_t n = std::strlen(word);
             if (before.size() >= n && before.compare(before.size() - n, n, word) == 0 &&
                 (before.size() == n || before[before.size() - n - 1] == ' ' || before[before.size() - n - 1] == '('))
@@ -46,6 +48,97 @@ bool toldAsLeadingUpTo(const App& app, const std::string& label) {
         }
     }
     return false;
+}
+
+// True when the lesson tells the story of checkpoint `label` as what leads
+// up to it: "Up to `checkpoint: X`", "Until ...", "Before ..." (lesson.md).
+bool toldAsLeadingUpTo(const App& app, const std::string& label) {
+    return toldWith(app, label, {"up to ", "until ", "before "});
+}
+
+// True when the lesson tells it as what comes after it, and never as what
+// leads up to it: "After `checkpoint: X`", "From ... to ...", "Between ...".
+// Then what happened before the mark (main's start-up, starting workers) is
+// not its story.
+bool toldAsFollowing(const App& app, const std::string& label) {
+    return toldWith(app, label, {"after ", "from ", "between "}) && !toldAsLeadingUpTo(app, label);
+}
+
+// "From `checkpoint: A` to `checkpoint: B`": B's label, when the lesson
+// tells A's story as running on past the checkpoints between them (lesson
+// 2: from the ping-pong's start, past its first yield, to its end); else "".
+std::string toldUpToLater(const App& app, const std::string& label) {
+    if (app.lesson_index < 0 || app.lesson_index >= static_cast<int>(app.lessons.size())) return "";
+    if (!toldWith(app, label, {"from "})) return "";
+    const std::string& text = app.lessons[static_cast<std::size_t>(app.lesson_index)].markdown;
+    const std::string opening = "`" + label + "` to `";
+    const std::size_t at = text.find(opening);
+    if (at == std::string::npos) return "";
+    const std::size_t start = at + opening.size(), end = text.find('`', start);
+    return end == std::string::npos ? "" : text.substr(start, end - start);
+}
+
+// The checkpoints' times and labels as the window of checkpoint `index`
+// sees them: without those its story runs past (toldUpToLater).
+void skipToldPast(const App& app, std::size_t index, std::vector<std::int64_t>& times, std::vector<std::string>& labels) {
+    const std::string until = toldUpToLater(app, labels[index]);
+    if (until.empty()) return;
+    const auto end = std::find(labels.begin() + static_cast<std::ptrdiff_t>(index) + 1, labels.end(), until);
+    if (end == labels.end()) return;
+    const auto first = static_cast<std::ptrdiff_t>(index) + 1, last = end - labels.begin();
+    times.erase(times.begin() + first, times.begin() + last);
+    labels.erase(labels.begin() + first, labels.begin() + last);
+}
+
+// Cause -> effect links with an end in [lo, far]: every flow (submit ->
+// resume, wake-up sent -> received, spawn -> first run, ...), and a wait's
+// start -> the hand-off or wake-up that ends it (a lock found taken -> the
+// new owner's resume, a condition wait -> its wake).
+std::vector<TimeRange> causeEffectLinks(const App& app, std::int64_t lo, std::int64_t far) {
+    std::vector<TimeRange> links;
+    if (!app.timeline || !app.trace) return links;
+    const trace::Trace& trace = *app.trace;
+    std::map<std::uint64_t, std::vector<std::int64_t>> contended, waiting; // fiber -> times, sorted
+    std::size_t from = 0, to = trace.events.size(); // the first event at or after lo
+    while (from < to) {
+        const std::size_t mid = from + (to - from) / 2;
+        if (eventTime(trace, mid) < lo) from = mid + 1;
+        else to = mid;
+    }
+    std::map<std::uint64_t, std::int64_t> yielded; // fiber -> when it last yielded, until it runs again
+    for (std::size_t i = from; i < trace.events.size(); ++i) {
+        const trace::Event e = trace.events[i];
+        if (e.time > far) break;
+        if (e.kind == trace::EventKind::MutexContended) contended[e.arg[0]].push_back(e.time);
+        else if (e.kind == trace::EventKind::ConditionWait) waiting[e.arg[0]].push_back(e.time);
+        else if (e.kind == trace::EventKind::Switch) {
+            // A yield puts the fiber back in a queue; the switch that runs
+            // it again is its effect (lesson 2's ping-pong, which no flow draws).
+            if (const auto it = yielded.find(e.arg[1]); it != yielded.end()) {
+                links.push_back({static_cast<double>(it->second), static_cast<double>(e.time)});
+                yielded.erase(it);
+            }
+            if (e.small == static_cast<std::uint8_t>(trace::SwitchReason::Yield) && e.arg[0] != 0) yielded[e.arg[0]] = e.time;
+        }
+    }
+    const auto waitStart = [](const std::map<std::uint64_t, std::vector<std::int64_t>>& starts, std::uint64_t fiber,
+                              std::int64_t before) -> std::optional<std::int64_t> {
+        const auto it = starts.find(fiber);
+        if (it == starts.end()) return std::nullopt;
+        const auto up = std::upper_bound(it->second.begin(), it->second.end(), before);
+        if (up == it->second.begin()) return std::nullopt;
+        return *(up - 1);
+    };
+    for (const Flow& f : flowsOf(*app.timeline)) {
+        const std::int64_t t0 = std::min(f.from.time, f.to.time), t1 = std::max(f.from.time, f.to.time);
+        if (t1 < lo || t0 > far) continue;
+        links.push_back({static_cast<double>(f.from.time), static_cast<double>(f.to.time)});
+        std::optional<std::int64_t> start;
+        if (f.kind == FlowKind::MutexHandoff) start = waitStart(contended, f.to.fiber, f.from.time);
+        else if (f.kind == FlowKind::ConditionWake) start = waitStart(waiting, f.to.fiber, f.from.time);
+        if (start) links.push_back({static_cast<double>(*start), static_cast<double>(f.to.time)});
+    }
+    return links;
 }
 
 } // namespace
@@ -111,7 +204,7 @@ std::vector<std::int64_t> checkpointTimes(const trace::Trace& trace, std::vector
 std::optional<TimeRange> checkpointRange(const App& app, const std::string& label) {
     if (!app.trace) return std::nullopt;
     std::vector<std::string> labels;
-    const std::vector<std::int64_t> times = checkpointTimes(*app.trace, &labels);
+    std::vector<std::int64_t> times = checkpointTimes(*app.trace, &labels);
     // A label that is not a checkpoint's (any mark): its own position only.
     std::size_t index = times.size();
     for (std::size_t i = 0; i < labels.size(); ++i)
@@ -120,6 +213,22 @@ std::optional<TimeRange> checkpointRange(const App& app, const std::string& labe
             break;
         }
     if (index == times.size()) return std::nullopt;
+    // Told "From `A` to `B`": the story is that stretch, as the lesson says,
+    // and the effects just past B of its causes (within the stretch's own
+    // width, before the checkpoint after B): lesson 1's spawned greeters'
+    // first runs, lesson 15's last pair's wake-up.
+    if (const std::string until = toldUpToLater(app, labels[index]); !until.empty())
+        for (std::size_t j = index + 1; j < labels.size(); ++j) {
+            if (labels[j] != until) continue;
+            const double a = static_cast<double>(times[index]), b = static_cast<double>(times[j]);
+            const double reach = std::min(b + (b - a), j + 1 < times.size() ? static_cast<double>(times[j + 1]) : traceEnd(app));
+            double end = b;
+            for (const TimeRange& link : causeEffectLinks(app, times[index], static_cast<std::int64_t>(reach))) {
+                const double cause = std::min(link.t0, link.t1), effect = std::max(link.t0, link.t1);
+                if (cause >= a && cause <= b && effect > end && effect <= reach) end = effect;
+            }
+            return TimeRange{a, end};
+        }
     const trace::Trace& trace = *app.trace;
     // When a fiber ran on some thread: pauses are measured in the rest.
     // Only between the neighbouring checkpoints, where the window can be
@@ -133,44 +242,9 @@ std::optional<TimeRange> checkpointRange(const App& app, const std::string& labe
                 if (iv.state == State::Running && iv.fiber != 0 && iv.end >= lo && iv.start <= hi)
                     busy.push_back({static_cast<double>(iv.start), static_cast<double>(iv.end)});
     // Cause -> effect links with an end there (up to the checkpoint after
-    // the next: a window may reach just past its neighbour): every flow
-    // (submit -> resume, wake-up sent -> received, spawn -> first run, ...),
-    // and a wait's start -> the hand-off or wake-up that ends it (a lock
-    // found taken -> the new owner's resume, a condition wait -> its wake).
+    // the next: a window may reach just past its neighbour).
     const std::int64_t far = index + 2 < times.size() ? times[index + 2] : INT64_MAX;
-    std::vector<TimeRange> links;
-    if (app.timeline) {
-        std::map<std::uint64_t, std::vector<std::int64_t>> contended, waiting; // fiber -> times, sorted
-        std::size_t from = 0, to = trace.events.size(); // the first event at or after lo
-        while (from < to) {
-            const std::size_t mid = from + (to - from) / 2;
-            if (eventTime(trace, mid) < lo) from = mid + 1;
-            else to = mid;
-        }
-        for (std::size_t i = from; i < trace.events.size(); ++i) {
-            const trace::Event e = trace.events[i];
-            if (e.time > far) break;
-            if (e.kind == trace::EventKind::MutexContended) contended[e.arg[0]].push_back(e.time);
-            else if (e.kind == trace::EventKind::ConditionWait) waiting[e.arg[0]].push_back(e.time);
-        }
-        const auto waitStart = [](const std::map<std::uint64_t, std::vector<std::int64_t>>& starts, std::uint64_t fiber,
-                                  std::int64_t before) -> std::optional<std::int64_t> {
-            const auto it = starts.find(fiber);
-            if (it == starts.end()) return std::nullopt;
-            const auto up = std::upper_bound(it->second.begin(), it->second.end(), before);
-            if (up == it->second.begin()) return std::nullopt;
-            return *(up - 1);
-        };
-        for (const Flow& f : flowsOf(*app.timeline)) {
-            const std::int64_t t0 = std::min(f.from.time, f.to.time), t1 = std::max(f.from.time, f.to.time);
-            if (t1 < lo || t0 > far) continue;
-            links.push_back({static_cast<double>(f.from.time), static_cast<double>(f.to.time)});
-            std::optional<std::int64_t> start;
-            if (f.kind == FlowKind::MutexHandoff) start = waitStart(contended, f.to.fiber, f.from.time);
-            else if (f.kind == FlowKind::ConditionWake) start = waitStart(waiting, f.to.fiber, f.from.time);
-            if (start) links.push_back({static_cast<double>(*start), static_cast<double>(f.to.time)});
-        }
-    }
+    const std::vector<TimeRange> links = causeEffectLinks(app, lo, far);
     // Records the tracer writes on its own clock (the CPU samples) are no
     // activity of the program's: they must not bridge its pauses.
     const auto story = [&](std::size_t i) {
@@ -183,7 +257,44 @@ std::optional<TimeRange> checkpointRange(const App& app, const std::string& labe
     const bool effects = !(index + 1 < labels.size() && toldAsLeadingUpTo(app, labels[index + 1]));
     return checkpointWindow(
         trace.events.size(), [&](std::size_t i) { return eventTime(trace, i); }, times, index, traceStart(app), traceEnd(app),
-        mergeRanges(std::move(busy)), 0.005, links, effects, story);
+        mergeRanges(std::move(busy)), 0.005, links, effects, story, !toldAsFollowing(app, labels[index]));
+}
+
+std::optional<TimeRange> storySegment(const App& app, const std::string& label) {
+    if (!app.trace) return std::nullopt;
+    std::vector<std::string> labels;
+    std::vector<std::int64_t> times = checkpointTimes(*app.trace, &labels);
+    const auto it = std::find(labels.begin(), labels.end(), label);
+    if (it == labels.end()) return std::nullopt;
+    const std::size_t index = static_cast<std::size_t>(it - labels.begin());
+    skipToldPast(app, index, times, labels);
+    const double mark = static_cast<double>(times[index]);
+    const double before = index > 0 ? static_cast<double>(times[index - 1]) : traceStart(app);
+    const double after = index + 1 < times.size() ? static_cast<double>(times[index + 1]) : traceEnd(app);
+    // (Told both ways, "Before" and "After" it: both sides.)
+    const bool leading = toldAsLeadingUpTo(app, label), following = toldWith(app, label, {"after ", "from ", "between "});
+    if (following && !leading) return TimeRange{mark, after};
+    if (leading && !following) return TimeRange{before, mark};
+    return TimeRange{before, after};
+}
+
+double storyFraction(const App& app, const std::string& label, const TimeView& view) {
+    const std::optional<TimeRange> segment = storySegment(app, label);
+    if (!segment || view.span() <= 0) return 0;
+    std::vector<TimeRange> inside;
+    for (const TimeRange& link :
+         causeEffectLinks(app, static_cast<std::int64_t>(segment->t0), static_cast<std::int64_t>(segment->t1))) {
+        // A link with an end in the segment is the story's (a spawn before
+        // the mark and the first run it leads to after), clipped to it.
+        const double t0 = std::min(link.t0, link.t1), t1 = std::max(link.t0, link.t1);
+        const bool cause_in = t0 >= segment->t0 && t0 <= segment->t1, effect_in = t1 >= segment->t0 && t1 <= segment->t1;
+        if (!cause_in && !effect_in) continue;
+        const double a = std::max({t0, view.start, segment->t0}), b = std::min({t1, view.end, segment->t1});
+        if (b > a) inside.push_back({a, b});
+    }
+    double covered = 0;
+    for (const TimeRange& r : mergeRanges(std::move(inside))) covered += r.span();
+    return covered / view.span();
 }
 
 bool revealCheckpoint(App& app, const std::string& label) {
@@ -200,13 +311,27 @@ bool revealCheckpoint(App& app, const std::string& label) {
     return true;
 }
 
-bool openOnFirstCheckpoint(App& app) {
-    if (!app.trace) return false;
+std::string openingCheckpoint(const App& app) {
+    if (!app.trace) return "";
     std::vector<std::string> labels;
     checkpointTimes(*app.trace, &labels);
-    if (labels.empty()) return false;
+    if (labels.empty()) return "";
+    if (app.lesson_index >= 0 && app.lesson_index < static_cast<int>(app.lessons.size())) {
+        const Lesson& lesson = app.lessons[static_cast<std::size_t>(app.lesson_index)];
+        checks::LessonChecks parsed;
+        std::string error;
+        if (!lesson.checks.empty() && checks::parseChecks(lesson.checks, lesson.slug + "/checks.md", parsed, error) &&
+            std::find(labels.begin(), labels.end(), parsed.opens) != labels.end())
+            return parsed.opens;
+    }
+    return labels.front();
+}
+
+bool openOnOpeningCheckpoint(App& app) {
+    const std::string label = openingCheckpoint(app);
+    if (label.empty()) return false;
     const std::int64_t cursor = app.cursor;
-    const bool ok = revealCheckpoint(app, labels.front());
+    const bool ok = revealCheckpoint(app, label);
     app.cursor = cursor; // the opening view is a frame, not a pin: the state follows the pointer
     return ok;
 }
@@ -220,7 +345,7 @@ void applyViewRequests(App& app) {
         app.fit_requested = false;
     }
     if (app.open_lesson_view) {
-        if (app.lesson_index >= 0) openOnFirstCheckpoint(app);
+        if (app.lesson_index >= 0) openOnOpeningCheckpoint(app);
         app.open_lesson_view = false;
     }
 }

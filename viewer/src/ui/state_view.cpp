@@ -172,13 +172,13 @@ void drawObjects(const App& app, const Timeline& tl, const ObjectState& objects,
             rows.push_back({"waiting", m.waiters, "(next first)"});
             aside = "held by " + (m.owner ? "#" + std::to_string(m.owner) : std::string("?")) + ", waiting: " + fibersText(m.waiters);
         }
-        drawObjectCard(dl, tl, palette::mutex_handoff, "mutex " + objectLabel(m.mutex), aside, rows);
+        drawObjectCard(dl, tl, palette::mutex_handoff, "mutex " + objectLabel(tl, m.mutex, time), aside, rows);
         ++shown;
     }
     more(mutexes.size() > kCards ? mutexes.size() - kCards : 0, "mutexes");
     for (std::size_t i = 0; i < objects.conditions.size() && i < kCards; ++i) {
         const ConditionState& c = objects.conditions[i];
-        drawObjectCard(dl, tl, palette::condition_wake, "condition " + objectLabel(c.condition),
+        drawObjectCard(dl, tl, palette::condition_wake, "condition " + objectLabel(tl, c.condition, time),
                        std::to_string(c.waiters.size()) + (c.waiters.size() == 1 ? " waiter" : " waiters"),
                        {{"waiting", c.waiters, "(signal wakes the first)"}});
         ++shown;
@@ -191,7 +191,7 @@ void drawObjects(const App& app, const Timeline& tl, const ObjectState& objects,
         char depth[64];
         std::snprintf(depth, sizeof depth, "%lld item%s%s", static_cast<long long>(q.depth), q.depth == 1 ? "" : "s",
                       q.closed ? ", closed" : "");
-        drawObjectCard(dl, tl, palette::schedule, "queue " + objectLabel(q.queue), depth,
+        drawObjectCard(dl, tl, palette::schedule, "queue " + objectLabel(tl, q.queue, time), depth,
                        {{"producers", q.producers, q.producers.empty() ? "none blocked" : "blocked: full"},
                         {"consumers", q.consumers, q.consumers.empty() ? "none blocked" : "blocked: empty"},
                         {"woken", q.woken, q.woken.empty() ? "none" : "signaled"}});
@@ -208,7 +208,7 @@ void drawObjects(const App& app, const Timeline& tl, const ObjectState& objects,
         char counts[96];
         std::snprintf(counts, sizeof counts, "%llu taken, %llu posted", static_cast<unsigned long long>(m.taken),
                       static_cast<unsigned long long>(m.posted));
-        drawObjectCard(dl, tl, palette::condition_wake, "semaphore " + objectLabel(m.semaphore), counts,
+        drawObjectCard(dl, tl, palette::condition_wake, "semaphore " + objectLabel(tl, m.semaphore, time), counts,
                        {{"waiting", m.waiters, m.waiters.empty() ? "none blocked" : "(no permit)"}});
         ++shown;
     }
@@ -226,7 +226,7 @@ void drawObjects(const App& app, const Timeline& tl, const ObjectState& objects,
         else rows.push_back({"readers", r.readers, r.readers.empty() ? "none" : "holding it shared"});
         rows.push_back({"writers wait", r.waiting_writers, r.waiting_writers.empty() ? "none" : "(first first)"});
         rows.push_back({"readers wait", r.waiting_readers, r.waiting_readers.empty() ? "none" : "(admitted together)"});
-        drawObjectCard(dl, tl, palette::mutex_handoff, "rwlock " + objectLabel(r.rwlock), held, rows);
+        drawObjectCard(dl, tl, palette::mutex_handoff, "rwlock " + objectLabel(tl, r.rwlock, time), held, rows);
         ++shown;
     }
     more(rwlocks.size() > kCards ? rwlocks.size() - kCards : 0, "rwlocks");
@@ -235,7 +235,7 @@ void drawObjects(const App& app, const Timeline& tl, const ObjectState& objects,
     for (std::size_t i = 0; i < events.size() && i < kCards; ++i) {
         const SyncEventState& v = *events[i];
         const char* state = v.set == 1 ? "set" : v.set == 0 ? "clear" : "not known yet (no set or reset recorded)";
-        drawObjectCard(dl, tl, palette::condition_wake, "event " + objectLabel(v.event), state,
+        drawObjectCard(dl, tl, palette::condition_wake, "event " + objectLabel(tl, v.event, time), state,
                        {{"waiting", v.waiters, v.waiters.empty() ? "none blocked" : "(until set())"}});
         ++shown;
     }

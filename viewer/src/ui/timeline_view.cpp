@@ -150,12 +150,22 @@ void drawLaneBlocks(App& app, ImDrawList* dl, const Geometry& g, const Lane& lan
                 dl->AddText(ImVec2(x0 + 4, top + (bottom - top - size.y) / 2), textOn(c), name);
                 dl->PopClipRect();
             }
-        } else if (b.count > 1 && x1 - x0 > 40 && b.state == State::Running) {
-            char text[32];
-            std::snprintf(text, sizeof text, "%u runs", b.count);
-            const ImVec2 size = ImGui::CalcTextSize(text);
-            if (size.x < x1 - x0 - 6)
-                dl->AddText(ImVec2(x0 + 4, top + (bottom - top - size.y) / 2), textOn(c), text);
+        } else if (b.count > 1 && x1 - x0 > 28 && b.state == State::Running) {
+            // Merged runs keep the name of the fiber that ran most of them:
+            // "4 runs of dispatcher" (all its), "4 runs, mostly main", or,
+            // where that does not fit, the name alone, then "4 runs".
+            const FiberLane* f = findFiber(*names, b.fiber);
+            const std::string name = f ? f->name() : std::string();
+            const std::string runs = std::to_string(b.count) + " runs";
+            const bool all_its = b.dominant_ns >= b.busy;
+            const std::string texts[] = {name.empty() ? runs : runs + (all_its ? " of " : ", mostly ") + name, name, runs};
+            for (const std::string& text : texts) {
+                if (text.empty()) continue;
+                const ImVec2 size = ImGui::CalcTextSize(text.c_str());
+                if (size.x >= x1 - x0 - 6) continue;
+                dl->AddText(ImVec2(x0 + 4, top + (bottom - top - size.y) / 2), textOn(c), text.c_str());
+                break;
+            }
         }
     }
 }

@@ -64,6 +64,7 @@
 #include <bit>
 #include <memory>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -650,7 +651,16 @@ struct Timeline {
     LatencyStore latencies;                     // by run time: read them with latenciesOf(timeline)
     KindIndex kinds;                            // where the events of each kind are
     ReplayIndex replay;
+    // The names the program gave objects (object-name records, version 9):
+    // per object address, (from when, name), by time. An address may name
+    // another object later (a Mutex on a stack, gone, another in its
+    // place): a name holds until the next one.
+    std::map<std::uint64_t, std::vector<std::pair<std::int64_t, std::string>>> object_names;
 };
+
+// The name object `object` had at `time` (its latest object-name record at
+// or before it), or null.
+const std::string* objectNameAt(const Timeline& timeline, std::uint64_t object, std::int64_t time);
 
 Timeline buildTimeline(const trace::Trace& trace);
 
