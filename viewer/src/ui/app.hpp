@@ -240,10 +240,11 @@ std::optional<TimeRange> checkpointRange(const App& app, const std::string& labe
 // the mark to the next checkpoint ("After", "From", "Between" it), from the
 // previous one to the mark ("Up to", "Until", "Before"), else both.
 std::optional<TimeRange> storySegment(const App& app, const std::string& label);
-// How much of `view`'s width the checkpoint's story covers: the cause ->
-// effect links (flows, and waits to what ends them) with an end in its
-// segment, clipped to it, merged, clipped to the view, over the view's span. A lesson's
-// opening view is held to >= 0.4 (tests/viewer/test_screenshot.cpp).
+// How much of `view`'s width the checkpoint's story spans: from the first
+// cause to the last effect of the cause -> effect links (flows, and waits
+// to what ends them) with an end in its segment, clipped to it and to the
+// view, over the view's span. A lesson's opening view is held to >= 0.4
+// (tests/viewer/test_screenshot.cpp).
 double storyFraction(const App& app, const std::string& label, const TimeView& view);
 // Pins the cursor on the checkpoint and zooms to its window (false: no such mark).
 bool revealCheckpoint(App& app, const std::string& label);

@@ -271,30 +271,35 @@ std::optional<TimeRange> storySegment(const App& app, const std::string& label) 
     const double mark = static_cast<double>(times[index]);
     const double before = index > 0 ? static_cast<double>(times[index - 1]) : traceStart(app);
     const double after = index + 1 < times.size() ? static_cast<double>(times[index + 1]) : traceEnd(app);
-    // (Told both ways, "Before" and "After" it: both sides.)
+    // (Told both ways, "Before" and "After" it, or "At" it: both sides.)
     const bool leading = toldAsLeadingUpTo(app, label), following = toldWith(app, label, {"after ", "from ", "between "});
-    if (following && !leading) return TimeRange{mark, after};
-    if (leading && !following) return TimeRange{before, mark};
+    const bool at = toldWith(app, label, {"at "});
+    if (following && !leading && !at) return TimeRange{mark, after};
+    if (leading && !following && !at) return TimeRange{before, mark};
     return TimeRange{before, after};
 }
 
 double storyFraction(const App& app, const std::string& label, const TimeView& view) {
     const std::optional<TimeRange> segment = storySegment(app, label);
     if (!segment || view.span() <= 0) return 0;
-    std::vector<TimeRange> inside;
+    // The story's extent: from its first cause to its last effect, of the
+    // links with an end in the segment (a spawn before the mark and the
+    // first run it leads to after), clipped to the segment and the view.
+    // An extent, not a sum: a thread running the story's own code between
+    // two records (main allocating a stack, printing) is the story too.
+    double first = 1e300, last = -1e300;
     for (const TimeRange& link :
          causeEffectLinks(app, static_cast<std::int64_t>(segment->t0), static_cast<std::int64_t>(segment->t1))) {
-        // A link with an end in the segment is the story's (a spawn before
-        // the mark and the first run it leads to after), clipped to it.
         const double t0 = std::min(link.t0, link.t1), t1 = std::max(link.t0, link.t1);
         const bool cause_in = t0 >= segment->t0 && t0 <= segment->t1, effect_in = t1 >= segment->t0 && t1 <= segment->t1;
         if (!cause_in && !effect_in) continue;
-        const double a = std::max({t0, view.start, segment->t0}), b = std::min({t1, view.end, segment->t1});
-        if (b > a) inside.push_back({a, b});
+        first = std::min(first, std::max(t0, segment->t0));
+        last = std::max(last, std::min(t1, segment->t1));
     }
-    double covered = 0;
-    for (const TimeRange& r : mergeRanges(std::move(inside))) covered += r.span();
-    return covered / view.span();
+    // Told "From A to B", the lesson says where its story begins: at A.
+    if (last > first && !toldUpToLater(app, label).empty()) first = segment->t0;
+    const double a = std::max(first, view.start), b = std::min(last, view.end);
+    return b > a ? (b - a) / view.span() : 0;
 }
 
 bool revealCheckpoint(App& app, const std::string& label) {
