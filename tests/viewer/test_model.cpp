@@ -1372,6 +1372,21 @@ TEST_CASE("filters, search and stepping", "[viewer][filter]") {
     CHECK(countEvents(tl, trace, f) == 1);
     filterEvents(tl, trace, EventFilter{}, out, 3);
     CHECK(out == std::vector<std::uint32_t>{0, 1, 2});
+    // The event table lists the mark, not its source location.
+    {
+        Trace located = trace;
+        std::size_t mark = 0;
+        while (located.events[mark].kind != EventKind::Mark) ++mark;
+        const trace::Event m = located.events[mark];
+        located.events.insert(located.events.begin() + static_cast<std::ptrdiff_t>(mark) + 1,
+                              ev(m.time, m.thread, EventKind::SourceLocation, 0, 12));
+        const Timeline ltl = buildTimeline(located);
+        EventFilter all;
+        CHECK(countEvents(ltl, located, all) == located.events.size());
+        CHECK(countEvents(ltl, located, listedEvents(all)) == located.events.size() - 1);
+        all.kinds = kindBit(EventKind::Mark);
+        CHECK(countEvents(ltl, located, listedEvents(all)) == 1);
+    }
 
     const std::uint32_t next = nextEvent(tl, trace, EventKind::Switch, 20);
     REQUIRE(next != kNoEvent);
@@ -1674,6 +1689,22 @@ TEST_CASE("a jump keeps the view when its target is comfortably in it, else fram
     const TimeView whole = revealView(wide, TimeRange{10, 900}, TimeRange{10, 900}, 0, 0, 1000, 200);
     CHECK(whole.start == Approx(-1000 * kTraceEdge / (1 - 2 * kTraceEdge)));
     CHECK(whole.end == Approx(1000 + 1000 * kTraceEdge / (1 - 2 * kTraceEdge)));
+}
+
+TEST_CASE("a tooltip only over the timeline, and never about a record outside the view", "[viewer][hover]") {
+    TimeView view;
+    view.start = 1000;
+    view.end = 2000;
+    CHECK(hoverShown(view, true, 1500));
+    CHECK(hoverShown(view, true, -1)); // a block or a mark: no record's time to check
+    CHECK(hoverShown(view, true, 1000));
+    CHECK(hoverShown(view, true, 2000));
+    // The pointer over the side panel, where a lane's band runs on under it.
+    CHECK_FALSE(hoverShown(view, false, 1500));
+    CHECK_FALSE(hoverShown(view, false, -1));
+    // A glyph just past the view's edge, within the hit tolerance.
+    CHECK_FALSE(hoverShown(view, true, 2001));
+    CHECK_FALSE(hoverShown(view, true, 999));
 }
 
 TEST_CASE("the context of an instant: its neighbouring events, centred", "[viewer][framing]") {

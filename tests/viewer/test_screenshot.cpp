@@ -853,3 +853,64 @@ TEST_CASE("fresh runs of every lesson open mostly on their story", "[viewer][fra
     WARN("fresh runs' opening views, the story's share of each" << (busy > 0 ? " (beside a busy process)" : "") << ":\n"
                                                                 << table);
 }
+
+// The lesson panel does not move under the pointer: a step's explanation
+// appears in a box that is there before it (empty), so every control and
+// the narrative below it stay where they were (a step used to push them
+// ~60 px down, and the next click landed on Compare).
+TEST_CASE("stepping does not move the lesson panel's controls", "[viewer][screenshot][lesson]") {
+    const std::string base = "/tmp/fiberscope-step-" + std::to_string(getpid());
+    const std::string trace = std::string(FIBERSCOPE_GOLDEN_TRACES) + "/lesson07-select-and-cancel.fstrace";
+    // The rows of the side panel where its buttons are (ImGui's button
+    // colour over the panel): the same rows before and after a step.
+    const auto buttonRows = [](const Image& image) {
+        std::vector<int> rows;
+        for (int y = 0; y < image.height; ++y) {
+            int n = 0;
+            for (int x = image.width * 5 / 8; x < image.width; ++x) {
+                const unsigned char* p = image.pixels + (static_cast<long>(y) * image.width + x) * 4;
+                n += p[0] == 51 && p[1] == 66 && p[2] == 92;
+            }
+            if (n >= 40) rows.push_back(y);
+        }
+        return rows;
+    };
+    std::vector<int> rows[2];
+    for (int steps : {0, 3}) {
+        const std::string png = base + "-" + std::to_string(steps) + ".png";
+        const Run shot = run(kTool + " screenshot " + trace + " --panel lesson --lesson 7 --steps " + std::to_string(steps) +
+                             " -o " + png);
+        INFO(shot.output);
+        REQUIRE(shot.status == 0);
+        Image image;
+        REQUIRE(load(image, png));
+        rows[steps ? 1 : 0] = buttonRows(image);
+        std::remove(png.c_str());
+    }
+    INFO("button rows before a step: " << Catch::Detail::stringify(rows[0]) << "\nafter three: " << Catch::Detail::stringify(rows[1]));
+    REQUIRE(rows[0].size() > 30); // My run, step, Compare, ...: a button is ~20 rows high
+    CHECK(rows[1] == rows[0]);
+}
+
+// The legend explains the CPU strip under the thread lanes (its grey and
+// its red swatches are in the panel), as it does every other colour.
+TEST_CASE("the legend shows the CPU strip's colours", "[viewer][screenshot][legend]") {
+    using namespace fiberscope::viewer;
+    const std::string png = "/tmp/fiberscope-legend-" + std::to_string(getpid()) + ".png";
+    const Run shot = run(kTool + " screenshot " + std::string(FIBERSCOPE_GOLDEN_TRACES) +
+                         "/lesson07-select-and-cancel.fstrace --panel legend -o " + png);
+    INFO(shot.output);
+    REQUIRE(shot.status == 0);
+    Image image;
+    REQUIRE(load(image, png));
+    std::remove(png.c_str());
+    long red = 0;
+    const Color c = cpuWaitColor(1);
+    for (int y = 0; y < image.height; ++y)
+        for (int x = image.width * 5 / 8; x < image.width; ++x) {
+            const unsigned char* p = image.pixels + (static_cast<long>(y) * image.width + x) * 4;
+            red += p[0] == (c & 0xFF) && p[1] == ((c >> 8) & 0xFF) && p[2] == ((c >> 16) & 0xFF);
+        }
+    INFO("pixels of the CPU strip's red in the legend: " << red);
+    CHECK(red > 200); // a 26 x 16 swatch
+}

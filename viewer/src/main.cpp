@@ -650,6 +650,7 @@ Command addScreenshot(CLI::App& top) {
         std::pair<std::int64_t, std::int64_t> range;
         bool live = false;
         std::int64_t motion = -1; // --motion PERCENT
+        std::int64_t steps = 0;   // --steps N
     };
     auto options = std::make_shared<Options>();
     fiberscope::viewer::ScreenshotOptions& shot = options->shot;
@@ -688,6 +689,8 @@ Command addScreenshot(CLI::App& top) {
     cli::addParsedOption<std::int64_t>(*app, "--motion", options->motion, wholeNumber(0, 100),
                                        "freeze the state panel's chips PERCENT of the way into the cursor's state (for tests)",
                                        "PERCENT");
+    cli::addParsedOption<std::int64_t>(*app, "--steps", options->steps, wholeNumber(0, 10000),
+                                       "step N scheduling decisions (the lesson panel's step >) before the picture", "N");
     app->add_flag("--live", options->live, "run PROGRAM (after --) and picture it while it runs");
     cli::addParsedOption<std::int64_t>(*app, "--after", shot.live_after_ns, timeValue(cli::TimeSign::positive),
                                        "with --live: when to take the picture (default: 1s)", "DURATION");
@@ -731,6 +734,7 @@ Command addScreenshot(CLI::App& top) {
             shot.panel = 4;
         }
         if (options->motion >= 0) shot.motion_fraction = static_cast<float>(options->motion) / 100.0f;
+        shot.steps = static_cast<int>(options->steps);
         if (!shot.compare_trace.empty()) {
             if (const std::string clash = outputClash("-o", shot.output, shot.compare_trace, "the compared trace"); !clash.empty())
                 return usageError("screenshot", clash);

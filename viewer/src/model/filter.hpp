@@ -43,6 +43,13 @@ std::size_t eventFibers(const trace::Event& event, std::uint64_t out[3]) noexcep
 bool eventInvolvesFiber(const Timeline& timeline, const trace::Event& event, std::uint64_t fiber) noexcept;
 bool matches(const Timeline& timeline, const trace::Event& event, const EventFilter& filter) noexcept;
 
+// The events the event table lists under `filter`: not a mark's
+// source-location record (the line of the mark before it, not an event).
+inline EventFilter listedEvents(EventFilter filter) noexcept {
+    filter.kinds &= ~kindBit(trace::EventKind::SourceLocation);
+    return filter;
+}
+
 // Indices (into trace.events) of the matching events, by time, at most `limit`.
 void filterEvents(const Timeline& timeline, const trace::Trace& trace, const EventFilter& filter,
                   std::vector<std::uint32_t>& out, std::size_t limit = SIZE_MAX);

@@ -37,6 +37,11 @@ bool comfortablyInView(const TimeView& view, TimeRange r, double margin) noexcep
     return r.t0 >= view.start + inset && r.t1 <= view.end - inset;
 }
 
+bool hoverShown(const TimeView& view, bool pointer_over_timeline, std::int64_t event_time) noexcept {
+    if (!pointer_over_timeline) return false;
+    return event_time < 0 || (static_cast<double>(event_time) >= view.start && static_cast<double>(event_time) <= view.end);
+}
+
 TimeView revealView(const TimeView& current, TimeRange keep, TimeRange window, double min_fill, double lo, double hi,
                     double min_span) noexcept {
     if (keep.t1 < keep.t0) std::swap(keep.t0, keep.t1);

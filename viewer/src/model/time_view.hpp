@@ -44,6 +44,13 @@ struct TimeRange {
 // to it re-frames the view.
 inline constexpr double kRevealMargin = 0.1;
 
+// Whether the timeline may explain what is under the pointer: only while
+// the pointer is over the timeline itself (not over the side panel beside
+// it, though a lane's band runs on under it), and never a record outside
+// the view (a glyph just past its edge is within the hit tolerance).
+// `event_time` < 0: no record is hovered (a block, a mark, a label).
+bool hoverShown(const TimeView& view, bool pointer_over_timeline, std::int64_t event_time) noexcept;
+
 // How far a view framed by revealView may reach past the trace's ends, as a
 // fraction of its width: room for a glyph at the very start, no more (a view
 // that starts before the trace shows nothing there).

@@ -62,7 +62,23 @@ inline constexpr Color search = rgba(160, 165, 175);         // silver: an idle 
 inline constexpr Color counter_ready = rgba(196, 180, 84);    // ready-queue length
 inline constexpr Color counter_flight = rgba(84, 190, 200);   // operations in flight
 inline constexpr Color counter_alive = rgba(150, 160, 235);   // fibers alive
+// The CPU strip under a thread lane (the OS's samples): from grey, the
+// thread never waited for a CPU while ready, to red, it waited half the
+// interval or more (cpuWaitColor).
+inline constexpr Color cpu_ran = rgba(70, 74, 84);
+inline constexpr Color cpu_waited = rgba(235, 50, 45);
 } // namespace palette
+
+// The CPU strip's colour for a sample interval the thread spent `fraction`
+// of waiting, ready, on a kernel runqueue.
+constexpr Color cpuWaitColor(double fraction) noexcept {
+    const double w = fraction * 2.0 < 0 ? 0.0 : fraction * 2.0 > 1 ? 1.0 : fraction * 2.0; // half the interval: fully red
+    const auto channel = [w](int shift) {
+        const double a = (palette::cpu_ran >> shift) & 0xFF, b = (palette::cpu_waited >> shift) & 0xFF;
+        return static_cast<Color>(a + (b - a) * w) << shift;
+    };
+    return channel(0) | channel(8) | channel(16) | (Color{255} << 24);
+}
 
 // The glyph colour of a record on a thread lane (0: not drawn as a glyph).
 constexpr Color recordColor(trace::EventKind kind) noexcept {

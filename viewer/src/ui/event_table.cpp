@@ -58,9 +58,16 @@ void drawEventTable(App& app) {
     const trace::Trace& trace = *app.trace;
     bool changed = false;
     if (ImGui::BeginCombo("kinds", "choose kinds")) {
+        // First, so that they are reached without scrolling past 40 kinds.
+        if (ImGui::Button("all")) app.filter.kinds = kAllKinds, changed = true;
+        ImGui::SameLine();
+        if (ImGui::Button("none")) app.filter.kinds = 0, changed = true;
+        ImGui::Separator();
         for (unsigned k = 1; k <= trace::kMaxEventKind; ++k) {
             const trace::RecordKindInfo& info = trace::kRecordKinds[k];
-            if (info.special) continue; // string definitions are not events
+            // String definitions are not events, nor is a mark's source
+            // location (a property of the mark before it, not listed).
+            if (info.special || info.kind == trace::EventKind::SourceLocation) continue;
             bool on = app.filter.kinds & kindBit(info.kind);
             if (ImGui::Checkbox(info.name, &on)) {
                 app.filter.kinds ^= kindBit(info.kind);
@@ -68,9 +75,6 @@ void drawEventTable(App& app) {
             }
             if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", info.explanation);
         }
-        if (ImGui::Button("all")) app.filter.kinds = kAllKinds, changed = true;
-        ImGui::SameLine();
-        if (ImGui::Button("none")) app.filter.kinds = 0, changed = true;
         ImGui::EndCombo();
     }
     const std::string thread_label = app.filter.thread < 0 ? "any thread" : threadLabel(tl, static_cast<std::uint32_t>(app.filter.thread));
@@ -104,7 +108,7 @@ void drawEventTable(App& app) {
         tops_dirty = true;
     };
     if (changed || app.table_dirty || last_t0 != app.filter.t0 || last_t1 != app.filter.t1) {
-        filterEvents(tl, trace, app.filter, app.table_rows, 200000);
+        filterEvents(tl, trace, listedEvents(app.filter), app.table_rows, 200000);
         app.table_dirty = false;
         last_t0 = app.filter.t0;
         last_t1 = app.filter.t1;
@@ -112,10 +116,12 @@ void drawEventTable(App& app) {
     }
     if (heights.size() != app.table_rows.size()) forgetHeights();
     ImGui::TextDisabled("%zu events%s", app.table_rows.size(), app.table_rows.size() == 200000 ? " (first 200000)" : "");
-    // Time and thread share a cell, as from and to do (two lines each: rows
-    // wrap anyway), so the explanation keeps most of the width; it gets at
-    // least 100 px, a narrower panel scrolls sideways.
-    constexpr float kFixed = 84 + 106 + 92, kWhatMin = 100;
+    // Time, thread and kind share a narrow cell (three lines), and from -> to
+    // opens the explanation, so that it keeps most of the panel's width: a
+    // row of a 420 px panel wraps to about three lines, not ten (with four
+    // columns it had 100 px, and four rows fit). It gets at least 160 px; a
+    // narrower panel scrolls sideways.
+    constexpr float kFixed = 112, kWhatMin = 160;
     const ImGuiStyle& style = ImGui::GetStyle();
     const float outer = ImGui::GetContentRegionAvail().x;
     const bool sideways = outer < kFixed + kWhatMin + style.ScrollbarSize + 8;
@@ -125,21 +131,19 @@ void drawEventTable(App& app) {
     // wrapped at exactly this width, so the heights measured are the heights drawn.
     if (wrap_width <= 0)
         wrap_width = std::max(60.0f, (sideways ? kFixed + kWhatMin : outer) - kFixed - 8 * style.CellPadding.x - style.ScrollbarSize - 6);
-    if (!ImGui::BeginTable("events", 4,
+    if (!ImGui::BeginTable("events", 2,
                            ImGuiTableFlags_ScrollY | (sideways ? ImGuiTableFlags_ScrollX : 0) | ImGuiTableFlags_RowBg |
                                ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV,
                            ImVec2(0, 0), sideways ? kFixed + kWhatMin : 0.0f))
         return;
     ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("time, thread", ImGuiTableColumnFlags_WidthFixed, 84);
-    ImGui::TableSetupColumn("kind", ImGuiTableColumnFlags_WidthFixed, 106);
-    ImGui::TableSetupColumn("from -> to", ImGuiTableColumnFlags_WidthFixed, 92);
+    ImGui::TableSetupColumn("time, thread, kind", ImGuiTableColumnFlags_WidthFixed, kFixed);
     ImGui::TableSetupColumn("what happened", ImGuiTableColumnFlags_WidthStretch);
     ImGui::TableHeadersRow();
     const std::size_t n = app.table_rows.size();
     const float pad = ImGui::GetStyle().CellPadding.y;
     const float one_line = ImGui::GetTextLineHeight() + 2 * pad;
-    const float min_h = 2 * ImGui::GetTextLineHeight() + 2 * pad; // time and thread: two lines
+    const float min_h = 3 * ImGui::GetTextLineHeight() + 2 * pad; // time, thread and kind: three lines
     // A row's height from its explanation wrapped at the column's width (kept).
     const auto measure = [&](std::size_t r, const std::string& what) {
         const float text_h = ImGui::CalcTextSize(what.c_str(), nullptr, false, wrap_width).y;
@@ -216,30 +220,24 @@ void drawEventTable(App& app) {
     for (; row < n && tops[row] < scroll + view_h + one_line; ++row) {
         const std::uint32_t index = app.table_rows[row];
         const trace::Event& e = trace.events[index];
-        const std::string what = explain(tl, trace, index).text;
+        const auto [from, to] = fromTo(tl, e);
+        const std::string what = (from.empty() ? std::string() : from + " -> " + to + "\n") + explain(tl, trace, index).text;
         const float h = measure(row, what);
         ImGui::TableNextRow(ImGuiTableRowFlags_None, h);
         if (row == cursor_row) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, (palette::cursor & 0x00FFFFFF) | (Color(70) << 24));
         ImGui::TableNextColumn();
         ImGui::PushID(static_cast<int>(row));
-        const std::string when = formatTime(e.time) + "\n" + workerLabel(workerOf(tl, e.thread));
+        const std::string when =
+            formatTime(e.time) + "\n" + workerLabel(workerOf(tl, e.thread)) + "\n" + trace::eventKindName(e.kind);
         if (ImGui::Selectable(when.c_str(), app.hover.event == index, ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowDoubleClick,
                               ImVec2(0, h - 2 * pad)) &&
             ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
             revealTime(app, e.time);
             last_cursor = app.cursor; // it is in view already: no scrolling to it
         }
-        ImGui::PopID();
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(trace::eventKindName(e.kind));
         // What the kind records, from the record table.
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", trace::recordKind(e.kind).explanation);
-        const auto [from, to] = fromTo(tl, e);
-        ImGui::TableNextColumn();
-        if (!from.empty()) {
-            ImGui::Text("%s\n-> %s", from.c_str(), to.c_str());
-            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s -> %s", from.c_str(), to.c_str());
-        }
+        ImGui::PopID();
         ImGui::TableNextColumn();
         const float avail = ImGui::GetContentRegionAvail().x;
         if (avail > 40 && (avail < wrap_width - 0.5f || avail > wrap_width + 40)) {

@@ -24,12 +24,15 @@ void drawLegend(App& app) {
         dl->AddRectFilled(ImVec2(at.x, at.y + 2), ImVec2(at.x + 26, at.y + h - 2), c, 2.0f);
         ImGui::Dummy(ImVec2(30, h));
         ImGui::SameLine();
-        ImGui::TextUnformatted(text);
+        ImGui::TextWrapped("%s", text); // wrapped, never clipped at the panel's edge
     };
     ImGui::TextUnformatted("Thread lanes");
     swatch(fiberColor(7), "a fiber running (one stable colour per fiber; its name when it fits)");
     swatch(palette::idle, "the idle loop: the thread looks for work (findReadyFiber, steals)");
     swatch(palette::parked, parked.c_str());
+    swatch(cpuWaitColor(0), "the CPU strip under a lane (the OS's samples): the thread ran whenever it was ready");
+    swatch(cpuWaitColor(0.25), "... it waited, ready, on a kernel runqueue for part of the interval (preempted)");
+    swatch(cpuWaitColor(1), "... for half of it or more: red, another program had its CPU");
     ImGui::Spacing();
     ImGui::TextUnformatted("Fiber lanes");
     swatch(palette::ready, "ready: in a ready queue, waiting for a thread");
@@ -44,7 +47,7 @@ void drawLegend(App& app) {
         drawRecordGlyph(dl, kind, at.x + 13, y);
         ImGui::Dummy(ImVec2(30, h));
         ImGui::SameLine();
-        ImGui::TextUnformatted(text);
+        ImGui::TextWrapped("%s", text);
     };
     // Each flow kind: its switch, the arrow as the timeline draws it, what it joins.
     auto arrow = [&](FlowKind kind, const char* text) {
@@ -60,7 +63,7 @@ void drawLegend(App& app) {
         ImGui::Dummy(ImVec2(50, h));
         ImGui::SameLine();
         ImGui::AlignTextToFramePadding();
-        ImGui::TextUnformatted(text);
+        ImGui::TextWrapped("%s", text);
     };
     ImGui::TextUnformatted("Glyphs (under each thread lane)");
     glyph(trace::EventKind::Schedule, "schedule(): fibers made ready (hand-off, new worker, own queue)");
@@ -88,7 +91,9 @@ void drawLegend(App& app) {
     arrow(FlowKind::AwaitChain, "* await: the awaited fiber's finish -> the awaiter's resume");
     arrow(FlowKind::MutexHandoff, "* mutex hand-off: the unlocking fiber -> the new owner's resume");
     arrow(FlowKind::ConditionWake, "* condition wake: the signaling fiber -> the woken fiber's resume");
-    ImGui::TextDisabled("An arrow whose other end is outside the view ends in a ring at the view's edge.");
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("An arrow whose other end is outside the view ends in a ring at the view's edge.");
+    ImGui::PopStyleColor();
     ImGui::Spacing();
     ImGui::TextUnformatted("Controls");
     ImGui::BulletText("Mouse wheel: zoom at the pointer.  Drag: pan.  F: fit.");

@@ -26,6 +26,9 @@
 
 namespace fiberscope::viewer {
 
+// Lines of the step explanation's box (reserved even when empty).
+constexpr float kStepBoxLines = 3.2f;
+
 namespace {
 
 std::string tracePathFor(const Lesson& lesson, const LessonArguments& arguments, bool compare) {
@@ -507,13 +510,15 @@ void drawLessonPanel(App& app, const Fonts& fonts) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
     ImGui::SliderFloat("##speed", &app.playback_rate, 0.5f, 60.0f, "%.1f decisions/s", ImGuiSliderFlags_Logarithmic);
-    if (!app.step_text.empty()) {
-        ImGui::PushStyleColor(ImGuiCol_ChildBg, ImVec4(0.16f, 0.18f, 0.24f, 1));
-        ImGui::BeginChild("step", ImVec2(0, ImGui::GetTextLineHeightWithSpacing() * 3.2f), true);
-        ImGui::TextWrapped("%s", app.step_text.c_str());
-        ImGui::EndChild();
-        ImGui::PopStyleColor();
-    }
+    // The step's explanation has its place whether or not there is one, so
+    // that the controls below never move under the pointer (a step used to
+    // push them down ~60 px, and the next click landed on Compare).
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, app.step_text.empty() ? ImVec4(0.12f, 0.13f, 0.16f, 1) : ImVec4(0.16f, 0.18f, 0.24f, 1));
+    ImGui::BeginChild("step", ImVec2(0, ImGui::GetTextLineHeightWithSpacing() * kStepBoxLines), true);
+    if (app.step_text.empty()) ImGui::TextDisabled("step or play: each scheduling decision is explained here");
+    else ImGui::TextWrapped("%s", app.step_text.c_str());
+    ImGui::EndChild();
+    ImGui::PopStyleColor();
     drawCodeView(app, lesson, fonts);
     // Compare.
     if (!running) {

@@ -354,11 +354,7 @@ const CpuSamples& cpuSamplesOf(const trace::Trace& trace) {
 void drawCpuStrip(App& app, ImDrawList* dl, const Geometry& g, const std::vector<CpuSampleSpan>& spans, float y) {
     const auto visible = std::lower_bound(spans.begin(), spans.end(), static_cast<std::int64_t>(app.view.start),
                                           [](const CpuSampleSpan& s, std::int64_t t) { return s.end < t; });
-    const auto color = [](double f) {
-        const double w = std::clamp(f * 2.0, 0.0, 1.0); // half the interval waiting is fully red
-        const auto mix = [w](int a, int b) { return static_cast<int>(a + (b - a) * w); };
-        return IM_COL32(mix(70, 235), mix(74, 50), mix(84, 45), 255);
-    };
+    const auto color = [](double f) { return cpuWaitColor(f); };
     float run_x0 = 0, run_x1 = -1;
     double run_f = 0;
     for (auto it = visible; it != spans.end() && static_cast<double>(it->start) <= app.view.end; ++it) {
@@ -820,6 +816,13 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
     if (app.pointer_time >= 0 && mouse.y < threads_bottom)
         dl->AddLine(ImVec2(mouse.x, top), ImVec2(mouse.x, bottom), palette::text_dim & 0x80FFFFFF);
     handleInput(app, g, ImVec2(g.origin.x, g.origin.y), ImVec2(win_min.x + win_size.x, win_min.y + win_size.y));
+    {
+        const bool over = ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows) && mouse.x >= win_min.x &&
+                          mouse.x < win_min.x + win_size.x && mouse.y >= win_min.y && mouse.y < win_min.y + win_size.y;
+        const std::int64_t event_time =
+            app.hover.event != kNoEvent && app.hover.event < app.trace->events.size() ? app.trace->events[app.hover.event].time : -1;
+        if (!hoverShown(app.view, over || app.headless, event_time)) app.hover = Hover{};
+    }
     if (!app.hover.text.empty() && !app.headless) {
         // Placed so that it stays inside the timeline's area (never over the
         // side panel): right of and below the pointer where it fits, else

@@ -136,6 +136,7 @@ int runScreenshot(const ScreenshotOptions& options) {
     if (options.lesson > 0) attachLesson(app, options.lesson);
     if (!options.compare_trace.empty() && !loadCompareTrace(app, options.compare_trace)) return 1;
     app.motion_fraction = options.motion_fraction;
+    for (int i = 0; i < options.steps; ++i) stepDecision(app, +1);
     VirtualDisplay display;
     std::string error;
     if (!display.ensure(error)) {
