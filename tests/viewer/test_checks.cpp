@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/decoded_trace.hpp"
+#include "fiberscope/analysis/timeline.hpp"
 #include "lessons/checks.hpp"
 
 using namespace fiberscope::viewer::checks;
@@ -248,6 +249,7 @@ TEST_CASE("checks: checks.md sections", "[checks]") {
 TEST_CASE("checks: preconditions (requires/because) parse, and the first unmet one is said in one line", "[checks]") {
     const std::string text = "# checks\n"
                              "opens: checkpoint \"spawned\"\n"
+                             "focus: steal wakeup at checkpoint \"spawned\"\n"
                              "requires: count wakeup-sent >= 1\n"
                              "because: somebody is woken\n"
                              "requires: count steal where victim=0 == 1 \n"
@@ -258,8 +260,12 @@ TEST_CASE("checks: preconditions (requires/because) parse, and the first unmet o
     INFO(error);
     REQUIRE(parseChecks(text, "checks.md", checks, error));
     CHECK(checks.opens == "checkpoint: spawned");
+    REQUIRE(checks.focus.size() == 1);
+    CHECK(checks.focus[0].checkpoint == "checkpoint: spawned");
+    CHECK(checks.focus[0].flow_kinds == ((1u << static_cast<unsigned>(fiberscope::analysis::FlowKind::Steal)) |
+                                         (1u << static_cast<unsigned>(fiberscope::analysis::FlowKind::Wakeup))));
     REQUIRE(checks.preconditions.size() == 2);
-    CHECK(checks.preconditions[1].line == 5);
+    CHECK(checks.preconditions[1].line == 6);
     CHECK(checks.preconditions[1].because == "worker 1 steals from worker 0 once");
     const auto t = sample();
     CHECK(unmetPrecondition(checks.preconditions, t) == "");
@@ -284,6 +290,13 @@ TEST_CASE("checks: preconditions (requires/because) parse, and the first unmet o
                  "checks.md:2: the 'requires:' before this one has no 'because:'"},
              Bad{"because: b\n", "checks.md:1: 'because:' belongs right after a 'requires:'"},
              Bad{"opens: first steal\n", "checks.md:1: 'opens:' names a checkpoint: opens: checkpoint \"NAME\""},
+             Bad{"focus: steals at checkpoint \"x\"\n",
+                 "checks.md:1: 'steals' is not an arrow kind (one of: wakeup, steal, spawn, completion, await, cancel, canceled, "
+                 "mutex-handoff, condition-wake)"},
+             Bad{"focus: steal checkpoint \"x\"\n", "checks.md:1: 'checkpoint' is not an arrow kind (one of: wakeup, steal, spawn, "
+                                                  "completion, await, cancel, canceled, mutex-handoff, condition-wake)"},
+             Bad{"focus: at checkpoint \"x\"\n", "checks.md:1: expected 'focus: KIND... at checkpoint \"NAME\"'"},
+             Bad{"focus: steal at mark \"x\"\n", "checks.md:1: expected 'focus: KIND... at checkpoint \"NAME\"'"},
              Bad{"opens: mark \"x\"\n", "checks.md:1: 'opens:' names a checkpoint: opens: checkpoint \"NAME\""},
              Bad{"requires: count steal\n", "checks.md:1: expected a comparison (== != >= <= > <), found the end of the line"},
              Bad{"### Q: a?\nrequires: count steal >= 1\n", "checks.md:2: expected 'answer:', 'show:' or 'why:', found 'requires: count steal >= 1'"},

@@ -914,3 +914,40 @@ TEST_CASE("the legend shows the CPU strip's colours", "[viewer][screenshot][lege
     INFO("pixels of the CPU strip's red in the legend: " << red);
     CHECK(red > 200); // a 26 x 16 swatch
 }
+
+// Focus: while a checkpoint's window is shown, the arrows its story is not
+// about are dimmed (checks.md `focus:`): lesson 4's wake-ups to busy workers
+// do not bury its steals. Only while its mark is in view, and not with
+// "every arrow alike". Every focus line names a checkpoint of its lesson.
+TEST_CASE("a checkpoint's story keeps its arrows strong and dims the others", "[viewer][focus]") {
+    using namespace fiberscope::viewer;
+    std::string error;
+    const std::vector<Lesson> lessons = loadLessons(error);
+    for (const Lesson& lesson : lessons) {
+        App app;
+        REQUIRE(loadTrace(app, lesson.reference));
+        REQUIRE(attachLesson(app, lesson.number));
+        applyViewRequests(app);
+        checks::LessonChecks parsed;
+        INFO("lesson " << lesson.number);
+        REQUIRE(checks::parseChecks(lesson.checks, lesson.slug + "/checks.md", parsed, error));
+        std::vector<std::string> labels;
+        checkpointTimes(*app.trace, &labels);
+        for (const checks::Focus& f : parsed.focus) {
+            INFO("focus at line " << f.line << ": " << f.checkpoint);
+            CHECK(std::find(labels.begin(), labels.end(), f.checkpoint) != labels.end());
+        }
+        if (lesson.number != 4) continue;
+        const auto steal = 1u << static_cast<unsigned>(FlowKind::Steal);
+        CHECK(app.active_checkpoint == "checkpoint: tree begins");
+        CHECK(focusedFlows(app) == steal);
+        app.focus_all = true;
+        CHECK(focusedFlows(app) == 0);
+        app.focus_all = false;
+        // Panned away from the mark: no focus.
+        TimeView away = app.view;
+        away.pan(static_cast<double>(app.active_checkpoint_time) - away.start + away.span() * 2);
+        app.view = away;
+        CHECK(focusedFlows(app) == 0);
+    }
+}

@@ -4,6 +4,8 @@
 // of the decoded events (a lesson's trace is small, and a Check is a click).
 #include "lessons/checks.hpp"
 
+#include "fiberscope/analysis/timeline.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -411,7 +413,7 @@ bool parseChecks(const std::string& text, const std::string& file, LessonChecks&
         if (const auto colon = line.find(':'); colon != std::string::npos && colon > 0) {
             const std::string k = line.substr(0, colon);
             if (k == "answer" || k == "show" || k == "why" || k == "expect" || k == "says" || k == "threads" ||
-                k == "requires" || k == "because" || k == "opens") {
+                k == "requires" || k == "because" || k == "opens" || k == "focus") {
                 key = k;
                 value = trim(line.substr(colon + 1));
             }
@@ -427,6 +429,29 @@ bool parseChecks(const std::string& text, const std::string& file, LessonChecks&
                     out.threads.push_back(static_cast<int>(n));
                 }
                 if (out.threads.empty()) return error = where + ": 'threads:' lists no thread counts", false;
+            } else if (key == "focus") {
+                // KIND... at checkpoint "NAME"
+                std::vector<Token> tokens;
+                if (!tokenize(value, where, tokens, error)) return false;
+                Focus focus;
+                focus.line = number;
+                std::size_t t = 0;
+                for (; t < tokens.size() && !(tokens[t].text == "at" && !tokens[t].quoted); ++t) {
+                    int kind = -1;
+                    for (int k = 0; k < analysis::kFlowKindCount; ++k)
+                        if (tokens[t].text == analysis::flowKindName(static_cast<analysis::FlowKind>(k))) kind = k;
+                    if (kind < 0) {
+                        std::string names;
+                        for (int k = 0; k < analysis::kFlowKindCount; ++k)
+                            names += (k ? ", " : "") + std::string(analysis::flowKindName(static_cast<analysis::FlowKind>(k)));
+                        return error = where + ": '" + tokens[t].text + "' is not an arrow kind (one of: " + names + ")", false;
+                    }
+                    focus.flow_kinds |= 1u << kind;
+                }
+                if (focus.flow_kinds == 0 || t + 3 != tokens.size() || tokens[t + 1].text != "checkpoint" || !tokens[t + 2].quoted)
+                    return error = where + ": expected 'focus: KIND... at checkpoint \"NAME\"'", false;
+                focus.checkpoint = "checkpoint: " + tokens[t + 2].text;
+                out.focus.push_back(std::move(focus));
             } else if (key == "opens") {
                 EventRef ref;
                 if (!parseEventRef(value, where, ref, error)) return false;

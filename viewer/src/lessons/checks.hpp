@@ -101,7 +101,18 @@ struct Precondition {
     std::string because; // "worker 1 runs before the pairs begin"
 };
 
+// The arrows a checkpoint's story is about (`focus: steal at checkpoint
+// "tree begins"`): while its window is shown, the timeline draws the other
+// kinds dimmed (not hidden), so that, say, wake-ups to busy workers do not
+// bury lesson 4's steals. Bit k: analysis::FlowKind k.
+struct Focus {
+    int line = 0;
+    std::string checkpoint; // full label
+    std::uint32_t flow_kinds = 0;
+};
+
 struct LessonChecks {
+    std::vector<Focus> focus;
     // The checkpoint the lesson opens on (`opens: checkpoint "NAME"`), its
     // full label, when not its first: the one whose story is the lesson's
     // phenomenon (lesson 12 opens on its clients, not on listenOn).

@@ -55,6 +55,7 @@ void adopt(App& app, const std::string& path, LoadedTrace loaded) {
     // no lesson's trace opens on the scheduler state, not on the browser.
     if (app.lesson_index < 0 && !recognizeLesson(app)) app.panel_request = 0;
     app.history.clear(); // views of another trace mean nothing here
+    app.active_checkpoint.clear();
     app.view_placed = false;
 }
 

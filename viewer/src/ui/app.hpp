@@ -17,6 +17,7 @@
 #include "model/verdict.hpp"
 #include "ui/markdown.hpp"
 #include "lessons/catalog.hpp"
+#include "lessons/checks.hpp"
 #include "ui/live_view.hpp"
 
 #include <atomic>
@@ -82,6 +83,14 @@ struct App {
     bool show_flows = true;
     bool show_counters = true;         // counter tracks under the thread lanes (View > Counter tracks)
     unsigned flow_kinds = ~0u;         // the flow kinds drawn, bit FlowKind (View > Flow kinds, the legend)
+    // The checkpoint whose window was last shown (a checkpoint link, the
+    // opening view): while its mark is in view, the arrows its story is not
+    // about (checks.md `focus:`) are drawn dimmed, unless `focus_all`.
+    std::string active_checkpoint;
+    std::int64_t active_checkpoint_time = 0; // its mark's
+    bool focus_all = false;
+    int focus_of_lesson = -2;          // which lesson `focus` was parsed for
+    std::vector<checks::Focus> focus;
     bool fit_requested = true;
     // The model whose first frame's freed scratch was handed back to the
     // system (drawApp; platform/heap_trim.hpp says why).
@@ -250,6 +259,9 @@ double storyFraction(const App& app, const std::string& label, const TimeView& v
 bool revealCheckpoint(App& app, const std::string& label);
 // The checkpoint a lesson opens on: its checks.md `opens:`, else the trace's first ("": none).
 std::string openingCheckpoint(const App& app);
+// The arrow kinds the active checkpoint's story is about (bit FlowKind), or
+// 0: draw every kind alike (no focus, `focus_all`, or its mark out of view).
+std::uint32_t focusedFlows(App& app);
 // Frames the opening checkpoint's window (a lesson's opening view); false if the trace has none.
 bool openOnOpeningCheckpoint(App& app);
 void zoomToSelection(App& app);

@@ -519,6 +519,18 @@ void drawLessonPanel(App& app, const Fonts& fonts) {
     else ImGui::TextWrapped("%s", app.step_text.c_str());
     ImGui::EndChild();
     ImGui::PopStyleColor();
+    // The active checkpoint's arrows strong, the others dimmed (checks.md
+    // `focus:`), or every arrow alike. Always drawn, so nothing below moves.
+    ImGui::Checkbox("every arrow alike", &app.focus_all);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Off: while a checkpoint's window is shown, the arrows its story is not about are drawn dimmed");
+    if (const std::uint32_t focused = focusedFlows(app); focused != 0) {
+        std::string kinds;
+        for (int k = 0; k < kFlowKindCount; ++k)
+            if (focused & (1u << k)) kinds += (kinds.empty() ? "" : ", ") + std::string(flowKindName(static_cast<FlowKind>(k)));
+        ImGui::SameLine();
+        ImGui::TextDisabled("(the story's: %s)", kinds.c_str());
+    }
     drawCodeView(app, lesson, fonts);
     // Compare.
     if (!running) {

@@ -308,12 +308,35 @@ bool revealCheckpoint(App& app, const std::string& label) {
     for (const trace::Event& e : app.trace->events)
         if (e.kind == trace::EventKind::Mark && app.trace->string(e.arg[0]) == label) {
             app.cursor = e.time;
+            app.active_checkpoint_time = e.time;
             break;
         }
     // A window filling a quarter of the view or more, comfortably in it,
     // is already shown; a smaller one is zoomed to.
     revealRange(app, *window, *window, 0.25);
+    app.active_checkpoint = label;
     return true;
+}
+
+std::uint32_t focusedFlows(App& app) {
+    if (app.focus_all || app.active_checkpoint.empty() || !app.trace) return 0;
+    if (app.focus_of_lesson != app.lesson_index) {
+        app.focus.clear();
+        app.focus_of_lesson = app.lesson_index;
+        if (app.lesson_index >= 0 && app.lesson_index < static_cast<int>(app.lessons.size())) {
+            const Lesson& lesson = app.lessons[static_cast<std::size_t>(app.lesson_index)];
+            checks::LessonChecks parsed;
+            std::string error;
+            if (!lesson.checks.empty() && checks::parseChecks(lesson.checks, lesson.slug + "/checks.md", parsed, error))
+                app.focus = std::move(parsed.focus);
+        }
+    }
+    // Only while its mark is in view: elsewhere the story is another's.
+    const double mark = static_cast<double>(app.active_checkpoint_time);
+    if (mark < app.view.start || mark > app.view.end) return 0;
+    for (const checks::Focus& f : app.focus)
+        if (f.checkpoint == app.active_checkpoint) return f.flow_kinds;
+    return 0;
 }
 
 std::string openingCheckpoint(const App& app) {

@@ -444,7 +444,7 @@ void drawArrow(ImDrawList* dl, ImVec2 a, ImVec2 b, Color line, Color head, float
 // own index) between its lanes at `lane_y`; `hovered`: the record under the
 // pointer in that run (kNoEvent: none), whose flows are drawn strong.
 void drawFlows(const App& app, const Timeline& tl, FlowIndex& index, std::uint32_t hovered, ImDrawList* dl, const Geometry& g,
-               const std::vector<float>& lane_y) {
+               const std::vector<float>& lane_y, std::uint32_t focused = 0) {
     ensureFlowIndex(tl, index);
     static std::vector<std::uint32_t> flows;
     flows.clear();
@@ -479,10 +479,12 @@ void drawFlows(const App& app, const Timeline& tl, FlowIndex& index, std::uint32
         Color line = c, head = c;
         // One passing over the whole view (both ends beyond it) is faint: it says only "something crosses here".
         const bool passing = clipped0 && clipped1;
+        // Not what the active checkpoint's story is about: dimmed, not hidden.
+        const bool unfocused = focused != 0 && !(focused & flowBit(f.kind));
         if (!related) {
             const bool other_hovered = hovered != kNoEvent;
-            line = (c & 0x00FFFFFF) | (Color(other_hovered ? 70 : passing ? 90 : 190) << 24);
-            head = (c & 0x00FFFFFF) | (Color(other_hovered ? 90 : passing ? 90 : 255) << 24);
+            line = (c & 0x00FFFFFF) | (Color(other_hovered || unfocused ? 50 : passing ? 90 : 190) << 24);
+            head = (c & 0x00FFFFFF) | (Color(other_hovered || unfocused ? 60 : passing ? 90 : 255) << 24);
         }
         drawArrow(dl, ImVec2(x0, y0), ImVec2(x1, y1), line, head, related ? 2.5f : passing ? 1.0f : 1.5f, flowStroke(f.kind),
                   clipped0, clipped1);
@@ -709,7 +711,7 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
         y += kThreadLaneHeight + kGlyphStrip + 3;
     }
     static FlowIndex flow_index, compare_flow_index; // one per run shown
-    if (app.show_flows) drawFlows(app, tl, flow_index, app.hover.event, dl, g, lane_y);
+    if (app.show_flows) drawFlows(app, tl, flow_index, app.hover.event, dl, g, lane_y, focusedFlows(app));
     if (app.show_counters && app.timeline) y += 2 + drawCounters(app, dl, g, y + 2, fonts, mouse);
     // A second run of the same lesson, on the same time axis (Compare).
     if (app.compare_timeline) {
