@@ -951,3 +951,47 @@ TEST_CASE("a checkpoint's story keeps its arrows strong and dims the others", "[
         CHECK(focusedFlows(app) == 0);
     }
 }
+
+// Compare lines up: the compared run is moved so that the active
+// checkpoint's mark falls under this run's (lesson 15: the scaling run under
+// the seed's, on "spawn and await"), and the picture draws it so.
+TEST_CASE("compare lines the two runs up on the active checkpoint", "[viewer][compare]") {
+    using namespace fiberscope::viewer;
+    const std::string base = "/tmp/fiberscope-compare-" + std::to_string(getpid());
+    const Run scaling = run(kTool + " lesson 15 --scheduler scaling -o " + base + ".fstrace --no-view");
+    INFO(scaling.output);
+    REQUIRE(scaling.status == 0);
+    App app;
+    REQUIRE(loadTrace(app, std::string(FIBERSCOPE_GOLDEN_TRACES) + "/lesson15-two-threads-slower.fstrace"));
+    REQUIRE(attachLesson(app, 15));
+    applyViewRequests(app);
+    LoadedTrace other;
+    std::string error;
+    REQUIRE(readModelAndJudge(base + ".fstrace", other, error));
+    adoptCompared(app, std::move(other), "scaling");
+    REQUIRE(app.active_checkpoint == "checkpoint: spawn and await");
+    const auto markTime = [](const fiberscope::trace::Trace& t, const std::string& label) {
+        for (const fiberscope::trace::Event& e : t.events)
+            if (e.kind == fiberscope::trace::EventKind::Mark && t.string(e.arg[0]) == label) return e.time;
+        return std::int64_t{-1};
+    };
+    const std::int64_t here = markTime(*app.trace, app.active_checkpoint);
+    const std::int64_t there = markTime(*app.compare_trace, app.active_checkpoint);
+    REQUIRE(there >= 0);
+    const std::optional<std::int64_t> shift = compareShift(app);
+    REQUIRE(shift);
+    CHECK(*shift == here - there);
+    // Another checkpoint shown: the runs line up on it instead.
+    REQUIRE(revealCheckpoint(app, "checkpoint: tree begins"));
+    REQUIRE(compareShift(app));
+    CHECK(*compareShift(app) == markTime(*app.trace, "checkpoint: tree begins") - markTime(*app.compare_trace, "checkpoint: tree begins"));
+    // The picture: both runs' "spawn and await" labels, the compared one
+    // lined up (the screenshot opens on the first checkpoint, as the app).
+    const Run shot = run(kTool + " screenshot " + std::string(FIBERSCOPE_GOLDEN_TRACES) +
+                         "/lesson15-two-threads-slower.fstrace --lesson 15 --panel selection --compare " + base + ".fstrace -o " +
+                         base + ".png");
+    INFO(shot.output);
+    CHECK(shot.status == 0);
+    std::remove((base + ".fstrace").c_str());
+    std::remove((base + ".png").c_str());
+}

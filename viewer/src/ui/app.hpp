@@ -158,6 +158,12 @@ struct App {
     std::unique_ptr<Timeline> compare_timeline;
     std::string compare_label;
     Verdict compare_verdict; // its own banner (its jump moves the cursor: the event table lists the first run)
+    // Compare lines up on the active checkpoint (the opening one, or the one
+    // a link last showed): its mark in the compared run is drawn under its
+    // mark in this run (compareShift). Kept for the pair it was computed for.
+    std::string compare_shift_of;           // the checkpoint (empty: not computed)
+    const trace::Trace* compare_shift_trace = nullptr;
+    std::optional<std::int64_t> compare_shift; // ns added to the compared run's times; none: not aligned
 
     // Step mode and playback.
     std::uint32_t step_event = kNoEvent;
@@ -259,6 +265,10 @@ double storyFraction(const App& app, const std::string& label, const TimeView& v
 bool revealCheckpoint(App& app, const std::string& label);
 // The checkpoint a lesson opens on: its checks.md `opens:`, else the trace's first ("": none).
 std::string openingCheckpoint(const App& app);
+// How far the compared run is moved to line up on the active checkpoint
+// (this run's mark minus the compared run's), or none when either run lacks
+// it (then the two share the time axis as recorded).
+std::optional<std::int64_t> compareShift(App& app);
 // The arrow kinds the active checkpoint's story is about (bit FlowKind), or
 // 0: draw every kind alike (no focus, `focus_all`, or its mark out of view).
 std::uint32_t focusedFlows(App& app);

@@ -318,6 +318,23 @@ bool revealCheckpoint(App& app, const std::string& label) {
     return true;
 }
 
+std::optional<std::int64_t> compareShift(App& app) {
+    if (!app.trace || !app.compare_trace || app.active_checkpoint.empty()) return std::nullopt;
+    if (app.compare_shift_of != app.active_checkpoint || app.compare_shift_trace != app.compare_trace.get()) {
+        app.compare_shift_of = app.active_checkpoint;
+        app.compare_shift_trace = app.compare_trace.get();
+        app.compare_shift.reset();
+        const auto markTime = [&](const trace::Trace& t) -> std::optional<std::int64_t> {
+            for (const trace::Event& e : t.events)
+                if (e.kind == trace::EventKind::Mark && t.string(e.arg[0]) == app.active_checkpoint) return e.time;
+            return std::nullopt;
+        };
+        const auto here = markTime(*app.trace), there = markTime(*app.compare_trace);
+        if (here && there) app.compare_shift = *here - *there;
+    }
+    return app.compare_shift;
+}
+
 std::uint32_t focusedFlows(App& app) {
     if (app.focus_all || app.active_checkpoint.empty() || !app.trace) return 0;
     if (app.focus_of_lesson != app.lesson_index) {

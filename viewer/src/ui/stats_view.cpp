@@ -56,16 +56,11 @@ void busyCell(const ThreadUtilisation* u) {
     ImGui::Text("%.0f%%", 100 * u->running);
 }
 
-// The two whole runs side by side: duration, counts, busy per thread, latency.
-void drawCompareTotals(const App& app) {
-    const RangeStats& a = wholeRun(*app.timeline, *app.trace, 0);
-    const RangeStats& b = wholeRun(*app.compare_timeline, *app.compare_trace, 1);
+// Two runs' statistics side by side: duration, counts, busy per thread, latency.
+void drawCompareTable(const App& app, const char* id, const RangeStats& a, const RangeStats& b) {
     const trace::BackendWords& wa = backendWords(*app.trace);
     const trace::BackendWords& wb = backendWords(*app.compare_trace);
-    ImGui::TextUnformatted("Whole runs, side by side");
-    ImGui::SameLine();
-    ImGui::TextDisabled("(compared: %s)", app.compare_label.c_str());
-    if (!ImGui::BeginTable("compare_totals", 3, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV))
+    if (!ImGui::BeginTable(id, 3, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV))
         return;
     ImGui::TableSetupColumn("");
     ImGui::TableSetupColumn("this run");
@@ -89,6 +84,7 @@ void drawCompareTotals(const App& app) {
     row(std::string("wake-ups sent (") + wa.wake + (std::string(wa.wake) == wb.wake ? "" : std::string(" / ") + wb.wake) + ")",
         count(a.wakeups), count(b.wakeups));
     row("parks", count(kind(a, trace::EventKind::Park)), count(kind(b, trace::EventKind::Park)));
+    row("search records (begin, end)", count(kind(a, trace::EventKind::Search)), count(kind(b, trace::EventKind::Search)));
     row("completions", count(a.completions), count(b.completions));
     const auto latency = [](const RangeStats& s, std::int64_t v) { return s.latency_samples ? formatDuration(v) : std::string("-"); };
     row("ready -> run median", latency(a, a.latency_p50), latency(b, b.latency_p50));
@@ -113,6 +109,29 @@ void drawCompareTotals(const App& app) {
         busyCell(y);
     }
     ImGui::EndTable();
+}
+
+// The compared runs: first in the active checkpoint's window (the stretch
+// the lesson is about, each run's own, lined up on the mark), then whole.
+void drawCompareTotals(App& app) {
+    const std::optional<std::int64_t> shift = compareShift(app);
+    if (shift) {
+        if (const std::optional<TimeRange> window = checkpointRange(app, app.active_checkpoint)) {
+            const auto t0 = static_cast<std::int64_t>(window->t0), t1 = static_cast<std::int64_t>(window->t1);
+            const RangeStats a = rangeStats(*app.timeline, *app.trace, t0, t1);
+            const RangeStats b = rangeStats(*app.compare_timeline, *app.compare_trace, t0 - *shift, t1 - *shift);
+            ImGui::TextWrapped("In the window of %s, side by side", app.active_checkpoint.c_str());
+            ImGui::SameLine();
+            ImGui::TextDisabled("(compared: %s)", app.compare_label.c_str());
+            drawCompareTable(app, "compare_window", a, b);
+            ImGui::Spacing();
+        }
+    }
+    ImGui::TextUnformatted("Whole runs, side by side");
+    ImGui::SameLine();
+    ImGui::TextDisabled("(compared: %s)", app.compare_label.c_str());
+    drawCompareTable(app, "compare_totals", wholeRun(*app.timeline, *app.trace, 0),
+                     wholeRun(*app.compare_timeline, *app.compare_trace, 1));
     ImGui::Separator();
 }
 

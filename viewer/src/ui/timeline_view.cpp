@@ -6,6 +6,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstring>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -716,11 +717,21 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
     // A second run of the same lesson, on the same time axis (Compare).
     if (app.compare_timeline) {
         y += 6;
+        // Lined up on the active checkpoint: the compared run is drawn (and
+        // hit-tested) through a view moved by the shift, so its mark falls
+        // under this run's; the view is put back below.
+        const std::optional<std::int64_t> shift = compareShift(app);
+        const TimeView own_view = app.view;
+        if (shift) app.view.pan(-static_cast<double>(*shift));
         ImGui::PushFont(fonts.small);
-        const std::string title = "COMPARE: the same lesson with " + app.compare_label;
+        std::string title = "COMPARE: the same lesson with " + app.compare_label;
+        if (shift)
+            title += ", lined up on " + app.active_checkpoint + " (" + (*shift >= 0 ? "+" : "-") +
+                     formatDuration(static_cast<double>(*shift >= 0 ? *shift : -*shift)) + ")";
         dl->AddText(ImVec2(g.origin.x, y), palette::cursor, title.c_str());
         ImGui::PopFont();
         y += 16;
+        const float compare_top = y;
         const Timeline& other = *app.compare_timeline;
         std::vector<float> other_lane_y(other.threads.size(), -1);
         std::uint32_t other_hovered = kNoEvent; // a compared record under the pointer: its arrows are drawn strong
@@ -744,7 +755,28 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
             y += kThreadLaneHeight + kGlyphStrip + 3;
         }
         // Its flows, with the same kinds on (View > Flow kinds, the legend) as the first run's.
-        if (app.show_flows) drawFlows(app, other, compare_flow_index, other_hovered, dl, g, other_lane_y);
+        if (app.show_flows) drawFlows(app, other, compare_flow_index, other_hovered, dl, g, other_lane_y, focusedFlows(app));
+        // Its checkpoints: a line across its lanes, labelled, as the first run's marks are.
+        ImGui::PushFont(fonts.small);
+        const trace::Trace& ct = *app.compare_trace;
+        std::size_t lo = 0, hi = ct.events.size(); // the first record in view
+        while (lo < hi) {
+            const std::size_t mid = lo + (hi - lo) / 2;
+            if (static_cast<double>(ct.events[mid].time) < app.view.start) lo = mid + 1;
+            else hi = mid;
+        }
+        for (std::size_t i = lo; i < ct.events.size(); ++i) {
+            const trace::Event e = ct.events[i];
+            if (static_cast<double>(e.time) > app.view.end) break;
+            if (e.kind != trace::EventKind::Mark) continue;
+            const std::string& label = ct.string(e.arg[0]);
+            if (label.rfind(kCheckpointPrefix, 0) != 0) continue;
+            const float x = app.view.x(static_cast<double>(e.time), g.left, g.width);
+            dl->AddLine(ImVec2(x, compare_top), ImVec2(x, y), palette::mark & 0xB0FFFFFF, 1.0f);
+            dl->AddText(ImVec2(x + 3, compare_top), palette::mark, label.c_str() + std::strlen(kCheckpointPrefix));
+        }
+        ImGui::PopFont();
+        app.view = own_view;
     }
     const float threads_bottom = y;
 
