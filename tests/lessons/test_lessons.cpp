@@ -335,6 +335,20 @@ void requireCheckpointsMatchNarrative(const View& view, const std::string& lesso
     }
 }
 
+// Every lesson's program by its number, from the lessons' folders (their
+// one list is lessons/lessons.cmake, which builds each NN-name as
+// lessonNN-name): a new lesson is run by the tests over every lesson
+// without touching this file.
+std::map<int, std::string> lessonPrograms() {
+    std::map<int, std::string> programs;
+    for (const auto& entry : std::filesystem::directory_iterator(FIBERSCOPE_LESSONS_DIR)) {
+        const std::string slug = entry.path().filename().string();
+        if (!entry.is_directory() || slug.size() < 3 || slug[2] != '-') continue;
+        programs[std::atoi(slug.substr(0, 2).c_str())] = std::string(FIBERSCOPE_LESSON_BIN_DIR) + "/lesson" + slug;
+    }
+    return programs;
+}
+
 std::int64_t median(std::vector<std::int64_t> values) {
     REQUIRE(!values.empty());
     std::sort(values.begin(), values.end());
@@ -1929,24 +1943,49 @@ static void phenomenaOfLesson15(const LessonRun& run) {
         CHECK(pairs.handoffs + tree.handoffs == 0);
         CHECK(pairs.run_next == pairs.spawns);
         CHECK(tree.run_next == tree.spawns);
-        CHECK(pairs.wakeups_sent <= kLesson15Pairs / 4);
+        // (Quiet: a handful. Beside a busy process main is preempted now
+        // and then for longer than the woken worker's search, which gives up
+        // and parks, and the next spawn wakes it again: up to about one wake
+        // in three pairs was seen, 64 of 200; the seed sends one per pair.)
+        CHECK(pairs.wakeups_sent <= kLesson15Pairs / 2);
         // A thread out of work searched before it parked (FORMAT.md "Search").
         // (On a loaded machine the other worker may not run at all before the
         // program ends: no park, steal or wake-up of its own, and no search.)
         // Both workers run from the start (startWorkers), so the records the
-        // lesson names are there: worker 1's search (a begin, then found or
-        // gave-up: its first, when it started, at least), and a wake-up sent
-        // to it in the pairs (it was parked when they began). Whether the
-        // woken worker gets a CPU before the pairs end is the OS's to say:
-        // the lesson's second precondition, which `fiberscope lesson` checks.
+        // lesson names are there: the other worker's search (a begin, then
+        // found or gave-up), and a wake-up sent to it in the pairs (it was
+        // parked when they began). The other worker is the one that is not
+        // main's at the checkpoint: main may have moved to worker 1 while
+        // it slept in startWorkers (worker 1, starting, took it when its
+        // sleep completed), and then worker 0 is the one that searches.
+        // Whether the woken worker gets a CPU before the pairs end is the
+        // OS's to say: the lesson's second precondition, which
+        // `fiberscope lesson` checks.
         CHECK(pairs.wakeups_sent >= 1);
+        const std::int64_t mains = view.worker(view.at(view.checkpoint("spawn and await")));
         const auto searchOf = [&](SearchOp op) {
             return !view.all([&](const TraceEvent& e) {
-                            return e.kind == EventKind::Search && e.small == static_cast<std::uint8_t>(op) && view.worker(e) == 1;
+                            return e.kind == EventKind::Search && e.small == static_cast<std::uint8_t>(op) &&
+                                   view.worker(e) != mains;
                         }).empty();
         };
-        CHECK(searchOf(SearchOp::Begin));
-        CHECK((searchOf(SearchOp::Found) || searchOf(SearchOp::GaveUp)));
+        // It searches once it runs: when it started (unless it parked before
+        // main's worker was counted as started: then nobody had work), and
+        // when woken to search. Beside a busy process the OS may give it no
+        // CPU until the program ends (its wake-up arrives with the exit
+        // message: it leaves without searching); so its search is required
+        // when it received a wake-up before the tree was done.
+        const std::size_t done = view.checkpoint("tree done");
+        const bool woken_in_time = !view.all([&](const TraceEvent& e) {
+                                           return e.kind == EventKind::WakeupReceived && view.worker(e) != mains;
+                                       }).empty() &&
+                                   view.next(view.checkpoint("spawn and await"), [&](const TraceEvent& e) {
+                                       return e.kind == EventKind::WakeupReceived && view.worker(e) != mains;
+                                   }).value_or(SIZE_MAX) < done;
+        if (woken_in_time) {
+            CHECK(searchOf(SearchOp::Begin));
+            CHECK((searchOf(SearchOp::Found) || searchOf(SearchOp::GaveUp)));
+        }
     }
 }
 
@@ -2011,7 +2050,7 @@ TEST_CASE("lesson 15: the seed's hand-offs wake the other thread for every spawn
 // machine: in each of 20 runs per policy beside a process that keeps a CPU
 // busy, both workers are started before the pairs (its first precondition:
 // startWorkers), and the trace has the records the text names
-// (phenomenaOfLesson15). Its second precondition, worker 1 waking during
+// (phenomenaOfLesson15). Its second precondition, the other worker waking during
 // the pairs, is the OS's to grant, which beside a busy process on 2 CPUs it
 // often does not within the pairs' fraction of a millisecond: counted and
 // said, not required (the quiet test above requires it).
@@ -2034,7 +2073,7 @@ TEST_CASE("lesson 15 runs both policies on two workers, 20 runs each under load"
             woken += checks::unmetPrecondition(lesson.preconditions, run.trace).empty();
             phenomenaOfLesson15(run);
         }
-        WARN("lesson 15 beside a busy process, " << policy << ": worker 1 woke during the pairs in " << woken
+        WARN("lesson 15 beside a busy process, " << policy << ": the other worker woke during the pairs in " << woken
                                                  << " of 20 runs");
     }
     ::kill(busy, SIGKILL);
@@ -2044,8 +2083,8 @@ TEST_CASE("lesson 15 runs both policies on two workers, 20 runs each under load"
 TEST_CASE("every lesson takes --threads N and --backend uring|epoll and rejects anything else with a one-line usage "
           "error",
           "[lessons][args]") {
-    const char* lessons[] = {LESSON01, LESSON02, LESSON03, LESSON04, LESSON05, LESSON06, LESSON07,
-                             LESSON08, LESSON09, LESSON10, LESSON11, LESSON12, LESSON13, LESSON14, LESSON15};
+    const std::map<int, std::string> lessons = lessonPrograms();
+    REQUIRE(lessons.size() >= 15);
     const std::string output = tempDir() + "/fiberscope-test-lesson-" + std::to_string(getpid()) + "-args.out";
     const std::vector<std::vector<std::string>> bad = {{"--bogus"},
                                                        {"--threads"},
@@ -2055,7 +2094,8 @@ TEST_CASE("every lesson takes --threads N and --backend uring|epoll and rejects 
                                                        {"--backend"},
                                                        {"--backend", "kqueue"},
                                                        {"--threads", "2", "--backend"}};
-    for (const char* exe : lessons) {
+    for (const auto& [number, program] : lessons) {
+        const char* exe = program.c_str();
         for (const auto& args : bad) {
             INFO(exe << " " << Catch::Detail::stringify(args));
             const Process p = runProcess(exe, args, {"FIBERSCOPE_TRACE="}, output);
@@ -2073,8 +2113,8 @@ TEST_CASE("every lesson takes --threads N and --backend uring|epoll and rejects 
 // a checking recording (tryRunLesson): it must exit 0 and its trace verify,
 // records and model against the runtime's truth records.
 TEST_CASE("every lesson on every configuration, quiet and under load, records a trace that verifies", "[lessons][verify]") {
-    const char* lessons[] = {LESSON01, LESSON02, LESSON03, LESSON04, LESSON05, LESSON06, LESSON07,
-                             LESSON08, LESSON09, LESSON10, LESSON11, LESSON12, LESSON13, LESSON14, LESSON15};
+    const std::map<int, std::string> lessons = lessonPrograms();
+    REQUIRE(lessons.size() >= 15);
     for (const bool loaded : {false, true}) {
         // A competitor for the CPUs; it dies with this program (PR_SET_PDEATHSIG).
         pid_t busy = -1;
@@ -2085,13 +2125,13 @@ TEST_CASE("every lesson on every configuration, quiet and under load, records a 
                 for (;;) asm volatile("" ::: "memory");
             }
         }
-        for (const char* exe : lessons)
+        for (const auto& [number, program] : lessons)
             for (const char* threads : {"2", "4"})
                 for (const char* policy : {"seed", "scaling"})
                     for (const char* backend : {"uring", "epoll"}) {
                         INFO((loaded ? "beside a busy process" : "quiet"));
                         const std::string tag = std::string("verify-") + threads + policy + backend;
-                        (void)tryRunLesson(exe, tag.c_str(), {"--threads", threads, "--scheduler", policy, "--backend", backend},
+                        (void)tryRunLesson(program.c_str(), tag.c_str(), {"--threads", threads, "--scheduler", policy, "--backend", backend},
                                            /*may_lack_io_uring=*/true);
                     }
         if (busy > 0) {
@@ -2111,10 +2151,7 @@ TEST_CASE("every lesson on every configuration, quiet and under load, records a 
 // `fiberscope lesson N --check` can fail.
 TEST_CASE("every lesson's questions answer on fresh runs, and its exercise is not done yet", "[lessons][checks]") {
     namespace checks = fiberscope::viewer::checks;
-    const std::map<int, const char*> programs = {{1, LESSON01},  {2, LESSON02},  {3, LESSON03},  {4, LESSON04},
-                                                 {5, LESSON05},  {6, LESSON06},  {7, LESSON07},  {8, LESSON08},
-                                                 {9, LESSON09},  {10, LESSON10}, {11, LESSON11}, {12, LESSON12},
-                                                 {13, LESSON13}, {14, LESSON14}, {15, LESSON15}};
+    const std::map<int, std::string> programs = lessonPrograms();
     std::vector<std::filesystem::path> files;
     for (const auto& entry : std::filesystem::directory_iterator(FIBERSCOPE_LESSONS_DIR))
         if (std::filesystem::exists(entry.path() / "checks.md")) files.push_back(entry.path() / "checks.md");
@@ -2153,10 +2190,10 @@ TEST_CASE("every lesson's questions answer on fresh runs, and its exercise is no
                 }
                 return true;
             };
-            LessonRun run = runLesson(programs.at(number), ("checks-" + slug).c_str(), args);
+            LessonRun run = runLesson(programs.at(number).c_str(), ("checks-" + slug).c_str(), args);
             for (int attempt = 1; attempt < 3 && !answersAll(run); ++attempt) {
                 WARN("lesson " << slug << ": a question found nothing to answer in run " << attempt << "; running it again");
-                run = runLesson(programs.at(number), ("checks-" + slug).c_str(), args);
+                run = runLesson(programs.at(number).c_str(), ("checks-" + slug).c_str(), args);
             }
             for (const checks::Question& q : lesson.questions) {
                 INFO("question at line " << q.line << ": " << q.text);
