@@ -146,12 +146,22 @@ Process runProcess(const char* exe, const std::vector<std::string>& args, std::v
 // The validator's verdict (fiberscope verify): nothing in the trace
 // contradicts what came before it, and the model agrees with the runtime's
 // truth records. Fails with the first violations.
-void requireConsistent(const Trace& trace) {
+// `path`, if given, is the trace's file: a contradicting trace is kept
+// beside it (…-violation.fstrace) for `fiberscope verify` and the viewer,
+// and the message names it.
+void requireConsistent(const Trace& trace, const std::string& path = "") {
     const fiberscope::analysis::ValidationReport report = fiberscope::trace::verifyTrace(trace);
     std::string first;
     for (std::size_t k = 0; k < report.violations.size() && k < 5; ++k)
         first += fiberscope::analysis::describeViolation(trace, report.violations[k]) + "\n";
-    INFO(report.count << " violation(s):\n" << first);
+    std::string kept;
+    if (!report.ok() && !path.empty()) {
+        kept = path.substr(0, path.size() - std::strlen(".fstrace")) + "-violation.fstrace";
+        std::error_code error;
+        std::filesystem::copy_file(path, kept, std::filesystem::copy_options::overwrite_existing, error);
+        if (error) kept = "(not kept: " + error.message() + ")";
+    }
+    INFO(report.count << " violation(s):\n" << first << (kept.empty() ? "" : "the trace is kept: " + kept + "\n"));
     REQUIRE(report.ok());
 }
 
@@ -188,13 +198,14 @@ std::optional<LessonRun> tryRunLesson(const char* exe, const char* tag, const st
 
     ReadError error;
     const bool read = readTrace(trace_path, run.trace, error, {.strict = true});
-    unlink(trace_path.c_str());
     INFO(error.text());
+    if (!read) unlink(trace_path.c_str());
     REQUIRE(read);
+    requireConsistent(run.trace, trace_path); // (keeps a contradicting trace)
+    unlink(trace_path.c_str());
     REQUIRE(run.trace.header.complete);
     REQUIRE(run.trace.lost_events == 0);
     REQUIRE(run.trace.warnings.empty());
-    requireConsistent(run.trace);
     return run;
 }
 
