@@ -15,7 +15,6 @@
 #include <fstream>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -771,8 +770,17 @@ TEST_CASE("the lesson panel's Reference run opens the golden trace on its first 
 // view's width; and the view never starts before the trace. On every
 // lesson's golden trace. (Fresh runs: the same measure, in the lessons'
 // framing test below.)
-// Lessons whose opening view does not meet the rule yet (issue 36, work left).
-const std::set<int> kFramingNotYet = {};
+// Opens `trace` as lesson `lesson`'s run, as the app does (its opening
+// checkpoint framed), and measures the story's share of the view.
+double openingStoryFraction(fiberscope::viewer::App& app, const std::string& trace, int lesson, std::string& opening) {
+    using namespace fiberscope::viewer;
+    REQUIRE(loadTrace(app, trace));
+    REQUIRE(attachLesson(app, lesson));
+    applyViewRequests(app);
+    opening = openingCheckpoint(app);
+    REQUIRE(!opening.empty());
+    return storyFraction(app, opening, app.view);
+}
 
 TEST_CASE("every lesson's opening view is mostly its first checkpoint's story", "[viewer][framing]") {
     using namespace fiberscope::viewer;
@@ -782,12 +790,8 @@ TEST_CASE("every lesson's opening view is mostly its first checkpoint's story", 
     std::string table;
     for (const Lesson& lesson : lessons) {
         App app;
-        REQUIRE(loadTrace(app, lesson.reference));
-        REQUIRE(attachLesson(app, lesson.number));
-        applyViewRequests(app);
-        const std::string opening = openingCheckpoint(app);
-        REQUIRE(!opening.empty());
-        const double fraction = storyFraction(app, opening, app.view);
+        std::string opening;
+        const double fraction = openingStoryFraction(app, lesson.reference, lesson.number, opening);
         char line[160];
         std::snprintf(line, sizeof line, "lesson %2d: %3.0f%% of a %.1f us view (%s)\n", lesson.number, fraction * 100,
                       app.view.span() / 1000, opening.c_str());
@@ -795,7 +799,7 @@ TEST_CASE("every lesson's opening view is mostly its first checkpoint's story", 
         INFO(line);
         // (At most kTraceEdge of it before the trace: room for a glyph.)
         CHECK(app.view.start >= static_cast<double>(app.timeline->start_time) - kTraceEdge * app.view.span() * 1.001);
-        if (kFramingNotYet.count(lesson.number) == 0) CHECK(fraction >= 0.4);
+        CHECK(fraction >= 0.4);
     }
     WARN("opening views, the story's share of each:\n" << table);
 }
@@ -829,12 +833,8 @@ TEST_CASE("fresh runs of every lesson open mostly on their story", "[viewer][fra
             LessonRun run;
             REQUIRE(runLessonShown(lesson, {}, path, false, run, error));
             App app;
-            REQUIRE(loadTrace(app, path));
-            REQUIRE(attachLesson(app, lesson.number));
-            applyViewRequests(app);
-            const std::string opening = openingCheckpoint(app);
-            REQUIRE(!opening.empty());
-            const double fraction = storyFraction(app, opening, app.view);
+            std::string opening;
+            const double fraction = openingStoryFraction(app, path, lesson.number, opening);
             char cell[64];
             std::snprintf(cell, sizeof cell, " %.0f%%%s", fraction * 100, run.unmet.empty() ? "" : " (unmet)");
             line += cell;

@@ -333,8 +333,9 @@ public:
     // of when work first finds no thread idle (workers start lazily), and
     // returns once each has settled into its scheduling loop (parked, or
     // running a fiber): for a program whose first burst of work should find
-    // them all there, idle (a benchmark, a lesson's picture). Traced as each worker's thread-start, with no schedule
-    // record (a worker started so has no work yet). TimedOut if a worker
+    // them all there, idle (a benchmark, a lesson's picture). Traced as each
+    // worker's thread-start, with no schedule record (a worker started so
+    // has no work yet). TimedOut if a worker
     // is not running after `timeout`; if one cannot start, its error
     // (SystemResources, ...), and the loop goes on with those it has. A
     // cancel point while it waits, when called from a fiber.
