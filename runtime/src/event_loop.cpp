@@ -25,6 +25,7 @@
 #include "support/tracing.hpp"
 #include "support/fault_injection.hpp"
 #include "fiberscope/trace.hpp"
+#include "fiberscope/trace_vocabulary.hpp"
 
 namespace fiberscope {
 namespace detail {
@@ -154,7 +155,7 @@ Result<std::unique_ptr<EventLoop>> EventLoop::create(EventLoopOptions options) {
     trace::mark(loop->backend == IoBackend::epoll ? "backend: epoll" : "backend: io_uring");
     // Only a policy other than the seed's is named (FORMAT.md): a trace
     // without this mark ran the seed, as every older trace did.
-    if (loop->scaling()) trace::mark("scheduler: scaling");
+    if (loop->scaling()) trace::mark(trace::kScalingPolicyMark.data()); // a literal: stable, NUL-terminated
 
     Loop* raw = loop.release();
     std::unique_ptr<EventLoop> facade(new EventLoop(raw));

@@ -274,6 +274,21 @@ TEST_CASE("checks: preconditions (requires/because) parse, and the first unmet o
                         "checks.md", checks, error));
     CHECK(unmetPrecondition(checks.preconditions, t) ==
           "two steals: not so in this run (count steal is 1, wanted >= 2)");
+    // A precondition for one policy holds by itself on the other's run (the
+    // sample ran the seed's policy).
+    REQUIRE_FALSE(fiberscope::trace::ranScalingPolicy(t));
+    REQUIRE(parseChecks("requires: under scaling: count steal >= 2\nbecause: two steals\nrequires: under seed:   count "
+                        "steal >= 1\nbecause: one\n### Q: a?\nanswer: count steal\nshow: first steal\nwhy: w\n",
+                        "checks.md", checks, error));
+    REQUIRE(checks.preconditions.size() == 2);
+    CHECK(checks.preconditions[0].policy == Precondition::Policy::Scaling);
+    CHECK(checks.preconditions[1].policy == Precondition::Policy::Seed);
+    CHECK(unmetPrecondition(checks.preconditions, t) == "");
+    REQUIRE(parseChecks("requires: under seed: count steal >= 2\nbecause: two steals\n### Q: a?\nanswer: count "
+                        "steal\nshow: first steal\nwhy: w\n",
+                        "checks.md", checks, error));
+    CHECK(unmetPrecondition(checks.preconditions, t) ==
+          "two steals: not so in this run (count steal is 1, wanted >= 2)");
     // A precondition about a checkpoint the run lacks is unmet too, and says why.
     REQUIRE(parseChecks("requires: count steal after checkpoint \"later\" >= 0\nbecause: b\n### Q: a?\nanswer: count "
                         "steal\nshow: first steal\nwhy: w\n",
@@ -289,6 +304,8 @@ TEST_CASE("checks: preconditions (requires/because) parse, and the first unmet o
              Bad{"requires: count steal >= 1\nrequires: count steal >= 1\n",
                  "checks.md:2: the 'requires:' before this one has no 'because:'"},
              Bad{"because: b\n", "checks.md:1: 'because:' belongs right after a 'requires:'"},
+             Bad{"requires: under fifo: count steal >= 1\n",
+                 "checks.md:1: 'requires: under' names a policy, seed or scaling: requires: under seed: count ..."},
              Bad{"opens: first steal\n", "checks.md:1: 'opens:' names a checkpoint: opens: checkpoint \"NAME\""},
              Bad{"focus: steals at checkpoint \"x\"\n",
                  "checks.md:1: 'steals' is not an arrow kind (one of: wakeup, steal, spawn, completion, await, cancel, canceled, "

@@ -216,8 +216,7 @@ struct Replay {
         }
         old_format = t.header.version <= 6;
         epoll = t.header.backend == "epoll";
-        for (std::size_t i = 0; i < t.events.size() && i < 64; ++i)
-            if (t.events.kind(i) == EventKind::Mark && t.string(t.events[i].arg[0]) == "scheduler: scaling") scaling = true;
+        scaling = trace::ranScalingPolicy(t);
     }
 
     FiberState* find(std::uint64_t fiber) {

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "decoder.hpp"
+#include "fiberscope/trace_vocabulary.hpp"
 
 namespace fiberscope::trace {
 
@@ -20,6 +21,15 @@ std::string ReadError::text() const {
     std::string out = path.empty() ? std::string("trace") : path;
     out += ": offset " + std::to_string(offset) + ": " + message;
     return out;
+}
+
+bool ranScalingPolicy(const Trace& trace) noexcept {
+    // Worker 0's thread-start, backend mark and policy mark come first; 64
+    // records leave room for other threads' first records merged among them.
+    const std::size_t n = std::min<std::size_t>(trace.events.size(), 64);
+    for (std::size_t i = 0; i < n; ++i)
+        if (trace.events.kind(i) == EventKind::Mark && trace.string(trace.events[i].arg[0]) == kScalingPolicyMark) return true;
+    return false;
 }
 
 using namespace detail;

@@ -95,6 +95,11 @@ struct Trace {
     }
 };
 
+// Whether the trace's program ran the scaling scheduler policy: its
+// kScalingPolicyMark, among the first records (worker 0 writes it at the
+// loop's start).
+bool ranScalingPolicy(const Trace& trace) noexcept;
+
 struct ReadError {
     std::string path;
     std::uint64_t offset = 0;

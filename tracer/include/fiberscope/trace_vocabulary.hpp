@@ -103,6 +103,11 @@ struct BackendWords {
 const BackendWords& backendWords(std::string_view backend) noexcept;
 const BackendWords& backendWords(Backend backend) noexcept;
 
+// The mark worker 0 writes right after its backend mark when the loop runs
+// the scaling scheduler policy (FORMAT.md, "Marks"); a trace without it ran
+// the seed's policy, as every trace before that mark did.
+inline constexpr std::string_view kScalingPolicyMark = "scheduler: scaling";
+
 // Trace worker numbers from here up are blocking-pool threads (both
 // backends start them for jobs the kernel cannot run asynchronously; the
 // runtime's blocking_pool.cpp numbers them so).

@@ -463,7 +463,18 @@ bool parseChecks(const std::string& text, const std::string& file, LessonChecks&
                     return error = where + ": the 'requires:' before this one has no 'because:'", false;
                 Precondition p;
                 p.line = number;
-                if (!parseExpect(value, where, p.expect, error)) return false;
+                std::string_view rest = value;
+                for (const auto& [prefix, policy] : {std::pair{std::string_view("under seed:"), Precondition::Policy::Seed},
+                                                     std::pair{std::string_view("under scaling:"), Precondition::Policy::Scaling}})
+                    if (rest.starts_with(prefix)) {
+                        p.policy = policy;
+                        rest.remove_prefix(prefix.size());
+                        while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+                    }
+                if (rest.starts_with("under "))
+                    return error = where + ": 'requires: under' names a policy, seed or scaling: requires: under seed: count ...",
+                           false;
+                if (!parseExpect(std::string(rest), where, p.expect, error)) return false;
                 out.preconditions.push_back(std::move(p));
             } else if (key == "because") {
                 if (out.preconditions.empty() || !out.preconditions.back().because.empty())
@@ -582,7 +593,10 @@ bool holds(const Expect& x, const trace::Trace& t, bool& result, std::int64_t& v
 }
 
 std::string unmetPrecondition(const std::vector<Precondition>& preconditions, const trace::Trace& trace) {
+    const bool scaling = trace::ranScalingPolicy(trace);
     for (const Precondition& p : preconditions) {
+        if ((p.policy == Precondition::Policy::Seed && scaling) || (p.policy == Precondition::Policy::Scaling && !scaling))
+            continue;
         bool met = false;
         std::int64_t value = 0;
         std::string error;

@@ -95,8 +95,13 @@ struct Exercise {
 // (`because:`): both workers running before the story starts, the tree
 // spread over the threads. A run on a loaded machine may miss one; then
 // `fiberscope lesson N` says so and runs the lesson again (catalog.hpp).
+// A precondition may hold for one scheduler policy only (`requires: under
+// seed: ...`): the seed's hand-offs need the woken thread to arrive during
+// the pairs, the scaling policy's run_next does not.
 struct Precondition {
+    enum class Policy : std::uint8_t { Any, Seed, Scaling };
     int line = 0;
+    Policy policy = Policy::Any;
     Expect expect;
     std::string because; // "worker 1 runs before the pairs begin"
 };
@@ -142,7 +147,8 @@ bool resolve(const EventRef& ref, const trace::Trace& trace, std::size_t& index,
 // A query's value on `trace`: a count, a worker index or a fiber number.
 bool evaluate(const Query& query, const trace::Trace& trace, std::int64_t& value, std::string& error);
 
-// The first of `preconditions` that `trace` does not meet, as one line
+// The first of `preconditions` that `trace` does not meet (of those for the
+// policy it ran: trace::ranScalingPolicy), as one line
 // ("worker 1 runs before the pairs begin: count thread-start ... is 0, not
 // == 1"), or "" if the run meets them all.
 std::string unmetPrecondition(const std::vector<Precondition>& preconditions, const trace::Trace& trace);

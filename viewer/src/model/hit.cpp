@@ -188,12 +188,7 @@ struct Ctx {
     bool epoll() const { return words().backend == trace::Backend::Epoll; }
     // The scaling scheduler policy ran: worker 0 says so in a mark right
     // after its backend mark (FORMAT.md), among the trace's first records.
-    bool scaling() const {
-        const std::size_t n = std::min<std::size_t>(tr.events.size(), 64);
-        for (std::size_t k = 0; k < n; ++k)
-            if (tr.events.kind(k) == EventKind::Mark && tr.string(tr.events[k].arg[0]) == "scheduler: scaling") return true;
-        return false;
-    }
+    bool scaling() const { return trace::ranScalingPolicy(tr); }
     bool valid(std::uint32_t i) const { return i != kNoEvent && i < tr.events.size(); }
 
     // The event of `kind` nearest before (step -1) or after (+1) event `i` on
