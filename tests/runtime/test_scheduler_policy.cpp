@@ -755,3 +755,56 @@ TEST_CASE("startWorkers starts every worker before it returns, under either poli
         }
     }
 }
+
+// The seed's ping-pong on two threads (lesson 2), with the owner stalled
+// between popping its queue word and writing the switch to what it popped
+// (a jitter point there: a preemption). Meanwhile the other thread hands
+// the emptied word a fiber and steals it back. That steal's record names
+// only the list's head; were the pop stamped after it, the trace would read
+// the steal as taking the popped fiber too, and the owner then running a
+// fiber its records had moved away (seen in 1 lesson-2 run in 20 under
+// load, before the pop read its time under the word's lock: popOwn).
+TEST_CASE("the seed's ping-pong on two threads, its pops preempted, records a trace that verifies", "[policy][trace]") {
+    test::Watchdog watchdog("ping-pong with jitter, 200 rounds", 120s);
+    struct JitterOn {
+        JitterOn() { ::setenv("FIBERSCOPE_TEST_JITTER", "200", 1); }
+        ~JitterOn() { ::unsetenv("FIBERSCOPE_TEST_JITTER"); }
+    };
+    constexpr int kRounds = 200;
+    int violated = 0;
+    std::string first;
+    for (int round = 0; round < kRounds; ++round) {
+        char dir[] = "/tmp/fiberscope-ping-pong-XXXXXX";
+        REQUIRE(mkdtemp(dir));
+        const std::string path = std::string(dir) + "/ping-pong.fstrace";
+        {
+            const JitterOn jitter; // read by EventLoop::create
+            trace::Recorder recorder(path, {.check = true});
+            REQUIRE(recorder.ok());
+            auto made = EventLoop::create({.threads = 2, .backend = IoBackend::io_uring, .scheduler = SchedulerPolicy::seed});
+            if (!made) made = EventLoop::create({.threads = 2, .backend = IoBackend::epoll, .scheduler = SchedulerPolicy::seed});
+            REQUIRE(made);
+            EventLoop& l = **made;
+            auto ping = l.async([&l] {
+                for (int turn = 0; turn < 20; ++turn) l.yield();
+            });
+            auto pong = l.async([&l] {
+                for (int turn = 0; turn < 20; ++turn) l.yield();
+            });
+            ping.await();
+            pong.await();
+            made->reset();
+            REQUIRE(recorder.stop());
+        }
+        trace::Trace trace = test::readRecordedTrace(path);
+        ::unlink(path.c_str());
+        ::rmdir(dir);
+        const analysis::ValidationReport report = analysis::validateTrace(trace);
+        if (!report.ok()) {
+            ++violated;
+            if (first.empty() && !report.violations.empty()) first = analysis::describeViolation(trace, report.violations.front());
+        }
+    }
+    INFO("rounds whose trace contradicts itself: " << violated << " of " << kRounds << "; the first: " << first);
+    CHECK(violated == 0);
+}

@@ -142,17 +142,29 @@ void pushOwn(Thread& thread, FiberQueue queue, std::uint64_t* stamp) {
 
 // Pops our own slot's head, leaving kPopping in it when it was empty.
 Fiber* popOwn(Thread& thread) {
-    // acquire: see the fibers published by whoever queued them. Exchanging in
-    // kPopping keeps thieves and hand-offs away while we unlink the head.
-    const TraceWordGuard guard(thread);
-    Fiber* fiber = thread.ready_queue.exchange(kPopping, std::memory_order_acquire);
-    // kPopping: the scaling policy found its word empty before and went on
-    // to its other queues, leaving the word so (empty to everyone).
-    if (!fiber || fiber == kPopping) return nullptr;
+    Fiber* fiber;
+    {
+        // acquire: see the fibers published by whoever queued them. Exchanging in
+        // kPopping keeps thieves and hand-offs away while we unlink the head.
+        const TraceWordGuard guard(thread);
+        fiber = thread.ready_queue.exchange(kPopping, std::memory_order_acquire);
+        // kPopping: the scaling policy found its word empty before and went on
+        // to its other queues, leaving the word so (empty to everyone).
+        if (!fiber || fiber == kPopping) return nullptr;
+        jitter();
+        // The pop's time, for the records that tell it (the switch to the
+        // fiber, a truth record), read before the store below lets another
+        // thread hand our word a fiber and steal it back: in the trace the
+        // pop comes first, so that steal is not read as taking this fiber
+        // too (Thread::Owned::popped_at).
+        if (trace::enabled()) thread.own().popped_at = trace::now();
+        // release: the rest of the list stays published to thieves.
+        thread.ready_queue.store(fiber->queue_next, std::memory_order_release);
+        fiber->queue_next = nullptr;
+    }
+    // Between the pop and the records that tell it, that hand-off and steal
+    // may happen (a preemption here made them so: lesson 2).
     jitter();
-    // release: the rest of the list stays published to thieves.
-    thread.ready_queue.store(fiber->queue_next, std::memory_order_release);
-    fiber->queue_next = nullptr;
     return fiber;
 }
 
@@ -265,9 +277,12 @@ static constexpr std::uint32_t kOverflowFairness = 61;
 // them.
 // A fiber taken from this thread's own queues: a checking recording says
 // so (a truth record, FORMAT.md "Truth"), for the validator to hold its
-// replay and the model to. Stamped after the pop: the fiber is ours now.
-Fiber* ownPop(Fiber* fiber) {
-    if (fiber) FIBERSCOPE_TRACE_EVENT(if (trace::checking()) emit::truth(now, trace::TruthOp::Queued, fiber->id, 0));
+// replay and the model to. Stamped after the pop: the fiber is ours now
+// (at the pop itself when it came from the queue word: popOwn).
+Fiber* ownPop(Thread& thread, Fiber* fiber) {
+    if (fiber)
+        FIBERSCOPE_TRACE_EVENT_AT(thread.own().popped_at,
+                                  if (trace::checking()) emit::truth(now, trace::TruthOp::Queued, fiber->id, 0));
     return fiber;
 }
 
@@ -277,12 +292,12 @@ static Fiber* findReadyScaling(Loop& loop, Thread& thread) {
     const bool alone = loop.allocated == 1;
     const auto popYielder = [&] { return alone ? thread.run_queue.popAlone() : thread.run_queue.pop(); };
     if (++thread.own().schedule_tick % kOverflowFairness == 0) {
-        if (Fiber* fiber = ownPop(popYielder())) return fiber;
+        if (Fiber* fiber = ownPop(thread, popYielder())) return fiber;
         if (Fiber* fiber = takeOverflow(loop, thread, 1)) return fiber;
     }
-    if (Fiber* fiber = ownPop(takeRunNext(thread))) return fiber;
-    if (Fiber* fiber = ownPop(popNewWork(thread))) return fiber;
-    if (Fiber* fiber = ownPop(popYielder())) return fiber;
+    if (Fiber* fiber = ownPop(thread, takeRunNext(thread))) return fiber;
+    if (Fiber* fiber = ownPop(thread, popNewWork(thread))) return fiber;
+    if (Fiber* fiber = ownPop(thread, popYielder())) return fiber;
     // Our RunQueue is empty: room for half a queue from the overflow list.
     if (Fiber* fiber = takeOverflow(loop, thread, RunQueue::kCapacity / 2)) return fiber;
     // Our word is empty (nullptr or kPopping): a stolen remainder may go there.
@@ -296,7 +311,7 @@ static Fiber* findReadyScaling(Loop& loop, Thread& thread) {
 
 Fiber* findReadyFiber(Loop& loop, Thread& thread) {
     if (loop.scaling()) return findReadyScaling(loop, thread);
-    if (Fiber* fiber = ownPop(popOwn(thread))) return fiber;
+    if (Fiber* fiber = ownPop(thread, popOwn(thread))) return fiber;
     if (Fiber* fiber = stealReady(loop, thread)) return fiber;
     // Couldn't find anything to do, so we are now open for business.
     // relaxed: a hand-off CAS needs no ordering from us; the MSG_RING that

@@ -35,9 +35,10 @@ Fiber* popNewWork(Thread& thread);
 // `stamp` (the seed's word, while tracing) receives the trace time read
 // before the CAS that published them: their schedule record's time.
 void pushOwn(Thread& thread, FiberQueue queue, std::uint64_t* stamp = nullptr);
-// Returns `fiber`, just taken from our own queues; a checking recording
-// says so with a truth record (queue.cpp).
-Fiber* ownPop(Fiber* fiber);
+// Returns `fiber`, just taken from `thread`'s own queues; a checking
+// recording says so with a truth record (queue.cpp), stamped at the pop
+// when it came from the queue word (Thread::Owned::popped_at).
+Fiber* ownPop(Thread& thread, Fiber* fiber);
 // While tracing, `thread`'s queue word and run_next are changed by one
 // thread at a time, each holding this across its look, its clock read and
 // its CAS (Thread::trace_word_lock says why): then two changes of one word

@@ -176,7 +176,7 @@ Fiber* searchBeforePark(Loop& loop, Thread& thread) {
         // the kernel refuses for lack of completion space runs the reaper,
         // which may queue fibers on our word: run those first.
         thread.driver.flush();
-        if (Fiber* fiber = ownPop(popNewWork(thread))) return fiber;
+        if (Fiber* fiber = ownPop(thread, popNewWork(thread))) return fiber;
         // relaxed: the increment only steers schedule()'s hints.
         [[maybe_unused]] const unsigned searchers = loop.searching.fetch_add(1, std::memory_order_relaxed) + 1;
         FIBERSCOPE_TRACE_EVENT(emit::search(now, trace::SearchOp::Begin, searchers));

@@ -32,9 +32,13 @@ void yield(Fiber* ready, SwitchMessage& message, bool finished) {
     message.contexts = {thread->current_context, next};
     // One timestamp for the switch and the pending task the receiver runs
     // where that task's effect is the switch's (switch_message.cpp), read
-    // once the next fiber is found (findReadyFiber may record a steal).
-    FIBERSCOPE_TRACE_EVENT(thread->own().trace_time = now;
-                           emit::switchTo(now, traceId(*thread, message.contexts.prev), traceId(*thread, next), message.reason));
+    // once the next fiber is found (findReadyFiber may record a steal), or
+    // the pop's that found it in our queue word (Thread::Owned::popped_at:
+    // no record of ours came between).
+    FIBERSCOPE_TRACE_EVENT_AT(thread->own().popped_at, thread->own().trace_time = now;
+                              emit::switchTo(now, traceId(*thread, message.contexts.prev), traceId(*thread, next), message.reason));
+    // Spent (a load costs less than a store: most switches had no pop).
+    if (thread->own().popped_at != 0) thread->own().popped_at = 0;
     handleSwitchMessage(switchTo(next, message, finished));
 }
 

@@ -142,6 +142,15 @@ struct Thread {
         // thread (a switch and the pending task its receiver performs, a
         // spawn), shared by its records; 0 outside a decision.
         std::uint64_t trace_time = 0;
+        // While tracing: the time of the pop from our queue word that took
+        // the fiber the next switch runs, read under the word's trace lock
+        // (popOwn), so that the switch and the truth record that tell the
+        // pop come before any later change of the word in the trace. A hand-
+        // off to the word the pop left empty, then a steal of that hand-off
+        // stamped before the switch, would otherwise be read as taking the
+        // popped fiber too (the steal's record names only the list's head).
+        // 0 when the next switch's fiber came from elsewhere.
+        std::uint64_t popped_at = 0;
         // The scaling policy: schedule decisions since the loop's overflow
         // list was last looked at first (findReadyFiber), for fairness.
         std::uint32_t schedule_tick = 0;

@@ -40,8 +40,11 @@
 //   steal, steal-half, steal-one (queue.cpp, search.cpp, the stealHalf and
 //     steal of run_queue.hpp and work_deque.hpp): stamped after the loads
 //     that saw the fibers, before the CAS that takes them; a retry stamps
-//     again. The victim's owner pops by exchange and records its switch
-//     after: a fiber is one thread's or the other's, never both.
+//     again. The victim's owner pops its word by exchange under the same
+//     lock, and reads there the time its switch to the popped fiber (and
+//     a truth record) will carry (popOwn): a fiber is one thread's or the
+//     other's, never both, and a later steal, whose record names only the
+//     list's head, is never read as taking a fiber the owner popped.
 //   overflow (queue.cpp): put records before the list's lock publishes the
 //     fibers; take records while holding it, before our ring publishes them.
 //   wakeup-sent before the MSG_RING or eventfd write; wakeup-received and
@@ -61,7 +64,7 @@
 //     before schedule() or the switch publishes the fiber.
 //   await: before the switch; the awaiting fiber registers only after it.
 //   truth (checking recordings): `queued` after the pop (the fiber is ours
-//     from then on), `empty` before the scaling policy's park (only the
+//     from then on; from the queue word, at the pop, as the switch), `empty` before the scaling policy's park (only the
 //     owner fills its queues).
 #pragma once
 
