@@ -153,3 +153,35 @@ TEST_CASE("fibers in view: a model that grows is indexed again", "[viewer][fiber
         CHECK(index.size == tl.fibers.size());
     }
 }
+
+// Caches of a model are keyed by its serial, never by its address: the next
+// model (a re-run of the same lesson, the same size) may be built where the
+// last one was, and an index kept for that one must not be given for it.
+TEST_CASE("every model and every trace read has a serial of its own; a model built in another's place is indexed again",
+          "[viewer][fibers_in_view]") {
+    const std::vector<trace::Event> events = lifetimesEvents(true, 11, 100);
+    const trace::Trace a = makeTrace(4, events);
+    analysis::Timeline tl = analysis::buildTimeline(a);
+    const std::uint64_t first = tl.serial;
+    CHECK(first != 0);
+    FibersInViewIndex index;
+    std::vector<std::uint32_t> rows;
+    // A view inside the trace (the whole of it needs no index).
+    const double start = static_cast<double>(events.back().time) * 0.2, end = static_cast<double>(events.back().time) * 0.8;
+    fibersInView(tl, index, start, end, 0, 30, rows);
+    const auto builds = index.builds;
+    CHECK(builds == 1);
+    fibersInView(tl, index, start, end, 0, 30, rows);
+    CHECK(index.builds == builds); // the same model: the index is kept
+    tl = analysis::buildTimeline(a); // the same records, in the same object
+    CHECK(tl.serial != first);
+    fibersInView(tl, index, start, end, 0, 30, rows);
+    CHECK(index.builds == builds + 1);
+    trace::ReadError error;
+    trace::Trace read_a, read_b;
+    // Two reads of one file are two traces.
+    REQUIRE(trace::readTrace(FIBERSCOPE_SAMPLE_TRACE, read_a, error));
+    REQUIRE(trace::readTrace(FIBERSCOPE_SAMPLE_TRACE, read_b, error));
+    CHECK(read_a.serial != 0);
+    CHECK(read_a.serial != read_b.serial);
+}

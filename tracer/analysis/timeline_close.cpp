@@ -117,6 +117,7 @@ std::vector<std::uint32_t> Builder::fiberOrder() const {
 }
 
 void Builder::close(Timeline& out, const trace::Trace& trace, Builder* scratch) const {
+    out.serial = trace::nextTraceSerial();
     const std::int64_t end_time = endTimeOf(trace, done_);
     out.start_time = done_ ? trace.events.front().time : 0;
     out.end_time = end_time;

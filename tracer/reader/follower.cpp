@@ -111,6 +111,7 @@ struct TraceFollower::State {
         }
         if (!started) {
             out = std::move(fresh);
+            out.serial = nextTraceSerial();
             out.strings.assign(1, std::string());
             started = true;
             header_size = claimed;

@@ -23,6 +23,12 @@ std::string ReadError::text() const {
     return out;
 }
 
+std::uint64_t nextTraceSerial() noexcept {
+    // relaxed: only uniqueness matters, which the atomic increment gives.
+    static std::atomic<std::uint64_t> last{0};
+    return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 bool ranScalingPolicy(const Trace& trace) noexcept {
     // Worker 0's thread-start, backend mark and policy mark come first; 64
     // records leave room for other threads' first records merged among them.
@@ -36,6 +42,7 @@ using namespace detail;
 
 bool parseTrace(std::span<const std::uint8_t> bytes, Trace& out, ReadError& error, ReadOptions options) {
     out = Trace{};
+    out.serial = nextTraceSerial();
     out.file_bytes = bytes.size();
     const std::uint8_t* base = bytes.data();
     const std::size_t size = bytes.size();

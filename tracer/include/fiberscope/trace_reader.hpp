@@ -88,12 +88,20 @@ struct Trace {
     std::uint64_t chunks = 0;
     std::uint64_t file_bytes = 0;
     std::vector<std::string> warnings;
+    // Unique to this read in this process (nextTraceSerial): what a cache
+    // built from the trace is keyed by, since the next trace may be
+    // allocated where this one was.
+    std::uint64_t serial = 0;
 
     const std::string& string(std::uint64_t id) const noexcept {
         static const std::string empty;
         return id < strings.size() ? strings[id] : empty;
     }
 };
+
+// A number no trace or model of this process had before (Trace::serial,
+// analysis::Timeline::serial).
+std::uint64_t nextTraceSerial() noexcept;
 
 // Whether the trace's program ran the scaling scheduler policy: its
 // kScalingPolicyMark, among the first records (worker 0 writes it at the

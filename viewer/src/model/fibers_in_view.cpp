@@ -66,7 +66,7 @@ void buildFibersInViewIndex(const analysis::Timeline& tl, FibersInViewIndex& ind
     index.blocks.shrink_to_fit();
     index.groups.shrink_to_fit();
     ++index.builds;
-    index.timeline = &tl;
+    index.timeline = tl.serial;
     index.data = tl.fibers.data();
     index.size = n;
     index.start_time = tl.start_time;
@@ -75,7 +75,7 @@ void buildFibersInViewIndex(const analysis::Timeline& tl, FibersInViewIndex& ind
 }
 
 void ensureFibersInViewIndex(const analysis::Timeline& tl, FibersInViewIndex& index) {
-    if (index.timeline != &tl || index.data != tl.fibers.data() || index.size != tl.fibers.size() ||
+    if (index.timeline != tl.serial || index.data != tl.fibers.data() || index.size != tl.fibers.size() ||
         index.start_time != tl.start_time || index.end_time != tl.end_time || index.fingerprint != fingerprintOf(tl))
         buildFibersInViewIndex(tl, index);
 }

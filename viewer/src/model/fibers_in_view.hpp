@@ -39,7 +39,7 @@ struct FibersInViewIndex {
     std::vector<Span> groups; // group g: blocks [g * kGroup, (g + 1) * kGroup)
     // What it was built for (rebuilt when the model changes: a live view's
     // model grows, and may reuse the old one's memory).
-    const analysis::Timeline* timeline = nullptr;
+    std::uint64_t timeline = 0; // its Timeline::serial
     const void* data = nullptr;
     std::size_t size = 0;
     std::int64_t start_time = 0, end_time = 0;

@@ -53,7 +53,7 @@ struct FlowIndex {
     // What it was built for (a reloaded or grown timeline is rebuilt; a live
     // view replaces its model by a new one that may reuse the old one's
     // memory, hence also a fingerprint of the flows' ends).
-    const Timeline* timeline = nullptr;
+    std::uint64_t timeline = 0; // its Timeline::serial
     const void* data = nullptr; // the list's packed items
     std::size_t size = 0;
     std::int64_t fingerprint = 0;
@@ -104,14 +104,14 @@ inline void buildFlowIndex(const Timeline& tl, FlowIndex& index) {
         by = {};
         k.by_to = NearValueList(order);
     }
-    index.timeline = &tl;
+    index.timeline = tl.serial;
     index.data = tl.flows.stored.data();
     index.size = tl.flows.size();
     index.fingerprint = flowFingerprint(tl);
 }
 
 inline void ensureFlowIndex(const Timeline& tl, FlowIndex& index) {
-    if (index.timeline != &tl || index.data != tl.flows.stored.data() || index.size != tl.flows.size() ||
+    if (index.timeline != tl.serial || index.data != tl.flows.stored.data() || index.size != tl.flows.size() ||
         index.fingerprint != flowFingerprint(tl))
         buildFlowIndex(tl, index);
 }

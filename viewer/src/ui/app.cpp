@@ -391,8 +391,8 @@ void drawApp(App& app, const Fonts& fonts) {
     // tracks, the flow index, the event table's rows) and freed the scratch.
     // Not while a live trace is open (app.live), whose model is replaced at
     // every snapshot: a trim per snapshot would cost the frames.
-    if (!app.live && app.heap_trimmed_for != app.timeline.get()) {
-        app.heap_trimmed_for = app.timeline.get();
+    if (!app.live && app.timeline && app.heap_trimmed_for != app.timeline->serial) {
+        app.heap_trimmed_for = app.timeline->serial;
         trimHeapAfterBuild(app.trace->events.memoryBytes());
     }
 }

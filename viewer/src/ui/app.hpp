@@ -94,7 +94,7 @@ struct App {
     bool fit_requested = true;
     // The model whose first frame's freed scratch was handed back to the
     // system (drawApp; platform/heap_trim.hpp says why).
-    const void* heap_trimmed_for = nullptr;
+    std::uint64_t heap_trimmed_for = 0; // its Timeline::serial
     ViewHistory history;            // back/forward through the views commands left (ui/navigation.cpp)
     bool view_placed = false;       // the view has been placed on this trace (the first placement is not history)
     bool open_lesson_view = false;  // open on the lesson's first checkpoint's window once the trace is in

@@ -82,7 +82,7 @@ bool hasCheckpoint(const App& app, const std::string& label) {
 // the lesson or its trace changes (a new run may give other answers).
 struct CheckState {
     int lesson = -1;
-    const trace::Trace* trace = nullptr;
+    std::uint64_t trace = 0; // its Trace::serial
     std::size_t events = 0;
     checks::LessonChecks checks;
     std::string parse_error;
@@ -118,10 +118,10 @@ void check(App& app, const checks::Question& question, CheckState::Answer& answe
 void drawChecks(App& app, const Lesson& lesson, const Fonts& fonts) {
     if (lesson.checks.empty() || !app.trace || !app.timeline) return;
     CheckState& s = checkState();
-    if (s.lesson != app.lesson_index || s.trace != app.trace.get() || s.events != app.trace->events.size()) {
+    if (s.lesson != app.lesson_index || s.trace != app.trace->serial || s.events != app.trace->events.size()) {
         s = CheckState{};
         s.lesson = app.lesson_index;
-        s.trace = app.trace.get();
+        s.trace = app.trace->serial;
         s.events = app.trace->events.size();
         if (!checks::parseChecks(lesson.checks, lesson.slug + "/checks.md", s.checks, s.parse_error)) s.checks = {};
         for (const checks::Question& q : s.checks.questions) s.texts.push_back(parseMarkdown(q.text));
@@ -313,7 +313,7 @@ struct CodeState {
     std::string path;  // the file read into `lines`
     bool found = false;
     std::vector<std::string> lines;
-    const trace::Trace* trace = nullptr; // the look-up below was made for this trace...
+    std::uint64_t trace = 0;             // the look-up below was made for this trace (its serial)...
     std::size_t events = 0;
     std::uint32_t thread = kAnyThread;   // ...thread and time
     std::int64_t time = -1;
@@ -354,8 +354,8 @@ void drawCodeView(App& app, const Lesson& lesson, const Fonts& fonts) {
         const trace::Event e = trace.events[app.step_event];
         if (app.cursor < 0 || app.cursor == e.time) thread = e.thread, time = e.time;
     }
-    if (s.trace != &trace || s.events != trace.events.size() || s.thread != thread || s.time != time) {
-        s.trace = &trace;
+    if (s.trace != trace.serial || s.events != trace.events.size() || s.thread != thread || s.time != time) {
+        s.trace = trace.serial;
         s.events = trace.events.size();
         s.thread = thread;
         s.time = time;

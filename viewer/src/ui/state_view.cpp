@@ -49,17 +49,16 @@ std::string shortName(const Timeline& tl, std::uint64_t fiber) {
 // loaded or a followed trace grows.
 const ObjectIndex& objectIndex(const trace::Trace& trace, const Timeline& tl) {
     struct Cached {
-        const trace::Trace* trace = nullptr;
-        const Timeline* timeline = nullptr;
+        std::uint64_t trace = 0, timeline = 0; // their serials
         std::size_t events = 0;
         std::int64_t end = 0;
         ObjectIndex index;
     };
     static std::unique_ptr<Cached> cached;
-    if (!cached || cached->trace != &trace || cached->timeline != &tl || cached->events != trace.events.size() || cached->end != tl.end_time) {
+    if (!cached || cached->trace != trace.serial || cached->timeline != tl.serial || cached->events != trace.events.size() || cached->end != tl.end_time) {
         auto fresh = std::make_unique<Cached>();
-        fresh->trace = &trace;
-        fresh->timeline = &tl;
+        fresh->trace = trace.serial;
+        fresh->timeline = tl.serial;
         fresh->events = trace.events.size();
         fresh->end = tl.end_time;
         fresh->index = buildObjectIndex(trace, tl);

@@ -24,16 +24,16 @@ namespace {
 // (slot 0: the trace, 1: the compared run).
 const RangeStats& wholeRun(const Timeline& tl, const trace::Trace& trace, int slot) {
     struct Cached {
-        const Timeline* timeline = nullptr;
+        std::uint64_t timeline = 0; // its Timeline::serial
         std::size_t events = 0;
         std::int64_t end = 0;
         RangeStats stats;
     };
     static Cached cached[2];
     Cached& c = cached[slot];
-    if (c.timeline != &tl || c.events != trace.events.size() || c.end != tl.end_time) {
+    if (c.timeline != tl.serial || c.events != trace.events.size() || c.end != tl.end_time) {
         c.stats = rangeStats(tl, trace, tl.start_time, tl.end_time);
-        c.timeline = &tl;
+        c.timeline = tl.serial;
         c.events = trace.events.size();
         c.end = tl.end_time;
     }

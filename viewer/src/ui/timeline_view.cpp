@@ -215,17 +215,17 @@ void drawInstants(App& app, const trace::Trace& trace, ImDrawList* dl, const Geo
 // and each is a story (a lesson's checkpoint), so they are drawn one by one,
 // never merged into a pixel with the thousands of switches around them.
 const std::vector<std::vector<std::uint32_t>>& marksOfLanes(const Timeline& tl, const trace::Trace& trace) {
-    static const Timeline* built_for = nullptr;
+    static std::uint64_t built_for = 0; // Timeline::serial
     static std::size_t built_lanes = 0, built_flows = 0;
     static std::vector<std::vector<std::uint32_t>> marks;
-    if (built_for != &tl || built_lanes != tl.threads.size() || built_flows != tl.flows.size()) {
+    if (built_for != tl.serial || built_lanes != tl.threads.size() || built_flows != tl.flows.size()) {
         marks.assign(tl.threads.size(), {});
         for (std::size_t lane = 0; lane < tl.threads.size(); ++lane) {
             const auto& instants = tl.threads[lane].instants;
             for (std::uint32_t i = 0; i < instants.size(); ++i)
                 if (instantKind(trace, instants[i]) == trace::EventKind::Mark) marks[lane].push_back(i);
         }
-        built_for = &tl;
+        built_for = tl.serial;
         built_lanes = tl.threads.size();
         built_flows = tl.flows.size();
     }
@@ -337,12 +337,12 @@ constexpr float kCpuStrip = 4.0f;
 // The trace's sample lists, built once per trace (and again as a live
 // trace grows).
 const CpuSamples& cpuSamplesOf(const trace::Trace& trace) {
-    static const trace::Trace* built_for = nullptr;
+    static std::uint64_t built_for = 0; // Trace::serial
     static std::size_t built_events = 0;
     static CpuSamples samples;
-    if (built_for != &trace || built_events != trace.events.size()) {
+    if (built_for != trace.serial || built_events != trace.events.size()) {
         samples = buildCpuSamples(trace);
-        built_for = &trace;
+        built_for = trace.serial;
         built_events = trace.events.size();
     }
     return samples;
@@ -548,16 +548,16 @@ constexpr float kCounterHeight = 18.0f;
 constexpr float kCounterGap = 2.0f;
 
 const Counters& countersOf(const Timeline& tl) {
-    static const Timeline* built_for = nullptr;
+    static std::uint64_t built_for = 0; // Timeline::serial
     static std::size_t built_items = 0, built_fibers = 0, built_threads = 0;
     static std::int64_t built_end = 0;
     static Counters counters;
-    if (built_for != &tl || built_items != tl.replay.items.size() || built_fibers != tl.fibers.size() || built_end != tl.end_time ||
+    if (built_for != tl.serial || built_items != tl.replay.items.size() || built_fibers != tl.fibers.size() || built_end != tl.end_time ||
         built_threads != tl.threads.size()) {
         counters = Counters(); // (freed first: both would be held at once)
         counters = computeCounters(tl, drawnCounters(tl)); // only the series the tracks draw
         built_threads = tl.threads.size();
-        built_for = &tl;
+        built_for = tl.serial;
         built_items = tl.replay.items.size();
         built_fibers = tl.fibers.size();
         built_end = tl.end_time;

@@ -632,6 +632,11 @@ struct KindIndex {
 inline constexpr std::size_t kFlowReachBlock = 64;
 
 struct Timeline {
+    // Unique to this build (or snapshot) in this process
+    // (trace::nextTraceSerial): what a cache of the model is keyed by, with
+    // its sizes for a model that grows; never its address, which the next
+    // model may reuse.
+    std::uint64_t serial = 0;
     std::int64_t start_time = 0; // first event (0 for an empty trace)
     std::int64_t end_time = 0;   // max(last event, header duration)
     std::vector<ThreadLane> threads;            // by worker index, then unknown workers by thread number
