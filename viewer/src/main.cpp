@@ -680,8 +680,17 @@ Command addScreenshot(CLI::App& top) {
     cli::addParsedOption<std::int64_t>(*app, "--cursor", shot.cursor_ns, timeValue(cli::TimeSign::non_negative),
                                        "pin the scheduler state at this time, e.g. 3ms (default: the view's middle)",
                                        "TIME");
-    cli::addParsedOption<int>(*app, "--panel", shot.panel, oneOf({"state", "selection", "events", "legend", "lesson"}, "a panel"),
-                              "the side panel to show (default: state)", "PANEL");
+    cli::addParsedOption<fiberscope::viewer::SidePanel>(
+        *app, "--panel", shot.panel,
+        [choose = oneOf(fiberscope::viewer::sidePanelNames(), "a panel")](std::string_view text,
+                                                                         fiberscope::viewer::SidePanel& panel,
+                                                                         std::string& error) {
+            int index = 0;
+            if (!choose(text, index, error)) return false;
+            panel = fiberscope::viewer::kSidePanels[static_cast<std::size_t>(index)].panel;
+            return true;
+        },
+        "the side panel to show (default: state)", "PANEL");
     cli::addParsedOption<std::int64_t>(*app, "--lesson", options->lesson, wholeNumber(1, std::numeric_limits<int>::max()),
                                        "show lesson N's narrative in the lesson panel", "N");
     app->add_flag("--open-dialog", shot.open_dialog, "show the Open dialog (for documentation)");
@@ -731,7 +740,7 @@ Command addScreenshot(CLI::App& top) {
                 return kUsage;
             }
             shot.lesson = static_cast<int>(options->lesson);
-            shot.panel = 4;
+            shot.panel = fiberscope::viewer::SidePanel::Lesson;
         }
         if (options->motion >= 0) shot.motion_fraction = static_cast<float>(options->motion) / 100.0f;
         shot.steps = static_cast<int>(options->steps);
@@ -791,7 +800,7 @@ int showLessonReference(const fiberscope::viewer::Lesson& lesson, const std::str
     fiberscope::viewer::ScreenshotOptions shot;
     shot.trace = lesson.reference;
     shot.lesson = lesson.number;
-    shot.panel = 4;
+    shot.panel = fiberscope::viewer::SidePanel::Lesson;
     if (output.empty()) {
         const char* tmp = std::getenv("TMPDIR");
         shot.output = std::string(tmp && *tmp ? tmp : "/tmp") + "/fiberscope-lesson" + lesson.slug + "-reference.png";
@@ -979,7 +988,7 @@ Command addLesson(CLI::App& top) {
         fiberscope::viewer::ScreenshotOptions shot;
         shot.trace = output;
         shot.lesson = lesson->number;
-        shot.panel = 4;
+        shot.panel = fiberscope::viewer::SidePanel::Lesson;
         shot.output = picture;
         if (const int status = fiberscope::viewer::runScreenshot(shot); status != 0) return status;
         std::printf("\nNo display%s: wrote the viewer's picture to %s\n", options->no_view ? " wanted (--no-view)" : "",

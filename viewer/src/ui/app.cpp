@@ -53,7 +53,7 @@ void adopt(App& app, const std::string& path, LoadedTrace loaded) {
     app.fit_requested = true;
     // Opened with no lesson chosen: the lesson it was recorded from, if any;
     // no lesson's trace opens on the scheduler state, not on the browser.
-    if (app.lesson_index < 0 && !recognizeLesson(app)) app.panel_request = 0;
+    if (app.lesson_index < 0 && !recognizeLesson(app)) app.panel_request = SidePanel::State;
     app.history.clear(); // views of another trace mean nothing here
     app.active_checkpoint.clear();
     app.view_placed = false;
@@ -357,29 +357,21 @@ void drawApp(App& app, const Fonts& fonts) {
     ImGui::SameLine();
     ImGui::BeginChild("side", ImVec2(side, body_height), true);
     if (ImGui::BeginTabBar("panels")) {
-        if (ImGui::BeginTabItem("Lesson", nullptr, app.panel_request == 4 ? ImGuiTabItemFlags_SetSelected : 0)) {
-            drawLessonPanel(app, fonts);
-            ImGui::EndTabItem();
-        }
-        if (ImGui::BeginTabItem("Scheduler state", nullptr, app.panel_request == 0 ? ImGuiTabItemFlags_SetSelected : 0)) {
-            drawSchedulerState(app, fonts);
-            ImGui::EndTabItem();
-        }
-        if (ImGui::BeginTabItem("Selection", nullptr, app.panel_request == 1 ? ImGuiTabItemFlags_SetSelected : 0)) {
-            drawSelectionStats(app);
-            ImGui::EndTabItem();
-        }
-        if (ImGui::BeginTabItem("Events", nullptr, app.panel_request == 2 ? ImGuiTabItemFlags_SetSelected : 0)) {
-            drawEventTable(app);
-            ImGui::EndTabItem();
-        }
-        if (ImGui::BeginTabItem("Legend", nullptr, app.panel_request == 3 ? ImGuiTabItemFlags_SetSelected : 0)) {
-            drawLegend(app);
+        for (const SidePanelInfo& tab : kSidePanels) {
+            if (!ImGui::BeginTabItem(tab.title, nullptr, app.panel_request == tab.panel ? ImGuiTabItemFlags_SetSelected : 0))
+                continue;
+            switch (tab.panel) {
+            case SidePanel::Lesson: drawLessonPanel(app, fonts); break;
+            case SidePanel::State: drawSchedulerState(app, fonts); break;
+            case SidePanel::Selection: drawSelectionStats(app); break;
+            case SidePanel::Events: drawEventTable(app); break;
+            case SidePanel::Legend: drawLegend(app); break;
+            }
             ImGui::EndTabItem();
         }
         ImGui::EndTabBar();
     }
-    app.panel_request = -1;
+    app.panel_request.reset();
     ImGui::EndChild();
     // Status bar: what the pointer is over.
     ImGui::Separator();

@@ -19,6 +19,7 @@
 #include "lessons/catalog.hpp"
 #include "lessons/checks.hpp"
 #include "ui/live_view.hpp"
+#include "ui/side_panel.hpp"
 
 #include <atomic>
 #include <thread>
@@ -178,7 +179,7 @@ struct App {
 
     // Screenshot mode: no interaction, fixed layout.
     bool headless = false;
-    int panel_request = -1; // select a side tab next frame (0 state, 1 selection, 2 events, 3 legend, 4 lesson)
+    std::optional<SidePanel> panel_request; // the side tab to select next frame
 };
 
 // Reads `path`, builds its model and judges it, on the calling thread (a

@@ -282,7 +282,7 @@ bool attachLesson(App& app, int number) {
         if (app.lessons[i].number != number) continue;
         app.lesson_index = app.browse_index = static_cast<int>(i);
         app.lesson_document = parseMarkdown(app.lessons[i].markdown);
-        app.panel_request = 4;
+        app.panel_request = SidePanel::Lesson;
         app.open_lesson_view = true; // on its first checkpoint's window, once the trace is in
         return true;
     }

@@ -414,7 +414,7 @@ bool revealViolation(App& app) {
     if (app.selection && (e.time < app.selection->t0 || e.time > app.selection->t1)) app.selection.reset();
     app.selected_event = index;
     app.table_dirty = true;
-    app.panel_request = 2; // the Events panel
+    app.panel_request = SidePanel::Events;
     return true;
 }
 

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "ui/side_panel.hpp"
+
 namespace fiberscope::viewer {
 
 // Opens the viewer window (on `path`, or empty). Returns a process exit code.
@@ -23,7 +25,7 @@ struct ScreenshotOptions {
     bool has_range = false;
     double range_start_ns = 0, range_end_ns = 0;
     std::int64_t cursor_ns = -1; // pin the scheduler state here (-1: middle of the view)
-    int panel = 0;               // 0 scheduler state, 1 selection stats, 2 events, 3 legend, 4 lesson
+    SidePanel panel = SidePanel::State; // the side tab shown
     int lesson = 0;              // > 0: the lesson whose narrative the lesson panel shows
     bool open_dialog = false;    // show the Open dialog (for documentation)
     std::string compare_trace;   // shown in the compare slot under the trace (as Compare does)
