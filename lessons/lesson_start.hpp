@@ -1,6 +1,6 @@
 // What every lesson program does first: read `--threads N`,
-// `--backend uring|epoll` and `--scheduler seed|scaling` (the only arguments
-// a lesson takes) and start an EventLoop. Public API only.
+// `--backend uring|epoll`, `--scheduler seed|scaling` and `--pin` (the only
+// arguments a lesson takes) and start an EventLoop. Public API only.
 #pragma once
 
 #include <cstdio>
@@ -18,7 +18,9 @@ namespace lesson {
 // environment), under the scheduler policy `--scheduler seed|scaling` names,
 // else `policy`: the seed's for the lessons that teach it, whatever
 // FIBERSCOPE_SCHEDULER says (the runtime's default is scaling; the course
-// shows the seed's mechanism, and its traces and tests depend on it). On a
+// shows the seed's mechanism, and its traces and tests depend on it).
+// `--pin` pins each worker to a CPU (EventLoopOptions::pin_workers), for a
+// picture that changes less from run to run. On a
 // bad argument it prints a one-line usage error and exits with 2; if the
 // loop cannot start, the reason and exits with 1.
 inline std::unique_ptr<fiberscope::EventLoop> start(const char* name, int argc, char** argv, unsigned default_threads,
@@ -26,6 +28,10 @@ inline std::unique_ptr<fiberscope::EventLoop> start(const char* name, int argc, 
     fiberscope::EventLoopOptions options{.threads = default_threads, .scheduler = policy};
     for (int i = 1; i < argc; ++i) {
         const std::string_view arg = argv[i];
+        if (arg == "--pin") {
+            options.pin_workers = true;
+            continue;
+        }
         if (arg == "--threads" && i + 1 < argc) {
             char* end = nullptr;
             const unsigned long n = std::strtoul(argv[++i], &end, 10);
@@ -53,7 +59,7 @@ inline std::unique_ptr<fiberscope::EventLoop> start(const char* name, int argc, 
                 continue;
             }
         }
-        std::fprintf(stderr, "%s: bad argument '%s'; usage: %s [--threads N] [--backend uring|epoll] [--scheduler seed|scaling]\n",
+        std::fprintf(stderr, "%s: bad argument '%s'; usage: %s [--threads N] [--backend uring|epoll] [--scheduler seed|scaling] [--pin]\n",
                      name, argv[i], name);
         std::exit(2);
     }

@@ -99,6 +99,20 @@ static Result<SchedulerPolicy> choosePolicy(std::optional<SchedulerPolicy> reque
     return Error{Errc::InvalidArgument, 0};
 }
 
+// Whether to pin the workers: the options', else FIBERSCOPE_PIN's
+// (1 or 0), else not.
+static Result<bool> choosePin(std::optional<bool> requested) {
+    if (requested) return *requested;
+    const char* env = std::getenv("FIBERSCOPE_PIN");
+    if (!env || !*env) return false;
+    const std::string_view value = env;
+    if (value == "1") return true;
+    if (value == "0") return false;
+    std::fprintf(stderr, "fiberscope: FIBERSCOPE_PIN='%s' is neither 1 (pin each worker to a CPU) nor 0; use one (or unset it)\n",
+                 env);
+    return Error{Errc::InvalidArgument, 0};
+}
+
 } // namespace detail
 
 using namespace detail;
@@ -116,9 +130,16 @@ Result<std::unique_ptr<EventLoop>> EventLoop::create(EventLoopOptions options) {
     auto policy = choosePolicy(options.scheduler);
     if (!policy) return policy.error();
     options.scheduler = *policy;
+    auto pin = choosePin(options.pin_workers);
+    if (!pin) return pin.error();
+    options.pin_workers = *pin;
 
     auto loop = std::make_unique<Loop>(options);
     loop->scheduler = *policy;
+    if (*pin) {
+        loop->pin_cpus = allowedCpus();
+        loop->creator_affinity.save();
+    }
     Thread& main_thread = loop->threads[0];
     main_thread.loop = loop.get();
     main_thread.index = 0;
@@ -156,6 +177,7 @@ Result<std::unique_ptr<EventLoop>> EventLoop::create(EventLoopOptions options) {
     // Only a policy other than the seed's is named (FORMAT.md): a trace
     // without this mark ran the seed, as every older trace did.
     if (loop->scaling()) trace::mark(trace::kScalingPolicyMark.data()); // a literal: stable, NUL-terminated
+    pinWorker(*loop, 0);
 
     Loop* raw = loop.release();
     std::unique_ptr<EventLoop> facade(new EventLoop(raw));
@@ -213,6 +235,7 @@ EventLoop::~EventLoop() {
     for (unsigned i = 1; i < active; ++i)
         if (loop.threads[i].os_thread.joinable()) loop.threads[i].os_thread.join();
     setCurrentThread(nullptr);
+    loop.creator_affinity.restore(); // (a no-op unless the loop pinned it)
     tsanDestroyFiber(loop.threads[0].idle_context.tsan_fiber);
     delete t_main_alt_stack;
     t_main_alt_stack = nullptr;

@@ -6,12 +6,14 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "io/epoll/blocking_pool.hpp"
 #include "fiber/fiber.hpp"
 #include "fiber/stack_pool.hpp"
 #include "fiberscope/event_loop.hpp"
 #include "scheduler/worker.hpp"
+#include "support/affinity.hpp"
 
 namespace fiberscope::detail {
 
@@ -57,6 +59,12 @@ struct Loop {
     // the window ~EventLoop must close (event_loop.cpp) from nanoseconds to
     // a sure thing.
     std::int64_t test_spawn_delay_ns = 0;
+
+    // EventLoopOptions::pin_workers: the CPUs worker i is pinned to the
+    // i-th of (round robin); empty: nobody is pinned. The creating thread's
+    // own set, put back by ~EventLoop.
+    std::vector<int> pin_cpus;
+    SavedAffinity creator_affinity;
 
     // The creating thread's own stack, running as a fiber.
     Fiber main_fiber;

@@ -2112,7 +2112,8 @@ TEST_CASE("every lesson takes --threads N and --backend uring|epoll and rejects 
                                                        {"--threads", "2", "extra"},
                                                        {"--backend"},
                                                        {"--backend", "kqueue"},
-                                                       {"--threads", "2", "--backend"}};
+                                                       {"--threads", "2", "--backend"},
+                                                       {"--pin", "extra"}};
     for (const auto& [number, program] : lessons) {
         const char* exe = program.c_str();
         for (const auto& args : bad) {
@@ -2157,6 +2158,16 @@ TEST_CASE("every lesson on every configuration, quiet and under load, records a 
             ::kill(busy, SIGKILL);
             ::waitpid(busy, nullptr, 0);
         }
+    }
+    // And pinned (--pin: each worker on a CPU of its own), at each lesson's defaults.
+    for (const auto& [number, program] : lessons) {
+        INFO("pinned");
+        const std::optional<LessonRun> run = tryRunLesson(program.c_str(), "verify-pinned", {"--pin"}, /*may_lack_io_uring=*/true);
+        if (!run) continue;
+        bool marked = false;
+        for (const TraceEvent& e : run->trace.events)
+            marked |= e.kind == EventKind::Mark && run->trace.string(e.arg[0]).rfind("pinned: worker 0 to CPU ", 0) == 0;
+        CHECK(marked);
     }
 }
 

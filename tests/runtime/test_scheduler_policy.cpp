@@ -9,6 +9,8 @@
 #include "test_support.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,6 +18,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <thread>
@@ -796,15 +799,103 @@ TEST_CASE("the seed's ping-pong on two threads, its pops preempted, records a tr
             made->reset();
             REQUIRE(recorder.stop());
         }
-        trace::Trace trace = test::readRecordedTrace(path);
-        ::unlink(path.c_str());
-        ::rmdir(dir);
+        trace::Trace trace;
+        trace::ReadError error;
+        const bool read = trace::readTrace(path, trace, error, {.strict = true});
+        INFO(error.text());
+        REQUIRE(read);
         const analysis::ValidationReport report = analysis::validateTrace(trace);
         if (!report.ok()) {
             ++violated;
-            if (first.empty() && !report.violations.empty()) first = analysis::describeViolation(trace, report.violations.front());
+            if (first.empty() && !report.violations.empty()) {
+                // Kept for `fiberscope verify` and the viewer.
+                const std::string kept = "/tmp/fiberscope-ping-pong-" + std::to_string(::getpid()) + "-violation.fstrace";
+                if (::rename(path.c_str(), kept.c_str()) == 0) first = kept + ": ";
+                first += analysis::describeViolation(trace, report.violations.front());
+            }
         }
+        ::unlink(path.c_str());
+        ::rmdir(dir);
     }
     INFO("rounds whose trace contradicts itself: " << violated << " of " << kRounds << "; the first: " << first);
     CHECK(violated == 0);
+}
+
+// EventLoopOptions::pin_workers: every worker runs on one CPU of the
+// process's set (worker i on the i-th), the trace says where each went, and
+// the creating thread gets its own set back when the loop ends.
+TEST_CASE("pinned workers each run on one CPU, the trace says which, and the creating thread's set comes back",
+          "[policy][trace][pin]") {
+    test::Watchdog watchdog("pinned workers", 60s);
+    const auto cpusOf = [] {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        REQUIRE(pthread_getaffinity_np(pthread_self(), sizeof set, &set) == 0);
+        std::vector<int> cpus;
+        for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+            if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+        return cpus;
+    };
+    const std::vector<int> before = cpusOf();
+    REQUIRE(!before.empty());
+    char dir[] = "/tmp/fiberscope-pin-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    const std::string path = std::string(dir) + "/pin.fstrace";
+    std::mutex seen_mutex;
+    std::map<pthread_t, std::vector<int>> seen; // each OS thread a fiber ran on: its CPU set
+    {
+        trace::Recorder recorder(path, {.check = true});
+        REQUIRE(recorder.ok());
+        auto made = EventLoop::create({.threads = 2, .scheduler = SchedulerPolicy::seed, .pin_workers = true});
+        REQUIRE(made);
+        EventLoop& l = **made;
+        REQUIRE(l.startWorkers());
+        std::vector<Future<void>> work;
+        for (int i = 0; i < 200; ++i)
+            work.push_back(l.async([&] {
+                for (int turn = 0; turn < 3; ++turn) {
+                    const std::vector<int> cpus = cpusOf();
+                    {
+                        std::lock_guard lock(seen_mutex);
+                        seen[pthread_self()] = cpus;
+                    }
+                    l.yield();
+                }
+            }));
+        for (auto& f : work) f.await();
+        made->reset();
+        REQUIRE(recorder.stop());
+    }
+    CHECK(cpusOf() == before);
+    for (const auto& [thread, cpus] : seen) {
+        INFO("a worker's CPU set has " << cpus.size() << " CPUs");
+        CHECK(cpus.size() == 1);
+    }
+    trace::Trace trace = test::readRecordedTrace(path);
+    ::unlink(path.c_str());
+    ::rmdir(dir);
+    std::set<std::string> marks;
+    for (const trace::Event& e : trace.events)
+        if (e.kind == trace::EventKind::Mark && trace.string(e.arg[0]).rfind("pinned: ", 0) == 0) marks.insert(trace.string(e.arg[0]));
+    CHECK(marks == std::set<std::string>{"pinned: worker 0 to CPU " + std::to_string(before[0]),
+                                         "pinned: worker 1 to CPU " + std::to_string(before[1 % before.size()])});
+    CHECK(analysis::validateTrace(trace).ok());
+}
+
+TEST_CASE("a wrong FIBERSCOPE_PIN fails create with InvalidArgument; 0 and 1 are taken", "[policy][pin]") {
+    struct Env {
+        explicit Env(const char* value) { ::setenv("FIBERSCOPE_PIN", value, 1); }
+        ~Env() { ::unsetenv("FIBERSCOPE_PIN"); }
+    };
+    {
+        const Env env("yes please");
+        auto made = EventLoop::create({.threads = 2});
+        REQUIRE_FALSE(made);
+        CHECK(made.error().code == Errc::InvalidArgument);
+    }
+    for (const char* value : {"0", "1"}) {
+        const Env env(value);
+        auto made = EventLoop::create({.threads = 2});
+        CHECK(made);
+    }
 }

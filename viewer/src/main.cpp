@@ -842,6 +842,7 @@ Command addLesson(CLI::App& top) {
         bool no_view = false;
         bool check = false; // run, then check the lesson's exercise on the trace (checks.md)
         bool reference = false; // show the lesson's golden trace instead of running it
+        bool pin = false;       // pin the program's workers to CPUs
     };
     auto options = std::make_shared<Options>();
     CLI::App* app = addCommand(top, "lesson", "run a lesson (on io_uring or epoll), show its trace and explain it",
@@ -869,6 +870,9 @@ Command addLesson(CLI::App& top) {
                               "its scheduler policy, seed or scaling (default: the lesson's, the seed's;\n"
                               "the runtime's own default is scaling); see lesson 15",
                               "P");
+    app->add_flag("--pin", options->pin,
+                  "pin each of its worker threads to a CPU of its own, for a picture that\n"
+                  "changes less from run to run (EventLoopOptions::pin_workers)");
     app->add_option("-o,--output", options->output, "where to write the trace")->type_name("FILE");
     app->add_flag("--no-view", options->no_view, "write the PNG even with a display");
     app->add_flag("--check", options->check,
@@ -897,14 +901,15 @@ Command addLesson(CLI::App& top) {
             return kUsage;
         }
         if (options->reference) {
-            if (options->check || app->count("--threads") || app->count("--backend") || app->count("--scheduler"))
-                return usageError("lesson",
-                                  "--reference shows the shipped trace: it takes no --threads, --backend, --scheduler or --check");
+            if (options->check || options->pin || app->count("--threads") || app->count("--backend") || app->count("--scheduler"))
+                return usageError("lesson", "--reference shows the shipped trace: it takes no --threads, --backend, --scheduler, "
+                                            "--pin or --check");
             return showLessonReference(*lesson, options->output, options->no_view);
         }
         const fiberscope::viewer::LessonArguments arguments{static_cast<int>(options->threads),
                                                             fiberscope::viewer::kLessonBackends[options->backend],
-                                                            fiberscope::viewer::kLessonSchedulers[options->scheduler + 1]};
+                                                            fiberscope::viewer::kLessonSchedulers[options->scheduler + 1],
+                                                            options->pin};
         std::string output = options->output;
         if (output.empty()) {
             const char* tmp = std::getenv("TMPDIR");

@@ -106,6 +106,15 @@ struct EventLoopOptions {
     // below the stack; on older kernels this is what allows more fibers
     // than vm.max_map_count / 2 (see README "Limits").
     bool guard_pages = true;
+    // true: each worker thread runs only on one CPU of the set the process
+    // may use (worker i on the i-th, round robin past its end; the creating
+    // thread, worker 0, gets its own set back when the loop is destroyed),
+    // so the OS cannot move a worker between CPUs: a steadier picture for a
+    // lesson or a measurement, at the cost of the OS no longer moving a
+    // worker off a CPU another process keeps busy. The trace says where
+    // each worker went (a `pinned: worker N to CPU M` mark). Unset: the
+    // environment variable FIBERSCOPE_PIN=1 pins, else nothing is pinned.
+    std::optional<bool> pin_workers = std::nullopt;
 };
 
 // Ring pressure counters, summed over the loop's threads (EventLoop::ioStats).

@@ -38,6 +38,8 @@ Fiber* stealReadyFrom(Thread& thread, Thread& victim) {
             return nullptr;
     }
     FIBERSCOPE_TRACE_EVENT_AT(stamp, emit::steal(now, fiber->id, victim.index));
+    // The switch to the head tells the take at the steal's own time (Thread::Owned::taken_at).
+    thread.own().taken_at = stamp;
 #if FIBERSCOPE_CHECK_OWNER
     // The remainder's plain store below overwrites our slot: it must be empty.
     if (Fiber* mine = thread.ready_queue.load(std::memory_order_relaxed); mine != nullptr && mine != kPopping) {
@@ -156,8 +158,8 @@ Fiber* popOwn(Thread& thread) {
         // fiber, a truth record), read before the store below lets another
         // thread hand our word a fiber and steal it back: in the trace the
         // pop comes first, so that steal is not read as taking this fiber
-        // too (Thread::Owned::popped_at).
-        if (trace::enabled()) thread.own().popped_at = trace::now();
+        // too (Thread::Owned::taken_at).
+        if (trace::enabled()) thread.own().taken_at = trace::now();
         // release: the rest of the list stays published to thieves.
         thread.ready_queue.store(fiber->queue_next, std::memory_order_release);
         fiber->queue_next = nullptr;
@@ -281,7 +283,7 @@ static constexpr std::uint32_t kOverflowFairness = 61;
 // (at the pop itself when it came from the queue word: popOwn).
 Fiber* ownPop(Thread& thread, Fiber* fiber) {
     if (fiber)
-        FIBERSCOPE_TRACE_EVENT_AT(thread.own().popped_at,
+        FIBERSCOPE_TRACE_EVENT_AT(thread.own().taken_at,
                                   if (trace::checking()) emit::truth(now, trace::TruthOp::Queued, fiber->id, 0));
     return fiber;
 }

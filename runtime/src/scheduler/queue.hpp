@@ -37,7 +37,7 @@ Fiber* popNewWork(Thread& thread);
 void pushOwn(Thread& thread, FiberQueue queue, std::uint64_t* stamp = nullptr);
 // Returns `fiber`, just taken from `thread`'s own queues; a checking
 // recording says so with a truth record (queue.cpp), stamped at the pop
-// when it came from the queue word (Thread::Owned::popped_at).
+// when it came from the queue word (Thread::Owned::taken_at).
 Fiber* ownPop(Thread& thread, Fiber* fiber);
 // While tracing, `thread`'s queue word and run_next are changed by one
 // thread at a time, each holding this across its look, its clock read and

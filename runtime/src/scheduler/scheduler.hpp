@@ -194,6 +194,11 @@ inline void yield(Fiber* ready, PendingTask task, trace::SwitchReason reason) {
 // queues itself on its ring and switches to the ring's head.
 void yieldRunning(Thread& thread);
 
+// Pins the calling thread, worker `index`, to its CPU when the loop pins
+// (Loop::pin_cpus), and says so in the trace; one line on stderr if the
+// kernel refuses (the worker then runs where the OS puts it).
+void pinWorker(Loop& loop, unsigned index);
+
 // The fiber running on the calling thread (the main fiber included).
 Fiber* currentFiber();
 

@@ -206,6 +206,13 @@ Fiber* searchBeforePark(Loop& loop, Thread& thread) {
         // `searching` without us).
         jitter();
         const unsigned before = loop.searching.fetch_sub(1, std::memory_order_seq_cst);
+        // The records that end the search (and perhaps a wake-up) come
+        // before the switch to what it found, which therefore takes its own
+        // time after them, not a steal's (Thread::Owned::taken_at): a record
+        // stamped before its thread's previous one would be moved. Under this
+        // policy nobody hands a thread's word work, so no steal can take the
+        // found fiber along meanwhile.
+        thread.own().taken_at = 0;
         // The count is a snapshot (others come and go meanwhile): what the
         // record says, not what the scheduler decides by.
         FIBERSCOPE_TRACE_EVENT(emit::search(now, found ? trace::SearchOp::Found : why, before - 1));

@@ -6,7 +6,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
+#include "fiberscope/trace.hpp"
 #include "support/errors.hpp"
 #include "fiber/overflow_report.hpp"
 #include "fiber/stack_pool.hpp"
@@ -124,6 +126,21 @@ void idle(Thread& thread) {
     }
 }
 
+void pinWorker(Loop& loop, unsigned index) {
+    if (loop.pin_cpus.empty()) return;
+    const int cpu = loop.pin_cpus[index % loop.pin_cpus.size()];
+    char label[64];
+    if (!pinCallingThread(cpu)) {
+        const int error = errno;
+        std::fprintf(stderr, "fiberscope: cannot pin %s to CPU %d (%s); it runs where the OS puts it\n", workerName(index), cpu,
+                     std::strerror(error));
+        std::snprintf(label, sizeof label, "pin refused: worker %u to CPU %d", index, cpu);
+    } else {
+        std::snprintf(label, sizeof label, "pinned: worker %u to CPU %d", index, cpu);
+    }
+    trace::markCopy(label);
+}
+
 void workerMain(Loop* loop, unsigned index) {
     Thread& thread = loop->threads[index];
     setCurrentThread(&thread);
@@ -141,6 +158,7 @@ void workerMain(Loop* loop, unsigned index) {
     // The driver takes wake-ups from now on (deinit waits for this).
     thread.driver.start();
     FIBERSCOPE_TRACE_EVENT(emit::threadStart(now, index, workerName(index)));
+    pinWorker(*loop, index);
     idle(thread);
     FIBERSCOPE_TRACE_EVENT(emit::threadStop(now));
     setCurrentThread(nullptr);

@@ -142,15 +142,16 @@ struct Thread {
         // thread (a switch and the pending task its receiver performs, a
         // spawn), shared by its records; 0 outside a decision.
         std::uint64_t trace_time = 0;
-        // While tracing: the time of the pop from our queue word that took
-        // the fiber the next switch runs, read under the word's trace lock
-        // (popOwn), so that the switch and the truth record that tell the
-        // pop come before any later change of the word in the trace. A hand-
-        // off to the word the pop left empty, then a steal of that hand-off
-        // stamped before the switch, would otherwise be read as taking the
-        // popped fiber too (the steal's record names only the list's head).
-        // 0 when the next switch's fiber came from elsewhere.
-        std::uint64_t popped_at = 0;
+        // While tracing: when we took the fiber the next switch runs from a
+        // queue word, ours (popOwn) or another thread's (stealReadyFrom),
+        // read under that word's trace lock, so that the switch (and a
+        // truth record) tell the take before any later change of either
+        // word. Stamped later, a hand-off to the word the take left empty,
+        // then a steal of it back, would be read as taking our fiber along
+        // (a steal's record names only the list's head, and the trace
+        // cannot know the fiber left the list until we switch to it). 0
+        // when the next switch's fiber came from elsewhere.
+        std::uint64_t taken_at = 0;
         // The scaling policy: schedule decisions since the loop's overflow
         // list was last looked at first (findReadyFiber), for fairness.
         std::uint32_t schedule_tick = 0;

@@ -42,9 +42,11 @@
 //     that saw the fibers, before the CAS that takes them; a retry stamps
 //     again. The victim's owner pops its word by exchange under the same
 //     lock, and reads there the time its switch to the popped fiber (and
-//     a truth record) will carry (popOwn): a fiber is one thread's or the
-//     other's, never both, and a later steal, whose record names only the
-//     list's head, is never read as taking a fiber the owner popped.
+//     a truth record) will carry (popOwn); a thief's switch to a word's
+//     head it stole carries the steal's time (Thread::Owned::taken_at). A
+//     fiber is one thread's or the other's, never both, and a later steal,
+//     whose record names only the list's head, is never read as taking a
+//     fiber another thread took before (and has not switched to yet).
 //   overflow (queue.cpp): put records before the list's lock publishes the
 //     fibers; take records while holding it, before our ring publishes them.
 //   wakeup-sent before the MSG_RING or eventfd write; wakeup-received and

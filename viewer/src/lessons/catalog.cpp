@@ -136,6 +136,7 @@ std::string LessonArguments::describe() const {
     if (threads > 0) text += "--threads " + std::to_string(threads);
     if (!backend.empty()) text += (text.empty() ? "" : " ") + std::string("--backend ") + backend;
     if (!scheduler.empty()) text += (text.empty() ? "" : " ") + std::string("--scheduler ") + scheduler;
+    if (pin) text += (text.empty() ? "" : " ") + std::string("--pin");
     return text.empty() ? "its defaults" : text;
 }
 
@@ -164,7 +165,7 @@ bool runLesson(const Lesson& lesson, const LessonArguments& arguments, const std
         dup2(fds[1], STDERR_FILENO);
         setenv("FIBERSCOPE_TRACE", trace_path.c_str(), 1);
         const std::string threads_text = std::to_string(arguments.threads);
-        const char* argv[8] = {lesson.program.c_str()};
+        const char* argv[9] = {lesson.program.c_str()};
         int argc = 1;
         if (arguments.threads > 0) {
             argv[argc++] = "--threads";
@@ -178,6 +179,7 @@ bool runLesson(const Lesson& lesson, const LessonArguments& arguments, const std
             argv[argc++] = "--scheduler";
             argv[argc++] = arguments.scheduler.c_str();
         }
+        if (arguments.pin) argv[argc++] = "--pin";
         execv(lesson.program.c_str(), const_cast<char* const*>(argv));
         _exit(127);
     }

@@ -60,6 +60,7 @@ struct LessonArguments {
     int threads = 0;
     std::string backend;
     std::string scheduler;
+    bool pin = false; // --pin: each worker on a CPU of its own
 
     // How a run with these arguments is named to the student ("--threads 1 --scheduler scaling").
     std::string describe() const;
