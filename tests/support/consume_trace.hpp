@@ -23,7 +23,7 @@
 #include "model/cpu_samples.hpp"
 #include "model/fibers_in_view.hpp"
 #include "model/filter.hpp"
-#include "model/hit.hpp"
+#include "model/explain.hpp"
 #include "fiberscope/analysis/lod.hpp"
 #include "model/range_stats.hpp"
 #include "fiberscope/analysis/state_at.hpp"

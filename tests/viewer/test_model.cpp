@@ -31,7 +31,7 @@
 #include "model/cpu_samples.hpp"
 #include "model/describe.hpp"
 #include "model/filter.hpp"
-#include "model/hit.hpp"
+#include "model/explain.hpp"
 #include "model/range_stats.hpp"
 #include "model/source_location.hpp"
 #include "model/time_view.hpp"

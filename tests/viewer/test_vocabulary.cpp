@@ -15,7 +15,7 @@
 
 #include "model/describe.hpp"
 #include "model/filter.hpp"
-#include "model/hit.hpp"
+#include "model/explain.hpp"
 #include "trace_tools.hpp"
 
 using namespace fiberscope;

@@ -20,7 +20,7 @@
 #include <utility>
 
 #include "model/describe.hpp"
-#include "model/hit.hpp"
+#include "model/explain.hpp"
 #include "ui/app.hpp"
 #include "ui/colors.hpp"
 

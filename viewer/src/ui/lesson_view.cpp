@@ -19,7 +19,7 @@
 
 #include "lessons/checks.hpp"
 #include "model/describe.hpp"
-#include "model/hit.hpp"
+#include "model/explain.hpp"
 #include "model/source_location.hpp"
 #include "ui/app.hpp"
 #include "ui/colors.hpp"

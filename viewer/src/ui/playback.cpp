@@ -11,7 +11,7 @@
 
 #include "lessons/catalog.hpp"
 #include "model/describe.hpp"
-#include "model/hit.hpp"
+#include "model/explain.hpp"
 #include "ui/app.hpp"
 
 namespace fiberscope::viewer {

@@ -17,7 +17,7 @@
 #include "model/describe.hpp"
 #include "model/fibers_in_view.hpp"
 #include "model/flow_select.hpp"
-#include "model/hit.hpp"
+#include "model/explain.hpp"
 #include "ui/app.hpp"
 #include "ui/colors.hpp"
 #include "ui/glyphs.hpp"
