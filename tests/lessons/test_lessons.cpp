@@ -179,12 +179,14 @@ struct LessonRun {
 // With `may_lack_io_uring`, a run the kernel refused io_uring to (it asked
 // for it with --backend uring) returns nothing instead.
 std::optional<LessonRun> tryRunLesson(const char* exe, const char* tag, const std::vector<std::string>& args,
-                                      bool may_lack_io_uring) {
+                                      bool may_lack_io_uring, const std::vector<std::string>& extra_env = {}) {
     const std::string base = tempDir() + "/fiberscope-test-lesson-" + std::to_string(getpid()) + "-" + tag;
     const std::string trace_path = base + ".fstrace";
     // A checking recording: the runtime adds what it knows at its decisions
     // (truth records), and the validator holds the trace and the model to it.
-    const Process process = runProcess(exe, args, {"FIBERSCOPE_TRACE=" + trace_path, "FIBERSCOPE_TRACE_CHECK=1"}, base + ".out");
+    std::vector<std::string> env = {"FIBERSCOPE_TRACE=" + trace_path, "FIBERSCOPE_TRACE_CHECK=1"};
+    env.insert(env.end(), extra_env.begin(), extra_env.end());
+    const Process process = runProcess(exe, args, env, base + ".out");
     LessonRun run;
     run.pid = process.pid;
     run.output = process.output;
@@ -2159,6 +2161,18 @@ TEST_CASE("every lesson on every configuration, quiet and under load, records a 
             ::waitpid(busy, nullptr, 0);
         }
     }
+    // And with the runtime's jitter points on (FIBERSCOPE_TEST_JITTER: a
+    // stall, as a preemption would, between a decision and its record, a
+    // pop and its switch...): where a record could follow its effect, a
+    // stall there shows it (lesson 2's pop and steal-back, found so).
+    for (const auto& [number, program] : lessons)
+        for (const char* threads : {"2", "4"})
+            for (const char* policy : {"seed", "scaling"}) {
+                INFO("jitter on");
+                const std::string tag = std::string("verify-jitter-") + threads + policy;
+                (void)tryRunLesson(program.c_str(), tag.c_str(), {"--threads", threads, "--scheduler", policy},
+                                   /*may_lack_io_uring=*/true, {"FIBERSCOPE_TEST_JITTER=100"});
+            }
     // And pinned (--pin: each worker on a CPU of its own), at each lesson's defaults.
     for (const auto& [number, program] : lessons) {
         INFO("pinned");
