@@ -316,6 +316,39 @@ TEST_CASE("the validator: mutexes, conditions, steals and the overflow list", "[
     }
 }
 
+// A select on fibers 2 and 3: 2's finish is recorded first (its claim on
+// main comes late and loses), 3's finisher claims main first and switches
+// straight to it on the other thread. Only that switch says who won.
+TEST_CASE("the validator: a select's later finisher on another thread may win the claim and run it", "[validate]") {
+    const std::vector<trace::Event> race = {
+        ev(0, 0, EventKind::ThreadStart, 0),
+        ev(1, 1, EventKind::ThreadStart, 1),
+        ev(2, 1, EventKind::Park),
+        ev(10, 0, EventKind::FiberCreate, 2, 1),
+        ev(11, 0, EventKind::Schedule, 2, 1, 0, how(ScheduleHow::OwnQueue)),
+        ev(12, 0, EventKind::FiberCreate, 3, 1),
+        ev(13, 0, EventKind::Schedule, 3, 1, 1, how(ScheduleHow::IdleHandoff)),
+        ev(14, 0, EventKind::WakeupSent, 1),
+        ev(15, 0, EventKind::Await, 1, 2),
+        ev(16, 0, EventKind::Await, 1, 3),
+        ev(17, 0, EventKind::Switch, 1, 2, 0, sw(SwitchReason::Select)),
+        ev(20, 1, EventKind::WakeupReceived, 0),
+        ev(21, 1, EventKind::Unpark, 1),
+        ev(22, 1, EventKind::Switch, 0, 3, 0, sw(SwitchReason::Idle)),
+        ev(30, 0, EventKind::Switch, 2, 0, 0, sw(SwitchReason::Finish)),
+        ev(30, 0, EventKind::FiberFinish, 2),
+        ev(40, 1, EventKind::Switch, 3, 1, 0, sw(SwitchReason::Finish)),
+        ev(40, 1, EventKind::FiberFinish, 3),
+        ev(50, 0, EventKind::Park),
+    };
+    // Main awaits 2 alone: then 3's finish has no claim on it, and running it
+    // on worker 1 contradicts the wake-up 2's finish gave it on worker 0.
+    std::vector<trace::Event> single = race;
+    single.erase(single.begin() + 9); // the await of 3
+    single[9].small = sw(SwitchReason::Await);
+    holdsThenBreaks(v7(race), v7(single), Rule::RunNotReady);
+}
+
 TEST_CASE("the validator: an rwlock is held by one writer or by readers, never both", "[validate]") {
     constexpr std::uint64_t kLock = 0x4000;
     const auto op = [](trace::RwLockOp o) { return static_cast<std::uint8_t>(o); };

@@ -154,6 +154,12 @@ struct FiberState {
     std::vector<std::uint64_t> select_targets; // await records before a select switch
     std::vector<Op> ops;              // operations in flight
     bool yielded = false;             // Woken by a yield or hand-off switch (scaling: its ring)
+    // Woken by the first finish record of one of the futures it selects
+    // on: which finisher's claim won is told only by who then schedules it
+    // or switches straight to it (another finisher's, on another thread,
+    // may have: its record is stamped before its claim, the first one's
+    // finish before its late claim).
+    bool select_woken = false;
     std::uint32_t word_entry = 0;     // counts its placements in a queue word (ThreadReplay::word)
     bool early_complete = false;      // an operation completed on another thread while it ran
     bool created = false;             // a fiber-create named it
@@ -264,7 +270,7 @@ struct Replay {
                 th.pending_compact_at = std::max<std::size_t>(1024, 2 * th.pending.size());
             }
         }
-        if (where != Where::Woken) f.yielded = false;
+        if (where != Where::Woken) f.yielded = false, f.select_woken = false;
     }
     bool wordEntryLive(const std::pair<std::uint64_t, std::uint32_t>& entry, std::uint32_t thread) const {
         const FiberState* f = find(entry.first);
@@ -354,6 +360,11 @@ Finding checkRun(const Replay& r, std::uint32_t t, std::uint64_t from, std::uint
         return finding(Rule::RunTwice, to, who + " while it was running on " + threadText(r, f->thread), f->since);
     case Where::Woken:
         if (f->thread == t) return {};
+        // A finisher of its select, on another thread, won the claim and
+        // switched straight to it (FiberState::select_woken).
+        if (f->select_woken && reason == SwitchReason::Finish &&
+            std::find(f->select_targets.begin(), f->select_targets.end(), from) != f->select_targets.end())
+            return {};
         return finding(Rule::RunNotReady, to,
                        who + " but was made ready on " + threadText(r, f->thread) + " and no record placed it here",
                        f->since);
@@ -750,7 +761,8 @@ void finishFiber(Replay& r, std::uint64_t id, std::uint32_t t, std::uint32_t i) 
     for (std::uint64_t waiter : it->second) {
         FiberState* w = r.find(waiter);
         if (!w || w->where != Where::Waiting) continue;
-        if ((w->wait == Wait::Await && w->object == id) || w->wait == Wait::Select) r.wake(waiter, *w, t, i);
+        if (w->wait == Wait::Await && w->object == id) r.wake(waiter, *w, t, i);
+        else if (w->wait == Wait::Select) r.wake(waiter, *w, t, i), w->select_woken = true;
     }
     r.awaiting.erase(it);
 }

@@ -16,6 +16,7 @@
 #include "support/sanitizer.hpp"
 #include "scheduler/scheduler.hpp"
 #include "support/tracing.hpp"
+#include "support/fault_injection.hpp"
 
 namespace fiberscope::detail {
 
@@ -159,9 +160,20 @@ void reportDetachedException(const Fiber* fiber, const std::exception_ptr& excep
     // register, and are woken by the finish task, which runs off our stack.
     // acq_rel: release publishes our result; acquire sees the registration.
     Fiber* awaiter = fiber->awaiter.exchange(kFinishing, std::memory_order_acq_rel);
+    // While tracing, the switch to a claimed awaiter (and the finish records
+    // that share its time) is stamped after the exchange that found it (so
+    // after its await record) and before the claim, which another finisher
+    // of a select sees as lost and wakes nobody: were it stamped after the
+    // claim (a preemption between), that loser's finish would come first in
+    // the trace and read as the select's wake-up (Thread::Owned::taken_at).
+    const std::uint64_t stamp = awaiter && trace::enabled() ? trace::now() : 0;
     Fiber* next = nullptr;
     // acq_rel: the first claim wins (select may be woken by many futures).
-    if (awaiter && awaiter->wake_claims.fetch_add(1, std::memory_order_acq_rel) == 0) next = awaiter;
+    if (awaiter && awaiter->wake_claims.fetch_add(1, std::memory_order_acq_rel) == 0) {
+        next = awaiter;
+        currentThread()->own().taken_at = stamp; // the switch goes straight to it: no record comes between
+    }
+    jitter(); // (the preemption that made a loser's finish come first)
     SwitchMessage message;
     message.task = PendingTask::finish;
     message.reason = trace::SwitchReason::Finish;

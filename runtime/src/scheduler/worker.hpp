@@ -144,9 +144,10 @@ struct Thread {
         std::uint64_t trace_time = 0;
         // While tracing: when we took the fiber the next switch runs from a
         // queue word, ours (popOwn) or another thread's (stealReadyFrom),
-        // read under that word's trace lock, so that the switch (and a
-        // truth record) tell the take before any later change of either
-        // word. Stamped later, a hand-off to the word the take left empty,
+        // read under that word's trace lock, or claimed it as a finishing
+        // fiber's awaiter (finishFiber, before the claim), so that the switch
+        // (and a truth record) tell the take before any later change of
+        // either word, or another finisher's lost claim. Stamped later, a hand-off to the word the take left empty,
         // then a steal of it back, would be read as taking our fiber along
         // (a steal's record names only the list's head, and the trace
         // cannot know the fiber left the list until we switch to it). 0

@@ -53,8 +53,10 @@
 //     wakeup-bounced when reaped (after); the epoll backend names each
 //     sender (poller.cpp), since eventfd writes add up.
 //   switch (switch.cpp): read once the next fiber is found (finding it may
-//     record a steal), shared with the pending task the receiver performs
-//     only where that task's effect is the switch's: a yield's reschedule,
+//     record a steal), or when it was taken: popped or stolen from a queue
+//     word, or claimed as a finishing fiber's awaiter (Thread::Owned::
+//     taken_at); shared with the pending task the receiver performs only
+//     where that task's effect is the switch's: a yield's reschedule,
 //     a finish's fiber-finish and fiber-recycle. Every other task takes its
 //     own time (switch_message.cpp): an awaiter the finish's exchange finds,
 //     a register that finds its future finished, a primitive's park handler,

@@ -57,6 +57,7 @@ void adopt(App& app, const std::string& path, LoadedTrace loaded) {
     app.history.clear(); // views of another trace mean nothing here
     app.active_checkpoint.clear();
     app.view_placed = false;
+    app.timeline_caches = TimelineCaches(); // another trace: its fiber list from the top, no drag carried over
 }
 
 void adoptCompared(App& app, LoadedTrace loaded, std::string label) {

@@ -214,20 +214,18 @@ void drawInstants(App& app, const trace::Trace& trace, ImDrawList* dl, const Geo
 // The marks of each thread lane (indices into its instants). Marks are few
 // and each is a story (a lesson's checkpoint), so they are drawn one by one,
 // never merged into a pixel with the thousands of switches around them.
-const std::vector<std::vector<std::uint32_t>>& marksOfLanes(const Timeline& tl, const trace::Trace& trace) {
-    static std::uint64_t built_for = 0; // Timeline::serial
-    static std::size_t built_lanes = 0, built_flows = 0;
-    static std::vector<std::vector<std::uint32_t>> marks;
-    if (built_for != tl.serial || built_lanes != tl.threads.size() || built_flows != tl.flows.size()) {
+const std::vector<std::vector<std::uint32_t>>& marksOfLanes(TimelineCaches& c, const Timeline& tl, const trace::Trace& trace) {
+    auto& marks = c.marks;
+    if (c.marks_for != tl.serial || c.marks_lanes != tl.threads.size() || c.marks_flows != tl.flows.size()) {
         marks.assign(tl.threads.size(), {});
         for (std::size_t lane = 0; lane < tl.threads.size(); ++lane) {
             const auto& instants = tl.threads[lane].instants;
             for (std::uint32_t i = 0; i < instants.size(); ++i)
                 if (instantKind(trace, instants[i]) == trace::EventKind::Mark) marks[lane].push_back(i);
         }
-        built_for = tl.serial;
-        built_lanes = tl.threads.size();
-        built_flows = tl.flows.size();
+        c.marks_for = tl.serial;
+        c.marks_lanes = tl.threads.size();
+        c.marks_flows = tl.flows.size();
     }
     return marks;
 }
@@ -245,9 +243,9 @@ constexpr float kLabelRowHeight = 14.0f;
 constexpr float kLabelGap = 8.0f;
 
 // Every mark label in view, by x.
-std::vector<MarkLabel> marksInView(const App& app, const Geometry& g) {
+std::vector<MarkLabel> marksInView(App& app, const Geometry& g) {
     const Timeline& tl = *app.timeline;
-    const auto& marks = marksOfLanes(tl, *app.trace);
+    const auto& marks = marksOfLanes(app.timeline_caches, tl, *app.trace);
     std::vector<MarkLabel> labels;
     for (std::uint32_t lane = 0; lane < marks.size(); ++lane) {
         const auto& instants = tl.threads[lane].instants;
@@ -272,7 +270,7 @@ float drawMarkLabels(App& app, ImDrawList* dl, const Geometry& g, float y, const
     // A trace with marks keeps a row for them even where none is in view, so
     // the lanes do not jump as the view moves; one without has no strip.
     bool any = false;
-    for (const auto& lane : marksOfLanes(*app.timeline, *app.trace)) any = any || !lane.empty();
+    for (const auto& lane : marksOfLanes(app.timeline_caches, *app.timeline, *app.trace)) any = any || !lane.empty();
     if (!any) return 0;
     ImGui::PushFont(fonts.small);
     const float badge_width = ImGui::CalcTextSize(" +999").x;
@@ -336,16 +334,13 @@ constexpr float kCpuStrip = 4.0f;
 
 // The trace's sample lists, built once per trace (and again as a live
 // trace grows).
-const CpuSamples& cpuSamplesOf(const trace::Trace& trace) {
-    static std::uint64_t built_for = 0; // Trace::serial
-    static std::size_t built_events = 0;
-    static CpuSamples samples;
-    if (built_for != trace.serial || built_events != trace.events.size()) {
-        samples = buildCpuSamples(trace);
-        built_for = trace.serial;
-        built_events = trace.events.size();
+const CpuSamples& cpuSamplesOf(TimelineCaches& c, const trace::Trace& trace) {
+    if (c.samples_for != trace.serial || c.samples_events != trace.events.size()) {
+        c.samples = buildCpuSamples(trace);
+        c.samples_for = trace.serial;
+        c.samples_events = trace.events.size();
     }
-    return samples;
+    return c.samples;
 }
 
 // A thin strip under a thread lane: each sample interval coloured by the
@@ -444,10 +439,10 @@ void drawArrow(ImDrawList* dl, ImVec2 a, ImVec2 b, Color line, Color head, float
 // The flows of `tl` (the trace's model, or a compared run's, each with its
 // own index) between its lanes at `lane_y`; `hovered`: the record under the
 // pointer in that run (kNoEvent: none), whose flows are drawn strong.
-void drawFlows(const App& app, const Timeline& tl, FlowIndex& index, std::uint32_t hovered, ImDrawList* dl, const Geometry& g,
+void drawFlows(App& app, const Timeline& tl, FlowIndex& index, std::uint32_t hovered, ImDrawList* dl, const Geometry& g,
                const std::vector<float>& lane_y, std::uint32_t focused = 0) {
     ensureFlowIndex(tl, index);
-    static std::vector<std::uint32_t> flows;
+    std::vector<std::uint32_t>& flows = app.timeline_caches.flows;
     flows.clear();
     // Every flow with an end in view (model/flow_select.hpp), per kind the
     // user has on, and the many short kinds only when zoomed in.
@@ -497,8 +492,10 @@ void drawFlows(const App& app, const Timeline& tl, FlowIndex& index, std::uint32
 void handleInput(App& app, const Geometry& g, ImVec2 area_min, ImVec2 area_max) {
     ImGuiIO& io = ImGui::GetIO();
     const bool inside = ImGui::IsMouseHoveringRect(area_min, area_max) && ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows);
-    static bool selecting = false, panning = false, dragged = false;
-    static double select_anchor = 0;
+    bool& selecting = app.timeline_caches.selecting;
+    bool& panning = app.timeline_caches.panning;
+    bool& dragged = app.timeline_caches.dragged;
+    double& select_anchor = app.timeline_caches.select_anchor;
     const double t = app.view.time(io.MousePos.x, g.left, g.width);
     app.pointer_time = inside && io.MousePos.x >= g.left ? static_cast<std::int64_t>(t) : -1;
     // Wheel ticks, drags and arrow keys: one history entry per burst (ViewHistory::interactive).
@@ -547,28 +544,24 @@ void handleInput(App& app, const Geometry& g, ImVec2 area_min, ImVec2 area_max) 
 constexpr float kCounterHeight = 18.0f;
 constexpr float kCounterGap = 2.0f;
 
-const Counters& countersOf(const Timeline& tl) {
-    static std::uint64_t built_for = 0; // Timeline::serial
-    static std::size_t built_items = 0, built_fibers = 0, built_threads = 0;
-    static std::int64_t built_end = 0;
-    static Counters counters;
-    if (built_for != tl.serial || built_items != tl.replay.items.size() || built_fibers != tl.fibers.size() || built_end != tl.end_time ||
-        built_threads != tl.threads.size()) {
-        counters = Counters(); // (freed first: both would be held at once)
-        counters = computeCounters(tl, drawnCounters(tl)); // only the series the tracks draw
-        built_threads = tl.threads.size();
-        built_for = tl.serial;
-        built_items = tl.replay.items.size();
-        built_fibers = tl.fibers.size();
-        built_end = tl.end_time;
+const Counters& countersOf(TimelineCaches& c, const Timeline& tl) {
+    if (c.counters_for != tl.serial || c.counters_items != tl.replay.items.size() || c.counters_fibers != tl.fibers.size() ||
+        c.counters_end != tl.end_time || c.counters_threads != tl.threads.size()) {
+        c.counters = Counters(); // (freed first: both would be held at once)
+        c.counters = computeCounters(tl, drawnCounters(tl)); // only the series the tracks draw
+        c.counters_threads = tl.threads.size();
+        c.counters_for = tl.serial;
+        c.counters_items = tl.replay.items.size();
+        c.counters_fibers = tl.fibers.size();
+        c.counters_end = tl.end_time;
     }
-    return counters;
+    return c.counters;
 }
 
 // Draws the tracks from `y`; returns the height they took.
 float drawCounters(App& app, ImDrawList* dl, const Geometry& g, float y, const Fonts& fonts, ImVec2 mouse) {
     const Timeline& tl = *app.timeline;
-    const Counters& counters = countersOf(tl);
+    const Counters& counters = countersOf(app.timeline_caches, tl);
     struct Track {
         std::string label;
         const CounterSeries* series;
@@ -588,7 +581,7 @@ float drawCounters(App& app, ImDrawList* dl, const Geometry& g, float y, const F
 
     const int pixels = std::max(1, static_cast<int>(g.width));
     const double npp = (app.view.end - app.view.start) / pixels;
-    static std::vector<CounterRange> ranges;
+    std::vector<CounterRange>& ranges = app.timeline_caches.ranges;
     ImGui::PushFont(fonts.small);
     const float top0 = y;
     for (std::size_t k = 0; k < tracks.size(); ++k) {
@@ -681,8 +674,8 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
     ImGui::PopFont();
     y += 16;
     std::vector<float> lane_y(tl.threads.size(), -1);
-    static std::vector<Block> scratch;
-    const CpuSamples& cpu_samples = cpuSamplesOf(*app.trace);
+    std::vector<Block>& scratch = app.timeline_caches.blocks;
+    const CpuSamples& cpu_samples = cpuSamplesOf(app.timeline_caches, *app.trace);
     for (std::size_t i = 0; i < tl.threads.size(); ++i) {
         const ThreadLane& lane = tl.threads[i];
         if (isCpuSamplerLane(lane)) continue; // the trace writer's samples: drawn under the lanes they describe
@@ -711,7 +704,8 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
         }
         y += kThreadLaneHeight + kGlyphStrip + 3;
     }
-    static FlowIndex flow_index, compare_flow_index; // one per run shown
+    FlowIndex& flow_index = app.timeline_caches.flow_index; // one per run shown
+    FlowIndex& compare_flow_index = app.timeline_caches.compare_flow_index;
     if (app.show_flows) drawFlows(app, tl, flow_index, app.hover.event, dl, g, lane_y, focusedFlows(app));
     if (app.show_counters && app.timeline) y += 2 + drawCounters(app, dl, g, y + 2, fonts, mouse);
     // A second run of the same lesson, on the same time axis (Compare).
@@ -785,9 +779,9 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
     ImGui::PushFont(fonts.small);
     // The fibers alive in the view (model/fibers_in_view.hpp): how many, and
     // the ones in the rows the scroll shows, without a pass over every fiber.
-    static FibersInViewIndex fibers_index;
-    static std::vector<std::uint32_t> shown; // tl.fibers indices of rows first_row, first_row + 1, ...
-    static float scroll = 0;
+    FibersInViewIndex& fibers_index = app.timeline_caches.fibers_index;
+    std::vector<std::uint32_t>& shown = app.timeline_caches.fiber_rows; // tl.fibers indices of rows first_row, first_row + 1, ...
+    float& scroll = app.timeline_caches.fiber_scroll;
     const float fibers_top = y + 16;
     const float fibers_bottom = win_min.y + win_size.y - 8;
     const bool lanes_shown = app.show_fiber_lanes && fibers_bottom > fibers_top + 10;
