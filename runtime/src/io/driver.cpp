@@ -154,7 +154,17 @@ static unsigned completionsToReady(Ring& ring, Fiber*& next, FiberQueue& queue, 
                 // running here (our idle loop is), so it cannot enter one
                 // with an operation on this ring before the cancel SQE goes out.
                 auto* target = reinterpret_cast<Fiber*>(cqe.user_data & ~kCancelTag);
-                if (isProtected(target->cancel_thread.load(std::memory_order_acquire))) continue;
+                const Thread* state = target->cancel_thread.load(std::memory_order_acquire);
+                if (isProtected(state)) continue;
+                // The message can also arrive after the fiber it was meant
+                // for finished and its Fiber was reused by a new fiber (it
+                // names the Fiber by address): that one was not canceled
+                // (its word is not kCanceling, which stays set for a
+                // canceled fiber's whole life), so neither its operation
+                // nor the trace is touched. Seen as a cancel-delivered of a
+                // fiber in an uncancelable wait, 6.8 ms after its Fiber's
+                // previous fiber's cancel-request (random programs).
+                if (state != kCanceling) continue;
                 // Waiting for a blocking-pool task, not a ring operation.
                 unsigned woken = 0;
                 if (cancelPoolWait(target, next, queue, woken)) continue;

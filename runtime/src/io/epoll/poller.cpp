@@ -274,7 +274,12 @@ unsigned Poller::poll(bool block, Fiber*& next, FiberQueue& queue, bool& exit, s
             // sees the cancel when it next enters a cancel region.
             // A late request must not interrupt a wait entered inside a
             // CancelProtection scope (see scheduler/worker.cpp): it stays pending.
-            if (isProtected(fiber->cancel_thread.load(std::memory_order_acquire))) continue;
+            const Thread* state = fiber->cancel_thread.load(std::memory_order_acquire);
+            if (isProtected(state)) continue;
+            // A request for the fiber that used this Fiber before (finished,
+            // reused since): the one parked now was not canceled (its word
+            // is not kCanceling) and keeps waiting (driver.cpp says more).
+            if (state != kCanceling) continue;
             auto it = parked_.find(fiber);
             if (it == parked_.end()) {
                 // Perhaps waiting for a blocking-pool task (blocking_pool.cpp).
