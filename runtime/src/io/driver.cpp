@@ -158,12 +158,17 @@ static unsigned completionsToReady(Ring& ring, Fiber*& next, FiberQueue& queue, 
                 if (isProtected(state)) continue;
                 // The message can also arrive after the fiber it was meant
                 // for finished and its Fiber was reused by a new fiber (it
-                // names the Fiber by address): that one was not canceled
-                // (its word is not kCanceling, which stays set for a
-                // canceled fiber's whole life), so neither its operation
-                // nor the trace is touched. Seen as a cancel-delivered of a
-                // fiber in an uncancelable wait, 6.8 ms after its Fiber's
-                // previous fiber's cancel-request (random programs).
+                // names the Fiber by address). Unless that new fiber has a
+                // cancel pending too (its word kCanceling, which a canceled
+                // fiber keeps outside protection scopes), it is left alone:
+                // neither its operation nor the trace is touched. Seen as a
+                // cancel-delivered of a fiber in an uncancelable wait,
+                // 6.8 ms after its Fiber's previous fiber's cancel-request
+                // (random programs). Still open: a late message for a fiber
+                // canceled in this life, whose operation won the race and
+                // which now waits uncancelably (a mutex while unwinding, a
+                // close on this ring), is taken as delivered; telling that
+                // apart needs the message to name the cancel region.
                 if (state != kCanceling) continue;
                 // Waiting for a blocking-pool task, not a ring operation.
                 unsigned woken = 0;

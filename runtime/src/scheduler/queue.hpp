@@ -20,12 +20,15 @@ struct Thread;
 // no thief takes from it); on the scaling policy nobody hands work over, so
 // an empty slot (kPopping or nullptr) will do. nullptr: nothing found.
 Fiber* stealReady(Loop& loop, Thread& thread);
-// The same from `victim` only.
+// The same from `victim` only. While tracing, a steal sets
+// Thread::Owned::taken_at: the caller's next record must be the switch to
+// the fiber it returns (or it clears taken_at first).
 Fiber* stealReadyFrom(Thread& thread, Thread& victim);
 // The scaling policy: takes the oldest fiber of `victim`'s WorkDeque (a
 // steal-one record). nullptr: nothing taken.
 Fiber* stealOldestFrom(Thread& thread, Thread& victim);
 // Pops our own slot's head, leaving kPopping in it when it was empty.
+// While tracing, a pop sets Thread::Owned::taken_at, as a steal does.
 Fiber* popOwn(Thread& thread);
 // The scaling policy's popOwn: our WorkDeque's newest, else our word's head.
 Fiber* popNewWork(Thread& thread);

@@ -33,11 +33,12 @@ void yield(Fiber* ready, SwitchMessage& message, bool finished) {
     // One timestamp for the switch and the pending task the receiver runs
     // where that task's effect is the switch's (switch_message.cpp), read
     // once the next fiber is found (findReadyFiber may record a steal), or
-    // the pop's that found it in our queue word (Thread::Owned::taken_at:
-    // no record of ours came between).
+    // when it was taken: popped or stolen from a queue word, or claimed as
+    // a finishing fiber's awaiter (Thread::Owned::taken_at: no record of
+    // ours came between).
     FIBERSCOPE_TRACE_EVENT_AT(thread->own().taken_at, thread->own().trace_time = now;
                               emit::switchTo(now, traceId(*thread, message.contexts.prev), traceId(*thread, next), message.reason));
-    // Spent (a load costs less than a store: most switches had no pop).
+    // Spent (a load costs less than a store: most switches took nothing so).
     if (thread->own().taken_at != 0) thread->own().taken_at = 0;
     handleSwitchMessage(switchTo(next, message, finished));
 }

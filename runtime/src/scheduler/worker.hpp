@@ -147,11 +147,15 @@ struct Thread {
         // read under that word's trace lock, or claimed it as a finishing
         // fiber's awaiter (finishFiber, before the claim), so that the switch
         // (and a truth record) tell the take before any later change of
-        // either word, or another finisher's lost claim. Stamped later, a hand-off to the word the take left empty,
-        // then a steal of it back, would be read as taking our fiber along
-        // (a steal's record names only the list's head, and the trace
-        // cannot know the fiber left the list until we switch to it). 0
-        // when the next switch's fiber came from elsewhere.
+        // either word, or another finisher's lost claim. Stamped later, a
+        // hand-off to the word the take left empty, then a steal of it back,
+        // would be read as taking our fiber along (a steal's record names
+        // only the list's head, and the trace cannot know the fiber left
+        // the list until we switch to it). Only the next switch, to the
+        // fiber taken, may consume it: whoever pops or steals must switch
+        // to what it took before writing any other record. 0 when the next
+        // switch's fiber came from elsewhere, or from a steal during a
+        // scaling search (whose end record comes first: search.cpp).
         std::uint64_t taken_at = 0;
         // The scaling policy: schedule decisions since the loop's overflow
         // list was last looked at first (findReadyFiber), for fairness.

@@ -43,7 +43,9 @@
 //     again. The victim's owner pops its word by exchange under the same
 //     lock, and reads there the time its switch to the popped fiber (and
 //     a truth record) will carry (popOwn); a thief's switch to a word's
-//     head it stole carries the steal's time (Thread::Owned::taken_at). A
+//     head it stole carries the steal's time (Thread::Owned::taken_at;
+//     not after a scaling search, whose end record comes between, and
+//     under which nobody hands a word work to steal back). A
 //     fiber is one thread's or the other's, never both, and a later steal,
 //     whose record names only the list's head, is never read as taking a
 //     fiber another thread took before (and has not switched to yet).
@@ -68,8 +70,9 @@
 //     before schedule() or the switch publishes the fiber.
 //   await: before the switch; the awaiting fiber registers only after it.
 //   truth (checking recordings): `queued` after the pop (the fiber is ours
-//     from then on; from the queue word, at the pop, as the switch), `empty` before the scaling policy's park (only the
-//     owner fills its queues).
+//     from then on; from the queue word, at the pop, as the switch),
+//     `empty` before the scaling policy's park (only the owner fills its
+//     queues).
 #pragma once
 
 #include "fiberscope/trace_emit.hpp"
