@@ -1899,7 +1899,8 @@ constexpr int kLesson15Pairs = 200;
 } // namespace
 
 // Asserted on fresh runs here (both policies), and on the shipped golden trace (seed) below.
-static void phenomenaOfLesson15(const LessonRun& run) {
+// `loaded`: recorded beside a process that keeps a CPU busy.
+static void phenomenaOfLesson15(const LessonRun& run, bool loaded) {
     const View view(run.trace);
     requireCheckpointsMatchNarrative(view, "15-two-threads-slower");
     const std::vector<std::string> order = {"spawn and await", "pairs done", "tree begins", "tree done"};
@@ -1953,11 +1954,14 @@ static void phenomenaOfLesson15(const LessonRun& run) {
         CHECK(pairs.handoffs + tree.handoffs == 0);
         CHECK(pairs.run_next == pairs.spawns);
         CHECK(tree.run_next == tree.spawns);
-        // (Quiet: a handful. Beside a busy process main is preempted now
-        // and then for longer than the woken worker's search, which gives up
-        // and parks, and the next spawn wakes it again: up to about one wake
-        // in three pairs was seen, 64 of 200; the seed sends one per pair.)
-        CHECK(pairs.wakeups_sent <= kLesson15Pairs / 2);
+        // Quiet: a handful. Beside a busy process main's thread waits for a
+        // CPU between pairs for longer than the woken worker's search, which
+        // gives up and parks, and the next spawn wakes it again: up to one
+        // wake-up per pair (200 of 200 was seen), never more, since a spawn
+        // wakes at most one thread and only while nobody searches.
+        INFO("wake-ups sent during the pairs: " << pairs.wakeups_sent);
+        if (loaded) CHECK(pairs.wakeups_sent <= kLesson15Pairs);
+        else CHECK(pairs.wakeups_sent <= kLesson15Pairs / 2);
         // Both workers run from the start (startWorkers), and main's spawns
         // wake a parked one to search: a wake-up is sent in the pairs
         // (whether the woken worker gets a CPU before they end is the OS's
@@ -2053,8 +2057,8 @@ TEST_CASE("lesson 15: the seed's hand-offs wake the other thread for every spawn
         scaling ? *scaling : *runLesson15Shown("15-scaling-epoll", {"--backend", "epoll", "--scheduler", "scaling"});
     REQUIRE(!ranScalingPolicy(View(seed_run.trace)));
     REQUIRE(ranScalingPolicy(View(scaling_run.trace)));
-    phenomenaOfLesson15(seed_run);
-    phenomenaOfLesson15(scaling_run);
+    phenomenaOfLesson15(seed_run, false);
+    phenomenaOfLesson15(scaling_run, false);
     // Side by side (the viewer's Compare): the seed's storm of wake-ups
     // against the scaling policy's few.
     const Lesson15Part seed_pairs = countLesson15Part(View(seed_run.trace), "spawn and await", "pairs done");
@@ -2092,7 +2096,7 @@ TEST_CASE("lesson 15 runs both policies on two workers, 20 runs each under load"
             const LessonRun run = runLesson(LESSON15, "15-load", {"--scheduler", policy});
             CHECK(checks::unmetPrecondition(started, run.trace) == "");
             woken += checks::unmetPrecondition({woke}, run.trace).empty();
-            phenomenaOfLesson15(run);
+            phenomenaOfLesson15(run, true);
         }
         WARN("lesson 15 beside a busy process, " << policy << ": the other worker woke during the pairs in " << woken
                                                  << " of 20 runs");
@@ -2276,7 +2280,7 @@ TEST_CASE("every lesson's golden trace shows its lesson's phenomena and answers 
         {5, phenomenaOfLesson5},   {6, phenomenaOfLesson6},   {7, phenomenaOfLesson7},   {8, phenomenaOfLesson8},
         {9, phenomenaOfLesson9},   {10, phenomenaOfLesson10}, {11, phenomenaOfLesson11}, {12, phenomenaOfLesson12},
         {13, phenomenaOfLesson13}, {14, [](const LessonRun& run) { checkLesson14(run, View(run.trace)); }},
-        {15, phenomenaOfLesson15}};
+        {15, [](const LessonRun& run) { phenomenaOfLesson15(run, false); }}};
     std::vector<std::filesystem::path> dirs;
     for (const auto& entry : std::filesystem::directory_iterator(FIBERSCOPE_LESSONS_DIR))
         if (std::filesystem::exists(entry.path() / "lesson.md")) dirs.push_back(entry.path());
