@@ -54,14 +54,16 @@ int main(int argc, char** argv) {
     // were canceled); nobody cancels main here, so it holds an index.
     const std::size_t winner = fiberscope::select(fast, slow).value();
     fiberscope::trace::mark("checkpoint: select returned");
-    std::printf("select() returned after %.1f ms: \"%s\" won.\n", elapsedMs(), winner == 0 ? "fast" : "slow");
+    const double selected_ms = elapsedMs();
 
-    // cancel() asks the loser to stop, then awaits it.
+    // cancel() asks the loser to stop, then awaits it. (The program prints
+    // only after: a terminal's write would sit between select and cancel.)
     fiberscope::trace::mark("checkpoint: cancel the loser");
     const fiberscope::Status loser = winner == 0 ? slow.cancel() : fast.cancel();
     fiberscope::trace::mark("checkpoint: loser joined");
-    std::printf("The loser was joined after %.1f ms and returned: %s.\n", elapsedMs(),
-                loser ? "success" : loser.error().name());
+    const double joined_ms = elapsedMs();
+    std::printf("select() returned after %.1f ms: \"%s\" won.\n", selected_ms, winner == 0 ? "fast" : "slow");
+    std::printf("The loser was joined after %.1f ms and returned: %s.\n", joined_ms, loser ? "success" : loser.error().name());
     const fiberscope::Status won = winner == 0 ? fast.await() : slow.await();
     return won && !loser && loser.error() == fiberscope::Errc::Canceled ? 0 : 1;
 }

@@ -1813,6 +1813,40 @@ TEST_CASE("a checkpoint's window takes in both ends of the cause -> effect links
     CHECK(burst.t1 == Approx(12'000'000));
 }
 
+TEST_CASE("a checkpoint's window takes its own I/O's late completions and leaves out a pause at its edge", "[viewer][framing]") {
+    // Lesson 12 on a loaded machine: a 50 us burst submits connects at 10
+    // and 40 us, both threads wait, and they complete 170 us later; the
+    // next checkpoint's story is told "Before" it, so effects stay out,
+    // but a story's own I/O is its story.
+    const std::vector<std::int64_t> times = {0, 10'000, 40'000, 50'000, 220'000, 221'000, 230'000, 400'000};
+    auto at = [&](std::size_t i) { return times[i]; };
+    const std::vector<std::int64_t> marks = {0, 400'000};
+    const std::vector<TimeRange> busy = {{0, 50'000}, {220'000, 230'000}};
+    const std::vector<TimeRange> connects = {{10'000, 220'000}, {40'000, 221'000}};
+    const TimeRange held =
+        checkpointWindow(times.size(), at, marks, 0, 0, 400'000, busy, 0.005, connects, false, {}, false);
+    CHECK(held.t1 < 100'000);
+    const TimeRange io =
+        checkpointWindow(times.size(), at, marks, 0, 0, 400'000, busy, 0.005, connects, false, {}, false, connects);
+    CHECK(io.t1 >= 221'000);
+    // A timer's wait is no such thing: given as a link only, it stays out.
+    const std::vector<TimeRange> sleep = {{10'000, 220'000}};
+    CHECK(checkpointWindow(times.size(), at, marks, 0, 0, 400'000, busy, 0.005, sleep, false, {}, false, {}).t1 < 100'000);
+
+    // trimToStory: lesson 2's game of 7 us, then main busy 60 us before the mark.
+    const TimeRange game = trimToStory({0, 70'000}, {{0, 3'000}, {2'000, 7'000}});
+    CHECK(game.t0 == 0);
+    CHECK(game.t1 == 7'000);
+    // A tail no longer than the story stays (lesson 2 on a quiet machine).
+    CHECK(trimToStory({0, 10'000}, {{0, 3'000}, {2'000, 7'000}}).t1 == 10'000);
+    // A lead-in longer than the story goes too; a link crossing an edge touches it.
+    const TimeRange late = trimToStory({0, 100'000}, {{80'000, 90'000}, {95'000, 150'000}});
+    CHECK(late.t0 == 80'000);
+    CHECK(late.t1 == 100'000);
+    // No link: nothing to measure a pause against.
+    CHECK(trimToStory({0, 100'000}, {{200'000, 300'000}}).t1 == 100'000);
+}
+
 TEST_CASE("merged ranges", "[viewer][framing]") {
     const auto merged = mergeRanges({{5, 7}, {0, 2}, {1, 3}, {7, 9}, {20, 21}});
     REQUIRE(merged.size() == 3);

@@ -804,12 +804,39 @@ TEST_CASE("every lesson's opening view is mostly its first checkpoint's story", 
     WARN("opening views, the story's share of each:\n" << table);
 }
 
+// Runs a loaded machine made: the opening view still frames the story.
+// Lesson 2 "From A to B": the ping-pong took 7 us, then main held the
+// thread 60 us (preempted) before B's mark; the view was the whole trace.
+// Lesson 5 "After writing": main held its thread 180 us between two
+// awaits, and the burst ran on into the reading. Lesson 11: a wake-up
+// read 80 us late, past the next checkpoint, stretched the window.
+// Lesson 12 "After clients start": the connects completed 170 us after
+// the burst that submitted them, and the view stopped at the wait.
+TEST_CASE("a run the machine slowed still opens on its story", "[viewer][framing]") {
+    using namespace fiberscope::viewer;
+    const struct {
+        int lesson;
+        const char* file;
+    } runs[] = {{2, "framing-lesson02-preempted.fstrace"},
+                {5, "framing-lesson05-preempted.fstrace"},
+                {11, "framing-lesson11-late-wakeup.fstrace"},
+                {12, "framing-lesson12-late-connects.fstrace"}};
+    for (const auto& r : runs) {
+        App app;
+        std::string opening;
+        const double fraction = openingStoryFraction(app, std::string(FIBERSCOPE_TEST_DATA) + "/" + r.file, r.lesson, opening);
+        INFO("lesson " << r.lesson << " (" << r.file << "): " << fraction * 100 << "% of a " << app.view.span() / 1000
+                       << " us view is its story");
+        CHECK(fraction >= 0.4);
+    }
+}
+
 // The same rule on fresh runs, as `fiberscope lesson N` records them (it
 // re-runs a run that misses a precondition). FIBERSCOPE_FRAMING_RUNS runs
 // of each lesson (default 1), FIBERSCOPE_FRAMING_BUSY=1 beside a process
 // that keeps a CPU busy; prints each lesson's fractions. A lesson whose
 // phenomenon the machine did not let happen is said in the run's line,
-// as the lesson panel says it.
+// as the lesson panel says it. FIBERSCOPE_FRAMING_LESSON=N runs lesson N only.
 TEST_CASE("fresh runs of every lesson open mostly on their story", "[viewer][framing][fresh]") {
     using namespace fiberscope::viewer;
     std::string error;
@@ -827,7 +854,10 @@ TEST_CASE("fresh runs of every lesson open mostly on their story", "[viewer][fra
     }
     std::string table;
     const std::string path = "/tmp/fiberscope-framing-" + std::to_string(getpid()) + ".fstrace";
+    const char* only_text = std::getenv("FIBERSCOPE_FRAMING_LESSON");
+    const int only = only_text ? std::atoi(only_text) : 0;
     for (const Lesson& lesson : lessons) {
+        if (only && lesson.number != only) continue;
         std::string line = "lesson " + std::to_string(lesson.number) + ":";
         for (int r = 0; r < runs; ++r) {
             LessonRun run;
@@ -842,6 +872,12 @@ TEST_CASE("fresh runs of every lesson open mostly on their story", "[viewer][fra
                            << run.describeAttempts());
             CHECK(app.view.start >= static_cast<double>(app.timeline->start_time) - kTraceEdge * app.view.span() * 1.001);
             if (run.unmet.empty()) CHECK(fraction >= 0.4);
+            if (run.unmet.empty() && fraction < 0.4) { // kept for `fiberscope view`
+                const std::string kept = "/tmp/fiberscope-framing-lesson" + std::to_string(lesson.number) + "-run" +
+                                         std::to_string(r + 1) + ".fstrace";
+                std::rename(path.c_str(), kept.c_str());
+                WARN("the run's trace is kept: " << kept);
+            }
         }
         table += line + "\n";
     }

@@ -134,7 +134,7 @@ TimeRange checkpointWindow(std::size_t count, const std::function<std::int64_t(s
                            const std::vector<std::int64_t>& checkpoints, std::size_t index, double trace_start,
                            double trace_end, const std::vector<TimeRange>& busy, double min_fraction,
                            const std::vector<TimeRange>& links, bool effects, const std::function<bool(std::size_t)>& counts,
-                           bool before) {
+                           bool before, const std::vector<TimeRange>& io) {
     if (index >= checkpoints.size()) return TimeRange{trace_start, trace_end};
     const double mark = static_cast<double>(checkpoints[index]);
     const double previous = index > 0 ? static_cast<double>(checkpoints[index - 1]) : std::min(trace_start, mark);
@@ -184,6 +184,10 @@ TimeRange checkpointWindow(std::size_t count, const std::function<std::int64_t(s
     // widens). A cause always joins its effect (why the window's story
     // happened), back to the previous checkpoint; an effect its cause only
     // when the stretch up to the next checkpoint is this one's (`effects`).
+    const auto before_in_order = [](const TimeRange& x, const TimeRange& y) { return x.t0 < y.t0 || (x.t0 == y.t0 && x.t1 < y.t1); };
+    std::vector<TimeRange> io_sorted = io;
+    std::sort(io_sorted.begin(), io_sorted.end(), before_in_order);
+    const auto isIo = [&](const TimeRange& link) { return std::binary_search(io_sorted.begin(), io_sorted.end(), link, before_in_order); };
     for (int round = 0; round < 32 && !links.empty(); ++round) {
         bool widened = false;
         for (const TimeRange& link : links) {
@@ -196,7 +200,7 @@ TimeRange checkpointWindow(std::size_t count, const std::function<std::int64_t(s
                 a = cause;
                 widened = true;
             }
-            if (effects && cause_in && effect > b && effect <= hi && effect - b <= reach) {
+            if (cause_in && effect > b && effect <= hi && effect - b <= reach && (effects || isIo(link))) {
                 b = effect;
                 widened = true;
             }
@@ -209,7 +213,7 @@ TimeRange checkpointWindow(std::size_t count, const std::function<std::int64_t(s
     // Run into the next checkpoint: the effects just past it of causes in it.
     if (effects && index + 1 < checkpoints.size() && b >= hi) {
         const double after = index + 2 < checkpoints.size() ? static_cast<double>(checkpoints[index + 2]) : std::max(trace_end, hi);
-        const double reach = std::min(hi + min_span, after);
+        const double reach = std::min(hi + std::min(min_span, b - a), after);
         double end = b;
         for (const TimeRange& link : links) {
             const double cause = std::min(link.t0, link.t1), effect = std::max(link.t0, link.t1);
@@ -217,12 +221,30 @@ TimeRange checkpointWindow(std::size_t count, const std::function<std::int64_t(s
         }
         b = end;
     }
+    const TimeRange story = trimToStory({a, b}, links);
+    a = story.t0;
+    b = story.t1;
     if (b - a < min_span) {
         const double middle = (a + b) / 2;
         a = middle - min_span / 2;
         b = middle + min_span / 2;
     }
     return TimeRange{a, b};
+}
+
+TimeRange trimToStory(TimeRange window, const std::vector<TimeRange>& links) {
+    double first = 1e300, last = -1e300;
+    for (const TimeRange& link : links) {
+        const double cause = std::min(link.t0, link.t1), effect = std::max(link.t0, link.t1);
+        if (effect < window.t0 || cause > window.t1) continue;
+        first = std::min(first, std::max(cause, window.t0));
+        last = std::max(last, std::min(effect, window.t1));
+    }
+    if (first > last) return window;
+    const double story = last - first;
+    if (first - window.t0 > story) window.t0 = first;
+    if (window.t1 - last > story) window.t1 = last;
+    return window;
 }
 
 void ViewHistory::record(const TimeView& before) {

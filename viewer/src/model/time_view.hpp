@@ -111,8 +111,10 @@ inline constexpr double kLinkReach = 64.0;
 // instead of drowning it in the waits it starts. A window that runs into
 // the next checkpoint (the story goes on to it: lesson 8's waiters queue up
 // until main unlocks) also takes, if `effects`, the effects of its causes
-// that land just past it, within the smallest window's width and before
-// the checkpoint after: the hand-off that ends the queueing.
+// that land just past it, within its own width (at most the smallest
+// window's) and before the checkpoint after: the hand-off that ends the
+// queueing, not a wake-up its thread took 80 us to read (lesson 11).
+// Last, trimToStory: a pause at an edge goes, even where a thread was busy.
 // `counts(i)`, if given, says whether the i-th event is part of the story:
 // records the tracer writes on a clock of its own (CPU samples every 20 ms)
 // are not, and must not bridge a 30 ms pause (lesson 3).
@@ -120,11 +122,27 @@ inline constexpr double kLinkReach = 64.0;
 // "After" or "From" it): the burst then grows only after the mark, so that
 // what led up to it (main's start-up, starting workers) does not take the
 // view; a cause before the mark of an effect in the window still joins.
+// `io`: the links (also in `links`) that are an operation's submit and its
+// resume, whose wait the kernel's work set, not the program (any operation
+// but a timer): their effects join even when `effects` is false. A story's
+// own I/O is its story, however long a loaded machine makes it (lesson
+// 12's connects, completed 170 us late while both threads waited); the
+// waits `effects` keeps out are the ones a program chooses (lesson 3's
+// 30 ms sleep).
 TimeRange checkpointWindow(std::size_t count, const std::function<std::int64_t(std::size_t)>& time_at,
                            const std::vector<std::int64_t>& checkpoints, std::size_t index, double trace_start,
                            double trace_end, const std::vector<TimeRange>& busy, double min_fraction = 0.005,
                            const std::vector<TimeRange>& links = {}, bool effects = true,
-                           const std::function<bool(std::size_t)>& counts = {}, bool before = true);
+                           const std::function<bool(std::size_t)>& counts = {}, bool before = true,
+                           const std::vector<TimeRange>& io = {});
+
+// `window` without a stretch at either edge that no cause -> effect link
+// touches (`links`: t0 the cause, t1 the effect; a link crossing an edge
+// touches it) and that is longer than the stretch the links do touch: a
+// pause, even where a thread ran a fiber, for it was preempted (lesson 2's
+// main held its thread 60 us between the game's end and its mark, lesson
+// 5's 180 us between two awaits). A window no link touches is kept.
+TimeRange trimToStory(TimeRange window, const std::vector<TimeRange>& links);
 
 // Back / forward through the views navigation left (like a browser's).
 // Every command that moves the view records the view it leaves

@@ -264,8 +264,11 @@ std::optional<TimeRange> storySegment(const App& app, const std::string& label);
 // view, over the view's span. A lesson's opening view is held to >= 0.4
 // (tests/viewer/test_screenshot.cpp).
 double storyFraction(const App& app, const std::string& label, const TimeView& view);
-// Pins the cursor on the checkpoint and zooms to its window (false: no such mark).
-bool revealCheckpoint(App& app, const std::string& label);
+// Pins the cursor on the checkpoint and zooms to its window (false: no such
+// mark). A window already comfortably in view and filling `min_fill` of it
+// or more is left as it is; the opening view passes 1 (always framed: a
+// window of 38% of the whole trace is no opening view).
+bool revealCheckpoint(App& app, const std::string& label, double min_fill = 0.25);
 // The checkpoint a lesson opens on: its checks.md `opens:`, else the trace's first ("": none).
 std::string openingCheckpoint(const App& app);
 // How far the compared run is moved to line up on the active checkpoint

@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 
+#include "fiberscope/trace_vocabulary.hpp"
 #include "lessons/checks.hpp"
 #include "ui/app.hpp"
 
@@ -93,8 +94,11 @@ void skipToldPast(const App& app, std::size_t index, std::vector<std::int64_t>& 
 // Cause -> effect links with an end in [lo, far]: every flow (submit ->
 // resume, wake-up sent -> received, spawn -> first run, ...), and a wait's
 // start -> the hand-off or wake-up that ends it (a lock found taken -> the
-// new owner's resume, a condition wait -> its wake).
-std::vector<TimeRange> causeEffectLinks(const App& app, std::int64_t lo, std::int64_t far) {
+// new owner's resume, a condition wait -> its wake). `io`, if given, also
+// gets the links that are an operation's submit -> resume whose wait the
+// kernel's work set (not a timer's: its length is the program's choice).
+std::vector<TimeRange> causeEffectLinks(const App& app, std::int64_t lo, std::int64_t far,
+                                        std::vector<TimeRange>* io = nullptr) {
     std::vector<TimeRange> links;
     if (!app.timeline || !app.trace) return links;
     const trace::Trace& trace = *app.trace;
@@ -133,6 +137,12 @@ std::vector<TimeRange> causeEffectLinks(const App& app, std::int64_t lo, std::in
         const std::int64_t t0 = std::min(f.from.time, f.to.time), t1 = std::max(f.from.time, f.to.time);
         if (t1 < lo || t0 > far) continue;
         links.push_back({static_cast<double>(f.from.time), static_cast<double>(f.to.time)});
+        if (io && f.kind == FlowKind::Completion && f.from.event < trace.events.size()) {
+            const trace::Event& submit = trace.events[f.from.event];
+            if (submit.kind == trace::EventKind::Submit &&
+                !trace::opcodeHas(submit.small, trace::kOpNoteTimer)) // small: the opcode
+                io->push_back(links.back());
+        }
         std::optional<std::int64_t> start;
         if (f.kind == FlowKind::MutexHandoff) start = waitStart(contended, f.to.fiber, f.from.time);
         else if (f.kind == FlowKind::ConditionWake) start = waitStart(waiting, f.to.fiber, f.from.time);
@@ -222,12 +232,15 @@ std::optional<TimeRange> checkpointRange(const App& app, const std::string& labe
             if (labels[j] != until) continue;
             const double a = static_cast<double>(times[index]), b = static_cast<double>(times[j]);
             const double reach = std::min(b + (b - a), j + 1 < times.size() ? static_cast<double>(times[j + 1]) : traceEnd(app));
+            const std::vector<TimeRange> links = causeEffectLinks(app, times[index], static_cast<std::int64_t>(reach));
             double end = b;
-            for (const TimeRange& link : causeEffectLinks(app, times[index], static_cast<std::int64_t>(reach))) {
+            for (const TimeRange& link : links) {
                 const double cause = std::min(link.t0, link.t1), effect = std::max(link.t0, link.t1);
                 if (cause >= a && cause <= b && effect > end && effect <= reach) end = effect;
             }
-            return TimeRange{a, end};
+            // (Less a pause before B: lesson 2's main, preempted 60 us
+            // between the game's end and its mark.)
+            return trimToStory(TimeRange{a, end}, links);
         }
     const trace::Trace& trace = *app.trace;
     // When a fiber ran on some thread: pauses are measured in the rest.
@@ -244,7 +257,8 @@ std::optional<TimeRange> checkpointRange(const App& app, const std::string& labe
     // Cause -> effect links with an end there (up to the checkpoint after
     // the next: a window may reach just past its neighbour).
     const std::int64_t far = index + 2 < times.size() ? times[index + 2] : INT64_MAX;
-    const std::vector<TimeRange> links = causeEffectLinks(app, lo, far);
+    std::vector<TimeRange> io;
+    const std::vector<TimeRange> links = causeEffectLinks(app, lo, far, &io);
     // Records the tracer writes on its own clock (the CPU samples) are no
     // activity of the program's: they must not bridge its pauses.
     const auto story = [&](std::size_t i) {
@@ -257,7 +271,7 @@ std::optional<TimeRange> checkpointRange(const App& app, const std::string& labe
     const bool effects = !(index + 1 < labels.size() && toldAsLeadingUpTo(app, labels[index + 1]));
     return checkpointWindow(
         trace.events.size(), [&](std::size_t i) { return eventTime(trace, i); }, times, index, traceStart(app), traceEnd(app),
-        mergeRanges(std::move(busy)), 0.005, links, effects, story, !toldAsFollowing(app, labels[index]));
+        mergeRanges(std::move(busy)), 0.005, links, effects, story, !toldAsFollowing(app, labels[index]), io);
 }
 
 std::optional<TimeRange> storySegment(const App& app, const std::string& label) {
@@ -302,7 +316,7 @@ double storyFraction(const App& app, const std::string& label, const TimeView& v
     return b > a ? (b - a) / view.span() : 0;
 }
 
-bool revealCheckpoint(App& app, const std::string& label) {
+bool revealCheckpoint(App& app, const std::string& label, double min_fill) {
     const std::optional<TimeRange> window = checkpointRange(app, label);
     if (!window) return false;
     for (const trace::Event& e : app.trace->events)
@@ -311,9 +325,10 @@ bool revealCheckpoint(App& app, const std::string& label) {
             app.active_checkpoint_time = e.time;
             break;
         }
-    // A window filling a quarter of the view or more, comfortably in it,
-    // is already shown; a smaller one is zoomed to.
-    revealRange(app, *window, *window, 0.25);
+    // A window filling `min_fill` of the view or more (a quarter, when a
+    // reader steps through checkpoints), comfortably in it, is already
+    // shown; a smaller one is zoomed to.
+    revealRange(app, *window, *window, min_fill);
     app.active_checkpoint = label;
     return true;
 }
@@ -376,7 +391,7 @@ bool openOnOpeningCheckpoint(App& app) {
     const std::string label = openingCheckpoint(app);
     if (label.empty()) return false;
     const std::int64_t cursor = app.cursor;
-    const bool ok = revealCheckpoint(app, label);
+    const bool ok = revealCheckpoint(app, label, 1.0);
     app.cursor = cursor; // the opening view is a frame, not a pin: the state follows the pointer
     return ok;
 }
