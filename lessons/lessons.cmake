@@ -19,4 +19,5 @@ set(FIBERSCOPE_LESSONS
   13-two-backends
   14-read-mostly-cache
   15-two-threads-slower
+  16-scaling-decisions
 )

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <limits>
 #include <fstream>
@@ -2002,15 +2003,20 @@ static void phenomenaOfLesson15(const LessonRun& run, bool loaded) {
     }
 }
 
-// Lesson 15's checks.md, with its two preconditions.
-static fiberscope::viewer::checks::LessonChecks lesson15Checks() {
+// A lesson's checks.md (`slug`: its folder), parsed.
+static fiberscope::viewer::checks::LessonChecks lessonChecks(const std::string& slug) {
     fiberscope::viewer::checks::LessonChecks lesson;
     std::string error;
     const bool parsed = fiberscope::viewer::checks::parseChecks(
-        readFile(std::string(FIBERSCOPE_LESSONS_DIR) + "/15-two-threads-slower/checks.md"), "15-two-threads-slower/checks.md",
-        lesson, error);
+        readFile(std::string(FIBERSCOPE_LESSONS_DIR) + "/" + slug + "/checks.md"), slug + "/checks.md", lesson, error);
     INFO(error);
     REQUIRE(parsed);
+    return lesson;
+}
+
+// Lesson 15's checks.md, with its two preconditions.
+static fiberscope::viewer::checks::LessonChecks lesson15Checks() {
+    const auto lesson = lessonChecks("15-two-threads-slower");
     REQUIRE(lesson.preconditions.size() == 2);
     REQUIRE(lesson.preconditions[0].policy == fiberscope::viewer::checks::Precondition::Policy::Any);
     REQUIRE(lesson.preconditions[1].policy == fiberscope::viewer::checks::Precondition::Policy::Seed);
@@ -2100,6 +2106,184 @@ TEST_CASE("lesson 15 runs both policies on two workers, 20 runs each under load"
         }
         WARN("lesson 15 beside a busy process, " << policy << ": the other worker woke during the pairs in " << woken
                                                  << " of 20 runs");
+    }
+    ::kill(busy, SIGKILL);
+    ::waitpid(busy, nullptr, 0);
+}
+
+// Lesson 16: the scaling policy's decisions. Asserted on fresh runs here
+// and on the golden trace below. `loaded`: beside a process that keeps a
+// CPU busy, where the woken worker may get no CPU before the burst ends.
+static void phenomenaOfLesson16(const LessonRun& run, bool loaded) {
+    const View view(run.trace);
+    requireCheckpointsMatchNarrative(view, "16-scaling-decisions");
+    const std::vector<std::string> order = {"spawn burst", "burst done", "yielders start", "yielders done", "quiet",
+                                            "quiet done"};
+    for (std::size_t i = 1; i < order.size(); ++i) {
+        INFO("checkpoint \"" << order[i - 1] << "\" comes before \"" << order[i] << "\"");
+        REQUIRE(view.checkpoint(order[i - 1]) < view.checkpoint(order[i]));
+    }
+    REQUIRE(ranScalingPolicy(view));
+    CHECK(view.all(kindIs(EventKind::ThreadStart)).size() == 2);
+    for (std::size_t i : view.all(kindIs(EventKind::ThreadStart))) CHECK(i < view.checkpoint("spawn burst"));
+    const auto between = [&](const std::string& from, const std::string& to, auto pred) {
+        std::vector<std::size_t> found;
+        for (std::size_t i = view.checkpoint(from) + 1; i < view.checkpoint(to); ++i)
+            if (pred(view.at(i))) found.push_back(i);
+        return found;
+    };
+    const auto scheduled = [](ScheduleHow how) {
+        return [how](const TraceEvent& e) { return e.kind == EventKind::Schedule && e.small == static_cast<std::uint8_t>(how); };
+    };
+    // Nobody is handed work under scaling, anywhere in the run.
+    CHECK(view.all(scheduled(ScheduleHow::IdleHandoff)).empty());
+
+    // The burst: every spawn goes to main's run_next; a fiber displaced
+    // from it goes down to the deque at once (own-queue), and only a fiber
+    // that was in run_next is displaced (a searcher may have taken one
+    // before the next spawn: then none is).
+    const auto spawns = between("spawn burst", "burst done", kindIs(EventKind::FiberCreate));
+    const auto run_next = between("spawn burst", "burst done", scheduled(ScheduleHow::RunNext));
+    const auto displaced = between("spawn burst", "burst done", scheduled(ScheduleHow::OwnQueue));
+    INFO(spawns.size() << " spawns, " << run_next.size() << " run-next, " << displaced.size() << " displaced");
+    CHECK(spawns.size() == 6);
+    CHECK(run_next.size() == spawns.size());
+    CHECK(displaced.size() <= spawns.size() - 1);
+    for (std::size_t d : displaced) {
+        const auto put = view.previousOnThread(d, scheduled(ScheduleHow::RunNext));
+        REQUIRE(put);
+        const auto before = view.previousOnThread(*put, scheduled(ScheduleHow::RunNext));
+        INFO("record " << d << ": schedule how=own-queue of fiber " << view.at(d).arg[0]);
+        REQUIRE(before);
+        CHECK(view.at(d).arg[0] == view.at(*before).arg[0]); // the one the new spawn displaced
+        CHECK(view.at(d).time == view.at(*put).time);
+    }
+    // One parked worker is woken to search, not one per spawn (a second
+    // only where the woken one gave up and parked before the next spawn).
+    const auto sent = between("spawn burst", "burst done", kindIs(EventKind::WakeupSent));
+    CHECK(sent.size() >= 1);
+    CHECK(sent.size() < spawns.size());
+    // What a thief takes first is the oldest: task 0.
+    const auto stolen = between("spawn burst", "burst done", kindIs(EventKind::StealOne));
+    const bool woke = !between("spawn burst", "burst done", kindIs(EventKind::WakeupReceived)).empty();
+    if (!loaded && woke) CHECK(!stolen.empty());
+    if (!stolen.empty()) CHECK(view.at(stolen.front()).arg[0] == view.fiber("task 0"));
+
+    // The yielders: each of the 40 yields puts the yielder at the back of
+    // its thread's ring (the record right after the switch), and a thread
+    // takes from its ring the oldest: simulated here, ring by ring, with a
+    // steal-half taking the older half off the victim's and queueing all
+    // but the last on the thief's (which it runs).
+    std::set<std::uint64_t> yielders;
+    for (int i = 0; i < 4; ++i) yielders.insert(view.fiber("yielder " + std::to_string(i)));
+    std::map<std::uint32_t, std::deque<std::uint64_t>> rings; // trace thread -> its ring, oldest first
+    int yields = 0, from_ring = 0;
+    std::vector<std::uint64_t> half; // the current steal-half's fibers
+    std::uint32_t half_thread = 0;
+    const std::size_t end = view.checkpoint("yielders done");
+    for (std::size_t i = view.checkpoint("yielders start") + 1; i < end; ++i) {
+        const TraceEvent e = view.at(i);
+        INFO("record " << i << " on worker " << view.worker(e));
+        if (e.kind != EventKind::StealHalf && !half.empty()) { // the steal ended: it runs the last one
+            for (std::size_t k = 0; k + 1 < half.size(); ++k) rings[half_thread].push_back(half[k]);
+            half.clear();
+        }
+        if (e.kind == EventKind::Switch && e.small == static_cast<std::uint8_t>(SwitchReason::Yield) && yielders.count(e.arg[0])) {
+            ++yields;
+            const auto queued = view.nextOnThread(i, [](const TraceEvent&) { return true; });
+            REQUIRE(queued);
+            CHECK(view.at(*queued).kind == EventKind::Schedule);
+            CHECK(view.at(*queued).small == static_cast<std::uint8_t>(ScheduleHow::OwnQueue));
+            CHECK(view.at(*queued).arg[0] == e.arg[0]);
+        }
+        if (e.kind == EventKind::Schedule && e.small == static_cast<std::uint8_t>(ScheduleHow::OwnQueue) &&
+            yielders.count(e.arg[0])) {
+            const auto yielded = view.previousOnThread(i, kindIs(EventKind::Switch));
+            if (yielded && view.at(*yielded).arg[0] == e.arg[0]) rings[e.thread].push_back(e.arg[0]);
+        }
+        if (e.kind == EventKind::StealHalf) {
+            auto& victim_ring = [&]() -> std::deque<std::uint64_t>& {
+                for (auto& [thread, ring] : rings)
+                    if (thread != e.thread && !ring.empty() && ring.front() == e.arg[0]) return ring;
+                FAIL("steal-half of fiber " << e.arg[0] << " from worker " << e.arg[1] << ": not the oldest of another ring");
+                return rings[e.thread];
+            }();
+            victim_ring.pop_front();
+            half.push_back(e.arg[0]);
+            half_thread = e.thread;
+        }
+        if (e.kind == EventKind::Switch && yielders.count(e.arg[1])) {
+            auto& ring = rings[e.thread];
+            const auto at = std::find(ring.begin(), ring.end(), e.arg[1]);
+            if (at != ring.end()) {
+                ++from_ring;
+                INFO("switch to yielder " << e.arg[1] << " while " << ring.front() << " waited longer in the ring");
+                CHECK(at == ring.begin());
+                ring.erase(at);
+            }
+        }
+    }
+    INFO(yields << " yields, " << from_ring << " runs taken from a ring");
+    CHECK(yields == 40);
+    CHECK(from_ring >= 30);
+
+    // Searches: on each thread a begin, then its end, before the thread's
+    // next begin or park; `searchers` counts the searching threads (two
+    // that run dry at the same moment may both begin).
+    std::map<std::uint32_t, std::size_t> open;
+    for (std::size_t i : view.all([](const TraceEvent& e) { return e.kind == EventKind::Search || e.kind == EventKind::Park; })) {
+        const TraceEvent e = view.at(i);
+        INFO("record " << i << " on worker " << view.worker(e));
+        if (e.kind == EventKind::Park) {
+            CHECK(open.count(e.thread) == 0);
+        } else if (e.small == static_cast<std::uint8_t>(SearchOp::Begin)) {
+            CHECK(open.count(e.thread) == 0);
+            CHECK(e.arg[0] >= 1);
+            CHECK(e.arg[0] <= 2);
+            open[e.thread] = i;
+        } else {
+            CHECK(open.erase(e.thread) == 1);
+            CHECK(e.arg[0] <= 1);
+        }
+    }
+    // The quiet stretch: a thread out of work searched and gave up (the
+    // search may have begun before it, as the yielders ran out).
+    if (!loaded) CHECK(!between("quiet", "quiet done", [](const TraceEvent& e) {
+                          return e.kind == EventKind::Search && e.small == static_cast<std::uint8_t>(SearchOp::GaveUp);
+                      }).empty());
+    CHECK(!between("quiet", "quiet done", kindIs(EventKind::Park)).empty());
+}
+
+TEST_CASE("lesson 16: run_next, the oldest to a thief, a FIFO ring of yielders, a search before parking",
+          "[lessons][lesson16]") {
+    namespace checks = fiberscope::viewer::checks;
+    const auto lesson = lessonChecks("16-scaling-decisions");
+    REQUIRE(lesson.preconditions.size() == 2);
+    // Run as `fiberscope lesson 16` does: again while a run misses a
+    // precondition (the woken worker got no CPU during the burst), up to
+    // kLessonAttempts times; the last run is asserted on anyway.
+    std::optional<LessonRun> run;
+    for (int attempt = 1; attempt <= fiberscope::viewer::kLessonAttempts; ++attempt) {
+        run = tryRunLesson(LESSON16, "16", {"--backend", "uring"}, true);
+        if (!run) run = runLesson(LESSON16, "16-epoll", {"--backend", "epoll"});
+        const std::string unmet = checks::unmetPrecondition(lesson.preconditions, run->trace);
+        if (unmet.empty()) break;
+        WARN("lesson 16, run " << attempt << ": " << unmet);
+    }
+    phenomenaOfLesson16(*run, false);
+    CHECK(run->output.find("the tasks ran on threads") != std::string::npos);
+}
+
+TEST_CASE("lesson 16 beside a busy process, 10 runs", "[lessons][lesson16]") {
+    const pid_t busy = ::fork();
+    REQUIRE(busy >= 0);
+    if (busy == 0) {
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        for (;;) asm volatile("" ::: "memory");
+    }
+    for (int round = 0; round < 10; ++round) {
+        INFO("run " << round + 1 << " of 10 beside a busy process");
+        phenomenaOfLesson16(runLesson(LESSON16, "16-load"), true);
     }
     ::kill(busy, SIGKILL);
     ::waitpid(busy, nullptr, 0);
@@ -2280,7 +2464,8 @@ TEST_CASE("every lesson's golden trace shows its lesson's phenomena and answers 
         {5, phenomenaOfLesson5},   {6, phenomenaOfLesson6},   {7, phenomenaOfLesson7},   {8, phenomenaOfLesson8},
         {9, phenomenaOfLesson9},   {10, phenomenaOfLesson10}, {11, phenomenaOfLesson11}, {12, phenomenaOfLesson12},
         {13, phenomenaOfLesson13}, {14, [](const LessonRun& run) { checkLesson14(run, View(run.trace)); }},
-        {15, [](const LessonRun& run) { phenomenaOfLesson15(run, false); }}};
+        {15, [](const LessonRun& run) { phenomenaOfLesson15(run, false); }},
+        {16, [](const LessonRun& run) { phenomenaOfLesson16(run, false); }}};
     std::vector<std::filesystem::path> dirs;
     for (const auto& entry : std::filesystem::directory_iterator(FIBERSCOPE_LESSONS_DIR))
         if (std::filesystem::exists(entry.path() / "lesson.md")) dirs.push_back(entry.path());

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include <stb/stb_image.h>
 
@@ -41,6 +42,7 @@ struct Image {
     Image() = default;
     Image(const Image&) = delete;
     Image& operator=(const Image&) = delete;
+    Image(Image&& other) noexcept : width(other.width), height(other.height), pixels(std::exchange(other.pixels, nullptr)) {}
     ~Image() { stbi_image_free(pixels); }
     bool load(const std::string& png) {
         int channels = 0;

@@ -512,6 +512,12 @@ std::map<int, Phenomenon> lessonPhenomena() {
         {15, {"spawn-then-await pairs: every spawn handed to the parked thread and woken with a MSG_RING",
               {{"fiber-create (each pair's spawn)", {K::FiberCreate}, spawn, 6},
                {"wakeup-sent / wakeup-received", {K::WakeupSent, K::WakeupReceived}, wakeup}}, 20}},
+        // The scaling policy's burst: spawns into run_next, one wake-up to
+        // search, and the oldest task stolen.
+        {16, {"a burst of spawns: one parked worker woken to search, which steals the oldest task",
+              {{"fiber-create (the spawns)", {K::FiberCreate}, spawn, 6},
+               {"wakeup-sent / wakeup-received", {K::WakeupSent, K::WakeupReceived}, wakeup},
+               {"steal-one", {K::StealOne}, steal}}, 20}},
     };
 }
 
@@ -930,16 +936,22 @@ TEST_CASE("stepping does not move the lesson panel's controls", "[viewer][screen
 
 // The legend explains the CPU strip under the thread lanes (its grey and
 // its red swatches are in the panel), as it does every other colour.
-TEST_CASE("the legend shows the CPU strip's colours", "[viewer][screenshot][legend]") {
-    using namespace fiberscope::viewer;
-    const std::string png = "/tmp/fiberscope-legend-" + std::to_string(getpid()) + ".png";
-    const Run shot = run(kTool + " screenshot " + std::string(FIBERSCOPE_GOLDEN_TRACES) +
-                         "/lesson07-select-and-cancel.fstrace --panel legend -o " + png);
+// `fiberscope screenshot ARGS` into a PNG of its own, read back (and removed).
+Image shoot(const std::string& args, const std::string& tag) {
+    const std::string png = "/tmp/fiberscope-" + tag + "-" + std::to_string(getpid()) + ".png";
+    const Run shot = run(kTool + " screenshot " + args + " -o " + png);
     INFO(shot.output);
     REQUIRE(shot.status == 0);
     Image image;
     REQUIRE(load(image, png));
     std::remove(png.c_str());
+    return image;
+}
+
+TEST_CASE("the legend shows the CPU strip's colours", "[viewer][screenshot][legend]") {
+    using namespace fiberscope::viewer;
+    const Image image =
+        shoot(std::string(FIBERSCOPE_GOLDEN_TRACES) + "/lesson07-select-and-cancel.fstrace --panel legend", "legend");
     long red = 0;
     const Color c = cpuWaitColor(1);
     for (int y = 0; y < image.height; ++y)
@@ -949,6 +961,41 @@ TEST_CASE("the legend shows the CPU strip's colours", "[viewer][screenshot][lege
         }
     INFO("pixels of the CPU strip's red in the legend: " << red);
     CHECK(red > 200); // a 26 x 16 swatch
+}
+
+// The state panel's "found by" row lights the step of findReadyFiber each
+// worker's last decision took (model/found_by.hpp): lesson 16 just after
+// worker 1 stole task 0 lights run_next on worker 0 and steal on worker 1;
+// before any decision, nothing is lit.
+TEST_CASE("the scheduler state lights the step each worker's last decision took", "[viewer][screenshot][found-by]") {
+    using namespace fiberscope::viewer;
+    const std::string trace_path = std::string(FIBERSCOPE_GOLDEN_TRACES) + "/lesson16-scaling-decisions.fstrace";
+    fiberscope::trace::Trace trace;
+    fiberscope::trace::ReadError error;
+    REQUIRE(fiberscope::trace::readTrace(trace_path, trace, error));
+    std::int64_t stolen = -1;
+    for (const fiberscope::trace::Event& e : trace.events)
+        if (e.kind == fiberscope::trace::EventKind::StealOne) {
+            stolen = e.time;
+            break;
+        }
+    REQUIRE(stolen >= 0);
+    const auto litPixels = [&](std::int64_t cursor_ns, const char* tag) {
+        const Image image = shoot(trace_path + " --panel state --cursor " + std::to_string(cursor_ns) + "ns --range " +
+                                      std::to_string(std::max<std::int64_t>(0, cursor_ns - 20000)) + "ns:" +
+                                      std::to_string(cursor_ns + 20000) + "ns",
+                                  std::string("found-by-") + tag);
+        long lit = 0;
+        for (int y = 0; y < image.height; ++y)
+            for (int x = image.width * 3 / 4; x < image.width; ++x)
+                lit += near(image.pixels + (static_cast<long>(y) * image.width + x) * 4, palette::cursor, 2);
+        return lit;
+    };
+    const long after_steal = litPixels(stolen + 3000, "steal");
+    const long at_start = litPixels(1000, "start");
+    INFO("pixels of the lit step: " << after_steal << " after the steal, " << at_start << " before any decision");
+    CHECK(after_steal > 600); // two boxes about 60 x 18
+    CHECK(at_start < 50);
 }
 
 // Focus: while a checkpoint's window is shown, the arrows its story is not

@@ -1,7 +1,8 @@
 // The scheduler's state at one instant, drawn as a diagram: one card per
-// worker thread with what it runs, its ready queue (as a row of fiber
-// chips), the operations in flight in its ring, and whether it is parked in
-// the kernel. This is the picture the lessons teach with. Below them, one
+// worker thread with what it runs, how it found it (the steps of
+// findReadyFiber, the one its last decision took lit: model/found_by.hpp),
+// its ready queue (as a row of fiber chips), the operations in flight in
+// its ring, and whether it is parked in the kernel. This is the picture the lessons teach with. Below them, one
 // small card per object the runtime's fibers meet at that instant (issue 14):
 // each mutex's holder and waiters, each condition's waiters, each Queue's
 // depth and blocked fibers, each Semaphore's and RwLock's holders and
@@ -13,6 +14,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -20,6 +23,7 @@
 #include "fiberscope/analysis/state_at.hpp"
 #include "model/cpu_samples.hpp"
 #include "model/describe.hpp"
+#include "model/found_by.hpp"
 #include "model/state_motion.hpp"
 #include "ui/app.hpp"
 #include "ui/colors.hpp"
@@ -299,6 +303,56 @@ void drawMovingChip(ImDrawList* dl, ImVec2 at, const ChipFrame& f, const std::st
     dl->PopClipRect();
 }
 
+// The steps a thread tries to find its next fiber, in order (the seed's
+// three; the scaling policy's five), each a box, the one its last decision
+// took lit; below them, what it took and from where. Returns that text.
+constexpr FindStep kSeedSteps[] = {FindStep::OwnQueue, FindStep::Steal, FindStep::Park};
+constexpr FindStep kScalingSteps[] = {FindStep::RunNext, FindStep::OwnQueue, FindStep::Steal, FindStep::Search, FindStep::Park};
+
+std::string drawFoundBy(ImDrawList* dl, const Timeline& tl, const trace::Trace& trace, const std::optional<FoundBy>& found,
+                        bool scaling, ImVec2 at, float width) {
+    const std::span<const FindStep> steps = scaling ? std::span<const FindStep>(kScalingSteps) : std::span<const FindStep>(kSeedSteps);
+    const float h = ImGui::GetTextLineHeight() + 2;
+    float x = at.x;
+    for (FindStep step : steps) {
+        const char* name = step == FindStep::OwnQueue && scaling ? "own queues" : findStepName(step);
+        const float w = ImGui::CalcTextSize(name).x + 10;
+        const bool lit = found && found->step == step;
+        if (lit) dl->AddRectFilled(ImVec2(x, at.y - 1), ImVec2(x + w, at.y - 1 + h), palette::cursor, 3.0f);
+        else dl->AddRect(ImVec2(x, at.y - 1), ImVec2(x + w, at.y - 1 + h), palette::grid, 3.0f);
+        dl->AddText(ImVec2(x + 5, at.y), lit ? palette::background : palette::text_dim, name);
+        x += w + 4;
+    }
+    std::string said;
+    if (found) {
+        const std::string fiber = found->fiber ? shortName(tl, found->fiber) : "";
+        switch (found->step) {
+        case FindStep::Direct: {
+            const trace::Event sw = trace.events[found->decision];
+            said = fiber + ": handed over by " + (sw.arg[0] ? shortName(tl, sw.arg[0]) : std::string("its idle loop"));
+            break;
+        }
+        case FindStep::RunNext: said = fiber + " from its run_next"; break;
+        case FindStep::OwnQueue: said = fiber + (scaling ? " from its own queues" : " popped from its queue"); break;
+        case FindStep::Steal: {
+            const trace::Event st = trace.events[found->evidence];
+            said = fiber + " stolen from " + workerLabel(static_cast<std::int64_t>(st.arg[1])) + (found->searched ? " (a search)" : "");
+            break;
+        }
+        case FindStep::Search: said = "searching the others"; break;
+        case FindStep::Park: said = found->fiber ? fiber + ", woken from the kernel" : "asleep"; break;
+        }
+    }
+    // On the row below the steps.
+    if (!said.empty()) {
+        const float below = at.y + ImGui::GetTextLineHeight() + 8;
+        dl->PushClipRect(ImVec2(at.x, below - 2), ImVec2(at.x + width, below + h), true);
+        dl->AddText(ImVec2(at.x, below), palette::text, said.c_str());
+        dl->PopClipRect();
+    }
+    return said;
+}
+
 // Draws one card per worker thread from `origin` (screen), `width` wide,
 // into `dl`, except the fiber chips: their places go to `chips` (in content
 // coordinates, screen minus `base`), drawn afterwards in motion. Returns the
@@ -324,8 +378,8 @@ float drawThreadCards(const App& app, const Timeline& tl, const SchedulerState& 
         }
         const ImVec2 top(origin.x, origin.y + total);
         const bool parked = t.state == State::Parked;
-        // Title, runs, ready, and one row per operation in flight (at least one).
-        const float rows = 3 + static_cast<float>(std::max<std::size_t>(1, std::min<std::size_t>(t.in_flight.size(), 4)));
+        // Title, runs, found by (two rows), ready, and one row per operation in flight (at least one).
+        const float rows = 5 + static_cast<float>(std::max<std::size_t>(1, std::min<std::size_t>(t.in_flight.size(), 4)));
         const float height = 12 + rows * (line + 8);
         const Color frame = !t.alive ? palette::grid : parked ? palette::parked : palette::lane_alt;
         dl->AddRectFilled(top, ImVec2(top.x + width, top.y + height), frame, 6.0f);
@@ -343,6 +397,11 @@ float drawThreadCards(const App& app, const Timeline& tl, const SchedulerState& 
         if (t.state == State::Running) chip(top.x + 90, y - 2, t.running, width - 100);
         else dl->AddText(ImVec2(top.x + 90, y), palette::text_dim, parked ? "nothing (asleep in the kernel)" : "its idle loop");
         y += line + 8;
+        // How it found what it runs (or what it does out of work).
+        dl->AddText(ImVec2(top.x + 10, y), palette::text_dim, "found by");
+        drawFoundBy(dl, tl, *app.trace, t.alive ? foundBy(tl, *app.trace, t.thread, time) : std::nullopt,
+                    trace::ranScalingPolicy(*app.trace), ImVec2(top.x + 90, y), width - 100);
+        y += 2 * (line + 8);
         // Ready queue.
         dl->AddText(ImVec2(top.x + 10, y), palette::text_dim, "ready");
         float x = top.x + 90;
