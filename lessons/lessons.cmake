@@ -20,4 +20,5 @@ set(FIBERSCOPE_LESSONS
   14-read-mostly-cache
   15-two-threads-slower
   16-scaling-decisions
+  17-find-the-problem
 )

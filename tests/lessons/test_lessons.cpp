@@ -40,6 +40,7 @@
 #include <fiberscope/analysis/timeline.hpp>
 #include <fiberscope/trace_reader.hpp>
 
+#include "../support/busy_competitor.hpp"
 #include "trace_tools.hpp"
 
 #include "lessons/catalog.hpp"
@@ -2089,12 +2090,7 @@ TEST_CASE("lesson 15 runs both policies on two workers, 20 runs each under load"
     // The seed's second precondition, counted under both policies.
     checks::Precondition woke = lesson.preconditions[1];
     woke.policy = checks::Precondition::Policy::Any;
-    const pid_t busy = ::fork();
-    REQUIRE(busy >= 0);
-    if (busy == 0) {
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        for (;;) asm volatile("" ::: "memory");
-    }
+    const test::BusyCompetitor busy;
     for (const char* policy : {"seed", "scaling"}) {
         int woken = 0;
         for (int round = 0; round < 20; ++round) {
@@ -2107,8 +2103,6 @@ TEST_CASE("lesson 15 runs both policies on two workers, 20 runs each under load"
         WARN("lesson 15 beside a busy process, " << policy << ": the other worker woke during the pairs in " << woken
                                                  << " of 20 runs");
     }
-    ::kill(busy, SIGKILL);
-    ::waitpid(busy, nullptr, 0);
 }
 
 // Lesson 16: the scaling policy's decisions. Asserted on fresh runs here
@@ -2280,18 +2274,66 @@ TEST_CASE("lesson 16: run_next, the oldest to a thief, a FIFO ring of yielders, 
 }
 
 TEST_CASE("lesson 16 beside a busy process, 10 runs", "[lessons][lesson16]") {
-    const pid_t busy = ::fork();
-    REQUIRE(busy >= 0);
-    if (busy == 0) {
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        for (;;) asm volatile("" ::: "memory");
-    }
+    const test::BusyCompetitor busy;
     for (int round = 0; round < 10; ++round) {
         INFO("run " << round + 1 << " of 10 beside a busy process");
         phenomenaOfLesson16(runLesson(LESSON16, "16-load"), true);
     }
-    ::kill(busy, SIGKILL);
-    ::waitpid(busy, nullptr, 0);
+}
+
+// Lesson 17: a lock held across an I/O wait, a convoy. Asserted on fresh
+// runs here and on the golden trace below.
+static void phenomenaOfLesson17(const LessonRun& run) {
+    const View view(run.trace);
+    requireCheckpointsMatchNarrative(view, "17-find-the-problem");
+    REQUIRE(view.checkpoint("serving") < view.checkpoint("served"));
+    if (!run.golden) CHECK(run.output.find("all answered") != std::string::npos);
+    const std::size_t from = view.checkpoint("serving"), to = view.checkpoint("served");
+    std::vector<std::size_t> contended, handoffs;
+    for (std::size_t i = from + 1; i < to; ++i) {
+        if (view.at(i).kind == EventKind::MutexContended) contended.push_back(i);
+        if (view.at(i).kind == EventKind::MutexHandoff) handoffs.push_back(i);
+    }
+    // The convoy: most of the 80 requests find the lock taken, and most
+    // unlocks hand it to a waiter.
+    INFO(contended.size() << " contended, " << handoffs.size() << " hand-offs");
+    CHECK(contended.size() >= 40);
+    CHECK(handoffs.size() >= 40);
+    // Its cause: the unlocking fiber held the lock across its write. Before
+    // each hand-off, that fiber's last switch away was an io-wait, after
+    // the write it submitted (and its completion came back since).
+    int under_lock = 0;
+    for (std::size_t h : handoffs) {
+        const std::uint64_t holder = view.at(h).arg[0];
+        std::optional<std::size_t> away;
+        for (std::size_t i = h; i-- > from;)
+            if (view.at(i).kind == EventKind::Switch && view.at(i).arg[0] == holder) {
+                away = i;
+                break;
+            }
+        if (!away || view.at(*away).small != static_cast<std::uint8_t>(SwitchReason::IoWait)) continue;
+        const auto submit = view.previousOnThread(*away, kindIs(EventKind::Submit));
+        if (submit && view.at(*submit).arg[0] == holder) ++under_lock;
+    }
+    INFO(under_lock << " of the hand-offs came after the holder's own io-wait for its write");
+    CHECK(under_lock * 10 >= static_cast<int>(handoffs.size()) * 9);
+    // Every request wrote its audit line.
+    std::size_t writes = 0;
+    for (std::size_t i = from + 1; i < to; ++i) writes += view.at(i).kind == EventKind::Submit;
+    CHECK(writes >= 80);
+}
+
+TEST_CASE("lesson 17: a lock held across a write makes a convoy, and the trace shows it", "[lessons][lesson17]") {
+    phenomenaOfLesson17(runLesson(LESSON17, "17"));
+    phenomenaOfLesson17(runLesson(LESSON17, "17-one", {"--threads", "1"}));
+}
+
+TEST_CASE("lesson 17 beside a busy process, 5 runs", "[lessons][lesson17]") {
+    const test::BusyCompetitor busy;
+    for (int round = 0; round < 5; ++round) {
+        INFO("run " << round + 1 << " of 5 beside a busy process");
+        phenomenaOfLesson17(runLesson(LESSON17, "17-load"));
+    }
 }
 
 TEST_CASE("every lesson takes --threads N and --backend uring|epoll and rejects anything else with a one-line usage "
@@ -2331,15 +2373,9 @@ TEST_CASE("every lesson on every configuration, quiet and under load, records a 
     const std::map<int, std::string> lessons = lessonPrograms();
     REQUIRE(lessons.size() >= 15);
     for (const bool loaded : {false, true}) {
-        // A competitor for the CPUs; it dies with this program (PR_SET_PDEATHSIG).
-        pid_t busy = -1;
-        if (loaded) {
-            busy = ::fork();
-            if (busy == 0) {
-                ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-                for (;;) asm volatile("" ::: "memory");
-            }
-        }
+        // A competitor for the CPUs while `loaded`.
+        std::optional<test::BusyCompetitor> busy;
+        if (loaded) busy.emplace();
         for (const auto& [number, program] : lessons)
             for (const char* threads : {"2", "4"})
                 for (const char* policy : {"seed", "scaling"})
@@ -2349,10 +2385,6 @@ TEST_CASE("every lesson on every configuration, quiet and under load, records a 
                         (void)tryRunLesson(program.c_str(), tag.c_str(), {"--threads", threads, "--scheduler", policy, "--backend", backend},
                                            /*may_lack_io_uring=*/true);
                     }
-        if (busy > 0) {
-            ::kill(busy, SIGKILL);
-            ::waitpid(busy, nullptr, 0);
-        }
     }
     // And with the runtime's jitter points on (FIBERSCOPE_TEST_JITTER: a
     // stall, as a preemption would, between a decision and its record, a
@@ -2470,7 +2502,8 @@ TEST_CASE("every lesson's golden trace shows its lesson's phenomena and answers 
         {9, phenomenaOfLesson9},   {10, phenomenaOfLesson10}, {11, phenomenaOfLesson11}, {12, phenomenaOfLesson12},
         {13, phenomenaOfLesson13}, {14, [](const LessonRun& run) { checkLesson14(run, View(run.trace)); }},
         {15, [](const LessonRun& run) { phenomenaOfLesson15(run, false); }},
-        {16, [](const LessonRun& run) { phenomenaOfLesson16(run, false); }}};
+        {16, [](const LessonRun& run) { phenomenaOfLesson16(run, false); }},
+        {17, phenomenaOfLesson17}};
     std::vector<std::filesystem::path> dirs;
     for (const auto& entry : std::filesystem::directory_iterator(FIBERSCOPE_LESSONS_DIR))
         if (std::filesystem::exists(entry.path() / "lesson.md")) dirs.push_back(entry.path());

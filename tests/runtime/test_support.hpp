@@ -18,6 +18,8 @@
 
 #include <fiberscope/fiberscope.hpp>
 
+#include "../support/busy_competitor.hpp"
+
 // Readable failure messages for errors ("TimedOut (errno 62)").
 namespace Catch {
 template <>
@@ -94,34 +96,6 @@ private:
     std::condition_variable cv_;
     bool done_ = false;
     std::thread thread_;
-};
-
-// A process that keeps one CPU busy while it lives (a competitor for the
-// cores, so that a race between two worker threads gets the preemptions
-// that widen it, as on a loaded laptop). Killed and reaped on destruction.
-class BusyCompetitor {
-public:
-    BusyCompetitor() {
-        pid_ = ::fork();
-        if (pid_ == 0) {
-            // Dies with the test program, however that ends (an abort is
-            // what some of these tests catch): never an orphan spinning on.
-            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-            if (::getppid() == 1) ::_exit(0);
-            for (;;) asm volatile("" ::: "memory"); // spins until killed
-        }
-    }
-    ~BusyCompetitor() {
-        if (pid_ <= 0) return;
-        ::kill(pid_, SIGKILL);
-        int status = 0;
-        ::waitpid(pid_, &status, 0);
-    }
-    BusyCompetitor(const BusyCompetitor&) = delete;
-    BusyCompetitor& operator=(const BusyCompetitor&) = delete;
-
-private:
-    pid_t pid_ = -1;
 };
 
 } // namespace test

@@ -518,6 +518,11 @@ std::map<int, Phenomenon> lessonPhenomena() {
               {{"fiber-create (the spawns)", {K::FiberCreate}, spawn, 6},
                {"wakeup-sent / wakeup-received", {K::WakeupSent, K::WakeupReceived}, wakeup},
                {"steal-one", {K::StealOne}, steal}}, 20}},
+        // The convoy: waiters queue at the lock, each unlock a hand-off
+        // after the holder's write completed.
+        {17, {"a lock convoy: fibers found the lock taken, hand-offs after each write's completion",
+              {{"mutex-contended / mutex-handoff", {K::MutexContended, K::MutexHandoff}, mutex_handoff, 10},
+               {"the writes' completions", {K::Complete}, complete}}, 20}},
     };
 }
 
