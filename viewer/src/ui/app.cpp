@@ -58,6 +58,8 @@ void adopt(App& app, const std::string& path, LoadedTrace loaded) {
     app.active_checkpoint.clear();
     app.view_placed = false;
     app.timeline_caches = TimelineCaches(); // another trace: its fiber list from the top, no drag carried over
+    app.panels.events = EventTableState();  // its table measured afresh, following no old cursor
+    app.panels.motion = ChipMotion();       // no chip slides in from the last trace's layout
 }
 
 void adoptCompared(App& app, LoadedTrace loaded, std::string label) {
@@ -198,8 +200,8 @@ static std::vector<std::pair<std::string, bool>> listDirectory(const std::string
 }
 
 static void drawOpenPrompt(App& app) {
-    static std::string directory;
-    static std::vector<std::pair<std::string, bool>> entries;
+    std::string& directory = app.panels.open_dialog.directory;
+    std::vector<std::pair<std::string, bool>>& entries = app.panels.open_dialog.entries;
     if (app.open_prompt) {
         ImGui::OpenPopup("Open trace");
         app.open_prompt = false;

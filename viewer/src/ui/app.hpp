@@ -20,6 +20,7 @@
 #include "lessons/checks.hpp"
 #include "ui/live_view.hpp"
 #include "ui/side_panel.hpp"
+#include "ui/panel_state.hpp"
 #include "ui/timeline_caches.hpp"
 
 #include <atomic>
@@ -99,6 +100,7 @@ struct App {
     std::uint64_t heap_trimmed_for = 0; // its Timeline::serial
     ViewHistory history;            // back/forward through the views commands left (ui/navigation.cpp)
     TimelineCaches timeline_caches; // what the timeline keeps between frames (ui/timeline_caches.hpp)
+    PanelState panels;              // what the side panels and dialogs keep between frames (ui/panel_state.hpp)
     bool view_placed = false;       // the view has been placed on this trace (the first placement is not history)
     bool open_lesson_view = false;  // open on the lesson's first checkpoint's window once the trace is in
 

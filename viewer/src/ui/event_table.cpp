@@ -98,11 +98,15 @@ void drawEventTable(App& app) {
         app.filter.t0 = INT64_MIN;
         app.filter.t1 = INT64_MAX;
     }
-    static std::int64_t last_t0 = 0, last_t1 = 0;
-    // Row heights (0: not measured yet) and the rows' tops; see the top.
-    static std::vector<float> heights, tops;
-    static float wrap_width = 0;
-    static bool tops_dirty = true;
+    // Row heights (0: not measured yet) and the rows' tops (see the top),
+    // kept in App::panels.events.
+    EventTableState& table = app.panels.events;
+    std::int64_t& last_t0 = table.last_t0;
+    std::int64_t& last_t1 = table.last_t1;
+    std::vector<float>& heights = table.heights;
+    std::vector<float>& tops = table.tops;
+    float& wrap_width = table.wrap_width;
+    bool& tops_dirty = table.tops_dirty;
     const auto forgetHeights = [&] {
         heights.assign(app.table_rows.size(), 0.0f);
         tops_dirty = true;
@@ -170,10 +174,11 @@ void drawEventTable(App& app) {
     placeRows();
     // The row at the cursor: the selected record's while the cursor is at
     // its time, else the last one at or before its time.
-    static std::int64_t last_cursor = -1;
-    static int follow_frames = 0;
-    static double user_scrolled_at = -1e9;
-    static float last_scroll = 0, requested_scroll = -1;
+    std::int64_t& last_cursor = table.last_cursor;
+    int& follow_frames = table.follow_frames;
+    double& user_scrolled_at = table.user_scrolled_at;
+    float& last_scroll = table.last_scroll;
+    float& requested_scroll = table.requested_scroll;
     std::size_t cursor_row = SIZE_MAX;
     if (app.cursor >= 0 && n > 0) {
         const auto it = std::upper_bound(app.table_rows.begin(), app.table_rows.end(), app.cursor,

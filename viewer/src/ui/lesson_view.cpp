@@ -77,29 +77,10 @@ bool hasCheckpoint(const App& app, const std::string& label) {
 }
 
 // "Predict, then check" (lessons/NN-*/checks.md): the parsed questions of
-// the lesson on screen and each one's input and verdict. Only this panel
-// reads them, so they live here rather than in App; they are rebuilt when
-// the lesson or its trace changes (a new run may give other answers).
-struct CheckState {
-    int lesson = -1;
-    std::uint64_t trace = 0; // its Trace::serial
-    std::size_t events = 0;
-    checks::LessonChecks checks;
-    std::string parse_error;
-    std::vector<Document> texts; // each question's text, then the exercise's
-    struct Answer {
-        int input = 0;
-        bool checked = false, right = false;
-        std::string verdict;
-    };
-    std::vector<Answer> answers;
-    std::vector<std::int64_t> workers; // the trace's workers, for a worker-of answer
-};
-
-CheckState& checkState() {
-    static CheckState state;
-    return state;
-}
+// the lesson on screen and each one's input and verdict
+// (App::panels.checks), rebuilt when the lesson or its trace changes (a
+// new run may give other answers).
+using CheckState = LessonCheckState;
 
 void check(App& app, const checks::Question& question, CheckState::Answer& answer, std::int64_t given) {
     const trace::Trace& trace = *app.trace;
@@ -117,7 +98,7 @@ void check(App& app, const checks::Question& question, CheckState::Answer& answe
 
 void drawChecks(App& app, const Lesson& lesson, const Fonts& fonts) {
     if (lesson.checks.empty() || !app.trace || !app.timeline) return;
-    CheckState& s = checkState();
+    CheckState& s = app.panels.checks;
     if (s.lesson != app.lesson_index || s.trace != app.trace->serial || s.events != app.trace->events.size()) {
         s = CheckState{};
         s.lesson = app.lesson_index;
@@ -309,23 +290,7 @@ namespace {
 // nothing in main.cpp yet, the latest mark or zone in main.cpp of any fiber
 // at or before the cursor. The file is read once per lesson and the look-up
 // redone only when the point in the trace changes.
-struct CodeState {
-    std::string path;  // the file read into `lines`
-    bool found = false;
-    std::vector<std::string> lines;
-    std::uint64_t trace = 0;             // the look-up below was made for this trace (its serial)...
-    std::size_t events = 0;
-    std::uint32_t thread = kAnyThread;   // ...thread and time
-    std::int64_t time = -1;
-    std::optional<SourceLine> where;
-    bool own_fiber = false;  // `where` is the running fiber's (else any fiber's)
-    std::uint32_t scrolled_to = 0;
-};
-
-CodeState& codeState() {
-    static CodeState state;
-    return state;
-}
+using CodeState = LessonCodeState; // App::panels.code
 
 void loadCode(CodeState& s, const std::string& path) {
     s = CodeState{};
@@ -339,7 +304,7 @@ void loadCode(CodeState& s, const std::string& path) {
 }
 
 void drawCodeView(App& app, const Lesson& lesson, const Fonts& fonts) {
-    CodeState& s = codeState();
+    CodeState& s = app.panels.code;
     if (s.path != lesson.source) loadCode(s, lesson.source);
     if (!ImGui::CollapsingHeader("main.cpp##code", ImGuiTreeNodeFlags_DefaultOpen)) return;
     if (!s.found) {

@@ -8,7 +8,8 @@
 // depth and blocked fibers, each Semaphore's and RwLock's holders and
 // waiters, each Event's state and waiters, and the wake-ups and cancels on their way. The
 // object replay's index (object_state.hpp) is built once per loaded trace
-// and kept here, so a hover frame costs a binary search and a short replay.
+// and kept in App::panels, so a hover frame costs a binary search and a
+// short replay.
 #include <imgui.h>
 
 #include <algorithm>
@@ -51,16 +52,10 @@ std::string shortName(const Timeline& tl, std::uint64_t fiber) {
 
 // The object index of the trace on screen, rebuilt when another trace is
 // loaded or a followed trace grows.
-const ObjectIndex& objectIndex(const trace::Trace& trace, const Timeline& tl) {
-    struct Cached {
-        std::uint64_t trace = 0, timeline = 0; // their serials
-        std::size_t events = 0;
-        std::int64_t end = 0;
-        ObjectIndex index;
-    };
-    static std::unique_ptr<Cached> cached;
+const ObjectIndex& objectIndex(App& app, const trace::Trace& trace, const Timeline& tl) {
+    std::unique_ptr<ObjectIndexCache>& cached = app.panels.objects;
     if (!cached || cached->trace != trace.serial || cached->timeline != tl.serial || cached->events != trace.events.size() || cached->end != tl.end_time) {
-        auto fresh = std::make_unique<Cached>();
+        auto fresh = std::make_unique<ObjectIndexCache>();
         fresh->trace = trace.serial;
         fresh->timeline = tl.serial;
         fresh->events = trace.events.size();
@@ -472,7 +467,7 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
     const Timeline& tl = *app.timeline;
     const std::int64_t time = stateTime(app);
     const SchedulerState state = stateAt(tl, time);
-    const ObjectState objects = objectStateAt(*app.trace, objectIndex(*app.trace, tl), time);
+    const ObjectState objects = objectStateAt(*app.trace, objectIndex(app, *app.trace, tl), time);
     const trace::BackendWords& words = backendWords(*app.trace);
     ImGui::Text("At %s", formatTime(time).c_str());
     ImGui::SameLine();
@@ -489,12 +484,12 @@ void drawSchedulerState(App& app, const Fonts& fonts) {
     const float cards = drawThreadCards(app, tl, state, objects, time, dl, origin, width, base, chips, pool_threads);
 
     // The chips: still, or sliding from where the last decision left them.
-    static ChipMotion motion; // between frames: the layout shown, and a move under way
+    ChipMotion& motion = app.panels.motion; // between frames: the layout shown, and a move under way
     std::vector<ChipFrame> frames;
     if (app.motion_fraction >= 0) {
         // Test hook: the move into this instant from the one before, frozen.
         const SchedulerState before = stateAt(tl, time - 1);
-        const ObjectState before_objects = objectStateAt(*app.trace, objectIndex(*app.trace, tl), time - 1);
+        const ObjectState before_objects = objectStateAt(*app.trace, objectIndex(app, *app.trace, tl), time - 1);
         ImDrawList scratch(ImGui::GetDrawListSharedData()); // laid out, not drawn
         scratch._ResetForNewFrame();
         scratch.PushTextureID(ImGui::GetIO().Fonts->TexID);

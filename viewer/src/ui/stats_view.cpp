@@ -22,15 +22,8 @@ namespace {
 
 // A run's statistics over its whole time, kept while that model is shown
 // (slot 0: the trace, 1: the compared run).
-const RangeStats& wholeRun(const Timeline& tl, const trace::Trace& trace, int slot) {
-    struct Cached {
-        std::uint64_t timeline = 0; // its Timeline::serial
-        std::size_t events = 0;
-        std::int64_t end = 0;
-        RangeStats stats;
-    };
-    static Cached cached[2];
-    Cached& c = cached[slot];
+const RangeStats& wholeRun(App& app, const Timeline& tl, const trace::Trace& trace, int slot) {
+    WholeRunStats& c = app.panels.whole_run[slot];
     if (c.timeline != tl.serial || c.events != trace.events.size() || c.end != tl.end_time) {
         c.stats = rangeStats(tl, trace, tl.start_time, tl.end_time);
         c.timeline = tl.serial;
@@ -130,8 +123,8 @@ void drawCompareTotals(App& app) {
     ImGui::TextUnformatted("Whole runs, side by side");
     ImGui::SameLine();
     ImGui::TextDisabled("(compared: %s)", app.compare_label.c_str());
-    drawCompareTable(app, "compare_totals", wholeRun(*app.timeline, *app.trace, 0),
-                     wholeRun(*app.compare_timeline, *app.compare_trace, 1));
+    drawCompareTable(app, "compare_totals", wholeRun(app, *app.timeline, *app.trace, 0),
+                     wholeRun(app, *app.compare_timeline, *app.compare_trace, 1));
     ImGui::Separator();
 }
 
