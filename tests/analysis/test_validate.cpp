@@ -18,6 +18,7 @@
 #include "decoded_trace.hpp"
 #include "fiberscope/analysis/timeline.hpp"
 #include "fiberscope/analysis/validate.hpp"
+#include "fiberscope/trace_reader.hpp"
 #include "fiberscope/trace_records.hpp"
 #include "fiberscope/trace_vocabulary.hpp"
 
@@ -347,6 +348,70 @@ TEST_CASE("the validator: a select's later finisher on another thread may win th
     single.erase(single.begin() + 9); // the await of 3
     single[9].small = sw(SwitchReason::Await);
     holdsThenBreaks(v7(race), v7(single), Rule::RunNotReady);
+}
+
+// An await of a fiber whose fiber-finish came first. The finisher records
+// fiber-finish before the exchange that publishes "finished": an awaiter
+// that registers between the two is scheduled by the finisher's finish
+// task, on the finisher's thread, not by its own handler. Here worker 1's
+// schedule of main and worker 0's pop of it share a 16 ns tick (qemu's
+// 62.5 MHz counter), and the reader puts worker 0's record first. Seen
+// once under qemu-user (aarch64) in the ping-pong jitter test, where the
+// validator had main woken by its own handler at once and called the
+// finish task's schedule schedule-not-ready.
+TEST_CASE("the validator: an await after the target's fiber-finish ends by a schedule on either thread, whatever their order at one instant",
+          "[validate]") {
+    const std::vector<trace::Event> late = {
+        ev(0, 0, EventKind::ThreadStart, 0),
+        ev(1, 1, EventKind::ThreadStart, 1),
+        ev(2, 1, EventKind::Park),
+        ev(10, 0, EventKind::FiberCreate, 2, 1),
+        ev(11, 0, EventKind::Schedule, 2, 1, 1, how(ScheduleHow::IdleHandoff)),
+        ev(12, 0, EventKind::WakeupSent, 1),
+        ev(20, 1, EventKind::WakeupReceived, 0),
+        ev(21, 1, EventKind::Unpark, 1),
+        ev(22, 1, EventKind::Switch, 0, 2, 0, sw(SwitchReason::Idle)),
+        ev(100, 0, EventKind::Await, 1, 2),
+        ev(100, 1, EventKind::Switch, 2, 0, 0, sw(SwitchReason::Finish)),
+        ev(100, 1, EventKind::FiberFinish, 2),
+        ev(110, 0, EventKind::Switch, 1, 0, 0, sw(SwitchReason::Await)),
+        ev(111, 0, EventKind::Park),
+        ev(150, 0, EventKind::Unpark, 0),
+        ev(150, 0, EventKind::Switch, 0, 1, 0, sw(SwitchReason::Idle)), // pops what worker 1 handed it...
+        ev(150, 1, EventKind::Schedule, 1, 1, 0, how(ScheduleHow::IdleHandoff)), // ...at the same tick
+        ev(150, 1, EventKind::WakeupSent, 0),
+    };
+    const ValidationReport ok = validateTrace(v7(late));
+    INFO(describe(v7(late), ok));
+    CHECK(ok.ok());
+    // The common case: main's own handler finds the fiber finished and schedules it on its thread.
+    std::vector<trace::Event> own = late;
+    own.erase(own.begin() + 14, own.end());
+    own.push_back(ev(112, 0, EventKind::Schedule, 1, 1, 0, how(ScheduleHow::OwnQueue)));
+    own.push_back(ev(113, 0, EventKind::Switch, 0, 1, 0, sw(SwitchReason::Idle)));
+    own.erase(own.begin() + 13); // (no park)
+    const ValidationReport own_ok = validateTrace(v7(own));
+    INFO(describe(v7(own), own_ok));
+    CHECK(own_ok.ok());
+    // Not any thread's: a third thread that neither awaited nor finished cannot end the wait.
+    std::vector<trace::Event> third = late;
+    third.insert(third.begin() + 2, ev(1, 2, EventKind::ThreadStart, 2));
+    for (auto& e : third)
+        if (e.kind == EventKind::Schedule && e.arg[0] == 1) e.thread = 2;
+    for (auto& e : third)
+        if (e.kind == EventKind::WakeupSent && e.time == 150) e.thread = 2;
+    const ValidationReport bad = validateTrace(v7(third, 3));
+    INFO(describe(v7(third, 3), bad));
+    CHECK(bad.by_rule[static_cast<std::size_t>(Rule::ScheduleNotReady)] >= 1);
+    // And the recording it was seen in verifies, the model against the runtime's truth records too.
+    Trace kept;
+    trace::ReadError error;
+    REQUIRE(trace::readTrace(std::string(FIBERSCOPE_TEST_DATA) + "/validate-await-after-finish-aarch64.fstrace", kept, error));
+    ValidationReport report = validateTrace(kept);
+    fiberscope::analysis::checkModelAgainstTruth(kept, fiberscope::analysis::buildTimeline(kept), report);
+    INFO(describe(kept, report));
+    CHECK(report.ok());
+    CHECK(report.truth_records > 0);
 }
 
 TEST_CASE("the validator: an rwlock is held by one writer or by readers, never both", "[validate]") {
