@@ -43,8 +43,8 @@ constexpr int kMaxCounted = 64;
 std::array<RunCount, kMaxCounted> run_counts;
 std::atomic<int> counted_threads{0};
 thread_local int run_count_slot = -1;
-
-void countRun() {
+// Not inlined: a fiber may resume on another thread, where an inlined thread_local's address is stale.
+[[gnu::noinline]] void countRun() {
     if (run_count_slot < 0) run_count_slot = std::min(counted_threads.fetch_add(1), kMaxCounted - 1);
     run_counts[static_cast<std::size_t>(run_count_slot)].fibers.fetch_add(1, std::memory_order_relaxed);
 }

@@ -41,10 +41,10 @@ void work(std::chrono::microseconds us) {
     }
 }
 
-// The OS thread each fiber last ran on, to print where the work went.
+// The OS thread a fiber runs on (not inlined: after a yield it may resume on another thread).
 thread_local int thread_number = -1;
 std::atomic<int> threads_seen{0};
-int currentThreadNumber() {
+[[gnu::noinline]] int currentThreadNumber() {
     if (thread_number < 0) thread_number = threads_seen.fetch_add(1);
     return thread_number;
 }

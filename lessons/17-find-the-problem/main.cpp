@@ -60,14 +60,14 @@ struct Service {
 int main(int argc, char** argv) {
     const auto loop_owner = lesson::start(kName, argc, argv, 2);
     fiberscope::EventLoop& loop = *loop_owner;
+    if (const fiberscope::Status started = loop.startWorkers(); !started) {
+        std::fprintf(stderr, "%s: cannot start the workers: %s\n", kName, started.error().message());
+        return 1;
+    }
     const std::string path = logPath();
     auto log = loop.createFile(path, {});
     if (!log) {
         std::fprintf(stderr, "%s: cannot create %s: %s\n", kName, path.c_str(), log.error().message());
-        return 1;
-    }
-    if (const fiberscope::Status started = loop.startWorkers(); !started) {
-        std::fprintf(stderr, "%s: cannot start the workers: %s\n", kName, started.error().message());
         return 1;
     }
     Service service(loop, *log);

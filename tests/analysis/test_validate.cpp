@@ -403,6 +403,19 @@ TEST_CASE("the validator: an await after the target's fiber-finish ends by a sch
     const ValidationReport bad = validateTrace(v7(third, 3));
     INFO(describe(v7(third, 3), bad));
     CHECK(bad.by_rule[static_cast<std::size_t>(Rule::ScheduleNotReady)] >= 1);
+    // The finisher's thread only while its finish task may still run: once
+    // it has switched again, a late schedule of main there contradicts.
+    std::vector<trace::Event> stale = late;
+    stale.insert(stale.begin() + 12, ev(105, 1, EventKind::Switch, 0, 0, 0, sw(SwitchReason::Idle))); // (its idle loop goes on)
+    stale.insert(stale.begin() + 13, ev(106, 1, EventKind::Park));
+    for (auto& e : stale)
+        if (e.time == 150 && e.thread == 1 && e.kind == EventKind::Schedule) e.time = 149;
+    stale.erase(std::remove_if(stale.begin(), stale.end(), [](const trace::Event& e) { return e.time == 150 && e.thread == 1; }),
+                stale.end());
+    std::stable_sort(stale.begin(), stale.end(), [](const trace::Event& a, const trace::Event& b) { return a.time < b.time; });
+    const ValidationReport late_bad = validateTrace(v7(stale));
+    INFO(describe(v7(stale), late_bad));
+    CHECK(late_bad.by_rule[static_cast<std::size_t>(Rule::ScheduleNotReady)] >= 1);
     // And the recording it was seen in verifies, the model against the runtime's truth records too.
     Trace kept;
     trace::ReadError error;

@@ -192,6 +192,19 @@ TEST_CASE("the seed's lessons: a finish hands over to its awaiter, a woken threa
         CHECK(own >= 30);
         CHECK(direct >= 1);
     }
+    // Lesson 17: every mutex hand-off switches straight to the new owner.
+    {
+        const Loaded l = load("lesson17-find-the-problem.fstrace");
+        int handoffs = 0;
+        for (std::size_t i = 0; i < l.trace.events.size(); ++i) {
+            const trace::Event e = l.trace.events[i];
+            if (e.kind != EventKind::Switch || e.small != static_cast<std::uint8_t>(trace::SwitchReason::Handoff)) continue;
+            INFO("the hand-off switch at record " << i);
+            CHECK(runOf(l, i).step == FindStep::Direct);
+            ++handoffs;
+        }
+        CHECK(handoffs >= 40);
+    }
     // Lesson 4: every steal is followed by the thief running what it took.
     {
         const Loaded l = load("lesson04-work-stealing.fstrace");

@@ -1834,17 +1834,23 @@ TEST_CASE("a checkpoint's window takes its own I/O's late completions and leaves
     CHECK(checkpointWindow(times.size(), at, marks, 0, 0, 400'000, busy, 0.005, sleep, false, {}, false, {}).t1 < 100'000);
 
     // trimToStory: lesson 2's game of 7 us, then main busy 60 us before the mark.
-    const TimeRange game = trimToStory({0, 70'000}, {{0, 3'000}, {2'000, 7'000}});
+    const TimeRange game = trimToStory({0, 70'000}, {{0, 3'000}, {2'000, 7'000}}, 0);
     CHECK(game.t0 == 0);
     CHECK(game.t1 == 7'000);
     // A tail no longer than the story stays (lesson 2 on a quiet machine).
-    CHECK(trimToStory({0, 10'000}, {{0, 3'000}, {2'000, 7'000}}).t1 == 10'000);
+    CHECK(trimToStory({0, 10'000}, {{0, 3'000}, {2'000, 7'000}}, 0).t1 == 10'000);
     // A lead-in longer than the story goes too; a link crossing an edge touches it.
-    const TimeRange late = trimToStory({0, 100'000}, {{80'000, 90'000}, {95'000, 150'000}});
+    const TimeRange late = trimToStory({0, 100'000}, {{80'000, 90'000}, {95'000, 150'000}}, 85'000);
     CHECK(late.t0 == 80'000);
     CHECK(late.t1 == 100'000);
+    // ...but never past the checkpoint's mark, which stays in the window.
+    CHECK(trimToStory({0, 100'000}, {{80'000, 90'000}, {95'000, 150'000}}, 30'000).t0 == 30'000);
+    // Links touching the window at one instant only measure no story: kept whole.
+    const TimeRange touch = trimToStory({0, 100'000}, {{-50'000, 0}}, 0);
+    CHECK(touch.t0 == 0);
+    CHECK(touch.t1 == 100'000);
     // No link: nothing to measure a pause against.
-    CHECK(trimToStory({0, 100'000}, {{200'000, 300'000}}).t1 == 100'000);
+    CHECK(trimToStory({0, 100'000}, {{200'000, 300'000}}, 0).t1 == 100'000);
 }
 
 TEST_CASE("merged ranges", "[viewer][framing]") {

@@ -190,6 +190,7 @@ struct ThreadReplay {
     std::vector<std::uint64_t> pending; // fibers woken here, in order (stale entries skipped; compacted)
     std::size_t pending_compact_at = 1024; // pending's size that triggers its next compaction
     std::uint64_t run_next = 0;         // the fiber in its run_next slot (0: none)
+    std::uint32_t last_switch = kNoRecord; // its latest switch record
 };
 
 struct Replay {
@@ -673,6 +674,7 @@ Finding check(const Replay& r, const Event& e, std::uint32_t i) {
 void applySwitch(Replay& r, const Event& e, std::uint32_t i) {
     const std::uint32_t t = e.thread;
     ThreadReplay& th = r.threads[t];
+    th.last_switch = i;
     const std::uint64_t from = e.arg[0], to = e.arg[1];
     const auto reason = static_cast<SwitchReason>(e.small);
     if (from != 0 && from != to) {
@@ -702,20 +704,27 @@ void applySwitch(Replay& r, const Event& e, std::uint32_t i) {
                 // Awaiting a fiber that finished already: a schedule, by its
                 // own handler or by the finisher's finish task, ends the wait
                 // (FiberState::wake_threads).
+                // The finisher's thread only while its finish task may still
+                // run: it runs right after the finish switch, before that
+                // thread switches again.
                 const auto finishedTarget = [&](std::uint64_t target) {
                     const FiberState* g = r.find(target);
                     if (!g || !g->finished) return false;
                     if (f.wake_threads.empty()) f.wake_threads.push_back(t);
-                    if (g->finish_record < r.trace.events.size()) f.wake_threads.push_back(r.trace.events[g->finish_record].thread);
+                    if (g->finish_record < r.trace.events.size()) {
+                        const std::uint32_t ft = r.trace.events[g->finish_record].thread;
+                        if (ft < r.threads.size() &&
+                            (r.threads[ft].last_switch == kNoRecord || r.threads[ft].last_switch < g->finish_record))
+                            f.wake_threads.push_back(ft);
+                    }
                     return true;
                 };
                 if (w == Wait::Await && f.object && !finishedTarget(f.object)) r.awaiting[f.object].push_back(from);
-                if (w == Wait::Select) {
+                if (w == Wait::Select)
+                    // Every finished target's finisher may hold the winning
+                    // claim; one that finishes later may still win it.
                     for (std::uint64_t target : f.select_targets)
-                        if (finishedTarget(target)) break;
-                    if (f.wake_threads.empty())
-                        for (std::uint64_t target : f.select_targets) r.awaiting[target].push_back(from);
-                }
+                        if (!finishedTarget(target)) r.awaiting[target].push_back(from);
                 if (w == Wait::Condition && f.object) r.condition_waiters[f.object].fibers.push_back(from);
                 break;
             }
@@ -1077,21 +1086,33 @@ void checkModelAgainstTruth(const trace::Trace& trace, const Timeline& timeline,
             problem = "the model shows " + std::to_string(mine->ready.size()) + " fiber(s) ready on this thread (" +
                       fiberText(fiber) + ") where the runtime found its queues empty";
         }
-        // Another thread's record at the same instant may have placed the
-        // fiber here (or taken it) first: records of different threads at
-        // one instant have no order (a 62.5 MHz clock's 16 ns tick holds a
-        // schedule on one thread and the pop on another), so the model is
-        // not wrong if such a record names the fiber.
+        // Another thread's record at the same instant may have come first:
+        // records of different threads at one instant have no order (a
+        // 62.5 MHz clock's 16 ns tick holds a schedule on one thread and the
+        // pop on another). The model is not wrong if such a record handed
+        // the fiber to this thread (queued), or took from this thread every
+        // fiber the model has here (empty).
         if (!problem.empty()) {
+            const std::int64_t worker = e.thread < trace.threads.size() ? trace.threads[e.thread].worker : -1;
+            std::unordered_set<std::uint64_t> stolen; // from this thread, at this instant, by another
+            bool word_stolen = false;
             for (std::size_t j = firstEventAt(trace, e.time); j < n && trace.events.time(j) == e.time; ++j) {
                 const Event other = trace.events[j];
-                if (other.thread != e.thread && other.kind != EventKind::Truth && other.arg[0] == fiber &&
-                    (other.kind == EventKind::Schedule || other.kind == EventKind::Steal || other.kind == EventKind::StealHalf ||
-                     other.kind == EventKind::StealOne)) {
+                if (other.thread == e.thread || worker < 0) continue;
+                // Queued: another thread handed it to this one (idle-handoff, new-worker).
+                if (what == trace::TruthOp::Queued && other.kind == EventKind::Schedule && other.arg[0] == fiber &&
+                    static_cast<std::int64_t>(other.arg[2]) == worker)
                     problem.clear();
-                    break;
+                // Empty: another thread took what the model has here.
+                if ((other.kind == EventKind::Steal || other.kind == EventKind::StealHalf || other.kind == EventKind::StealOne) &&
+                    static_cast<std::int64_t>(other.arg[1]) == worker) {
+                    stolen.insert(other.arg[0]);
+                    word_stolen |= other.kind == EventKind::Steal;
                 }
             }
+            if (what == trace::TruthOp::Empty &&
+                (word_stolen || std::all_of(mine->ready.begin(), mine->ready.end(), [&](const ReadyEntry& r) { return stolen.count(r.fiber) > 0; })))
+                problem.clear();
         }
         if (problem.empty()) continue;
         ++report.count;

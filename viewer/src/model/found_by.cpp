@@ -27,7 +27,14 @@ FoundBy classifyRun(const Timeline& tl, const trace::Trace& trace, std::uint32_t
     FoundBy found;
     found.decision = static_cast<std::uint32_t>(s);
     found.fiber = sw.arg[1];
-    // In no queue right before it ran (its lane Waiting, not Ready): handed over.
+    // A mutex unlock that handed the lock over switches straight to its new owner.
+    if (sw.small == static_cast<std::uint8_t>(trace::SwitchReason::Handoff)) {
+        found.step = FindStep::Direct;
+        return found;
+    }
+    // In no queue right before it ran (its lane Waiting, not Ready): handed
+    // over. Ready: since when (its last schedule is looked for from then on).
+    std::int64_t ready_since = INT64_MIN;
     if (const analysis::FiberLane* lane = analysis::findFiber(tl, found.fiber); lane && !lane->lane.intervals.empty()) {
         const auto& ivs = lane->lane.intervals;
         std::size_t k = analysis::intervalAt(lane->lane, sw.time);
@@ -38,6 +45,7 @@ FoundBy classifyRun(const Timeline& tl, const trace::Trace& trace, std::uint32_t
             found.step = FindStep::Direct;
             return found;
         }
+        if (ivs[k].cause == s && k > 0 && ivs[k - 1].state == State::Ready) ready_since = ivs[k - 1].start;
     }
     // The records just before the switch on its thread: a steal of it (after
     // the search that found it), or an unpark since its last run.
@@ -51,6 +59,8 @@ FoundBy classifyRun(const Timeline& tl, const trace::Trace& trace, std::uint32_t
             found.searched = true;
             continue;
         }
+        // The last searcher that found work wakes another to search in its place.
+        if (steal_window && (e.kind == EventKind::WakeupSent || e.kind == EventKind::WakeupBounced)) continue;
         if (steal_window && (e.kind == EventKind::Steal || e.kind == EventKind::StealHalf || e.kind == EventKind::StealOne) &&
             e.arg[0] == found.fiber) {
             found.step = FindStep::Steal;
@@ -71,6 +81,7 @@ FoundBy classifyRun(const Timeline& tl, const trace::Trace& trace, std::uint32_t
         i = analysis::previousOfKind(tl, trace, EventKind::Schedule, i);
         if (i == kNone) break;
         const trace::Event e = trace.events[i];
+        if (e.time < ready_since) break; // before this ready stay: not how it got here
         if (e.arg[0] != found.fiber) continue;
         found.evidence = static_cast<std::uint32_t>(i);
         if (e.small == static_cast<std::uint8_t>(trace::ScheduleHow::RunNext) && e.thread == thread) found.step = FindStep::RunNext;

@@ -221,7 +221,7 @@ TimeRange checkpointWindow(std::size_t count, const std::function<std::int64_t(s
         }
         b = end;
     }
-    const TimeRange story = trimToStory({a, b}, links);
+    const TimeRange story = trimToStory({a, b}, links, mark);
     a = story.t0;
     b = story.t1;
     if (b - a < min_span) {
@@ -232,7 +232,7 @@ TimeRange checkpointWindow(std::size_t count, const std::function<std::int64_t(s
     return TimeRange{a, b};
 }
 
-TimeRange trimToStory(TimeRange window, const std::vector<TimeRange>& links) {
+TimeRange trimToStory(TimeRange window, const std::vector<TimeRange>& links, double keep) {
     double first = 1e300, last = -1e300;
     for (const TimeRange& link : links) {
         const double cause = std::min(link.t0, link.t1), effect = std::max(link.t0, link.t1);
@@ -240,10 +240,10 @@ TimeRange trimToStory(TimeRange window, const std::vector<TimeRange>& links) {
         first = std::min(first, std::max(cause, window.t0));
         last = std::max(last, std::min(effect, window.t1));
     }
-    if (first > last) return window;
+    if (first >= last) return window;
     const double story = last - first;
-    if (first - window.t0 > story) window.t0 = first;
-    if (window.t1 - last > story) window.t1 = last;
+    if (first - window.t0 > story) window.t0 = std::min(first, std::max(keep, window.t0));
+    if (window.t1 - last > story) window.t1 = std::max(last, std::min(keep, window.t1));
     return window;
 }
 

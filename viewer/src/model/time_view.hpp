@@ -141,8 +141,10 @@ TimeRange checkpointWindow(std::size_t count, const std::function<std::int64_t(s
 // touches it) and that is longer than the stretch the links do touch: a
 // pause, even where a thread ran a fiber, for it was preempted (lesson 2's
 // main held its thread 60 us between the game's end and its mark, lesson
-// 5's 180 us between two awaits). A window no link touches is kept.
-TimeRange trimToStory(TimeRange window, const std::vector<TimeRange>& links);
+// 5's 180 us between two awaits). A window no link touches, or whose
+// links touch it at one instant only, is kept; the trimmed window still
+// holds `keep` (the checkpoint's mark).
+TimeRange trimToStory(TimeRange window, const std::vector<TimeRange>& links, double keep);
 
 // Back / forward through the views navigation left (like a browser's).
 // Every command that moves the view records the view it leaves

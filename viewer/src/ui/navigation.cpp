@@ -240,7 +240,7 @@ std::optional<TimeRange> checkpointRange(const App& app, const std::string& labe
             }
             // (Less a pause before B: lesson 2's main, preempted 60 us
             // between the game's end and its mark.)
-            return trimToStory(TimeRange{a, end}, links);
+            return trimToStory(TimeRange{a, end}, links, a);
         }
     const trace::Trace& trace = *app.trace;
     // When a fiber ran on some thread: pauses are measured in the rest.
