@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <random>
 
 #include "../support/decoded_trace.hpp"
@@ -416,4 +417,80 @@ TEST_CASE("change times read back as pushed, across blocks and long quiet stretc
         CHECK(got.min == expected.min);
         CHECK(got.max == expected.max);
     }
+}
+
+// The queue strips under the thread lanes (analysis::queueStaysIn): each
+// stay of a fiber in a ready queue, cut where a steal moved the queue.
+TEST_CASE("queue stays: a steal moves the queued fibers to the thief's strip", "[viewer][queue-strip]") {
+    const trace::Trace trace = stealTrace();
+    const analysis::Timeline tl = analysis::buildTimeline(trace);
+    std::vector<analysis::QueueStay> stays;
+    REQUIRE(analysis::queueStaysIn(tl, tl.start_time, tl.end_time + 1, 100, stays));
+    const auto find = [&](std::uint64_t fiber, std::uint32_t lane) -> const analysis::QueueStay& {
+        for (const auto& s : stays)
+            if (s.fiber == fiber && s.lane == lane) return s;
+        FAIL("no stay of fiber " << fiber << " on lane " << lane);
+        return stays.front();
+    };
+    // 2 and 3 wait on worker 0 until the steal at 21 moves them to worker 1.
+    for (std::uint64_t f : {2u, 3u}) {
+        INFO("fiber " << f);
+        const auto& before = find(f, 0);
+        CHECK(before.start == (f == 2 ? 10 : 11));
+        CHECK(before.end == 21);
+        CHECK(before.moved_out);
+        CHECK_FALSE(before.moved_in);
+        const auto& after = find(f, 1);
+        CHECK(after.start == 21);
+        CHECK(after.moved_in);
+        CHECK(after.event == before.event); // still the schedule that queued it
+    }
+    CHECK(find(3, 1).end == 40); // run when 4 yields to it
+    // 4, the head, is taken by the steal itself: it ends on worker 0.
+    CHECK(find(4, 0).end == 21);
+    CHECK_FALSE(find(4, 0).moved_out);
+    // 5 waits in idle worker 2's queue from the hand-off to its run.
+    CHECK(find(5, 2).start == 30);
+    CHECK(find(5, 2).end == 36);
+    // A window sees only what overlaps it; a limit it exceeds gives nothing.
+    REQUIRE(analysis::queueStaysIn(tl, 31, 35, 100, stays));
+    for (const auto& s : stays) CHECK((s.start < 35 && s.end > 31));
+    CHECK_FALSE(analysis::queueStaysIn(tl, tl.start_time, tl.end_time + 1, 2, stays));
+    CHECK(stays.empty());
+}
+
+// On every golden trace, the stays under the pointer are the state panel's
+// ready queues (stateAt), lane by lane, at every record's time.
+TEST_CASE("queue stays agree with stateAt on every golden trace", "[viewer][queue-strip]") {
+    int golden = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(FIBERSCOPE_GOLDEN_TRACES)) {
+        if (entry.path().extension() != ".fstrace") continue;
+        ++golden;
+        trace::Trace trace;
+        trace::ReadError error;
+        INFO(entry.path().string() << ": " << error.text());
+        REQUIRE(trace::readTrace(entry.path().string(), trace, error, {.strict = true}));
+        const analysis::Timeline tl = analysis::buildTimeline(trace);
+        std::vector<analysis::QueueStay> stays;
+        const std::size_t step = std::max<std::size_t>(1, trace.events.size() / 400);
+        int moved = 0;
+        for (std::size_t i = 0; i < trace.events.size(); i += step) {
+            const std::int64_t t = trace.events[i].time;
+            // A window around t, so the query's own cut is exercised too.
+            REQUIRE(analysis::queueStaysIn(tl, t - 1000, t + 1000, 1'000'000, stays));
+            const analysis::SchedulerState s = analysis::stateAt(tl, t);
+            for (std::size_t lane = 0; lane < tl.threads.size(); ++lane) {
+                std::vector<std::uint64_t> want, got;
+                for (const auto& r : s.threads[lane].ready) want.push_back(r.fiber);
+                for (const auto& q : stays)
+                    if (q.lane == lane && q.start <= t && t < q.end) got.push_back(q.fiber), moved += q.moved_in;
+                std::sort(want.begin(), want.end());
+                std::sort(got.begin(), got.end());
+                INFO(entry.path().filename().string() << ", lane " << lane << " at " << t);
+                CHECK(got == want);
+            }
+        }
+        if (entry.path().filename().string().find("lesson04") != std::string::npos) CHECK(moved > 0); // its steals
+    }
+    CHECK(golden >= 17);
 }

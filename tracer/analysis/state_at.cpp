@@ -118,4 +118,56 @@ SchedulerState stateAt(const Timeline& timeline, std::int64_t time) {
     return state;
 }
 
+bool queueStaysIn(const Timeline& timeline, std::int64_t from, std::int64_t to, std::size_t limit,
+                  std::vector<QueueStay>& out) {
+    out.clear();
+    const ReplayIndex& replay = timeline.replay;
+    const auto& items = replay.items;
+    if (replay.checkpoints.empty() || to <= from) return true;
+    auto cp_it = std::upper_bound(replay.checkpoints.begin(), replay.checkpoints.end(), from,
+                                  [](std::int64_t t, const StateCheckpoint& c) { return t < c.time; });
+    const StateCheckpoint& cp = cp_it == replay.checkpoints.begin() ? replay.checkpoints.front() : *std::prev(cp_it);
+    const auto end = static_cast<std::size_t>(
+        std::upper_bound(items.begin(), items.end(), to, [](std::int64_t t, const StateItem& it) { return t < it.start; }) -
+        items.begin());
+    std::size_t seen = 0;
+    bool fits = true;
+    const auto take = [&](std::uint32_t id) {
+        const StateItem item = items[id];
+        if (item.kind != ItemKind::Queued || item.end <= from || item.start >= to || item.where >= replay.slots.size()) return;
+        if (++seen > limit) {
+            fits = false;
+            return;
+        }
+        // The slot's owners over the stay (a steal changes the owner of the
+        // victim's slot, SlotOwner): one piece per owner.
+        const auto& owners = replay.slots[item.where];
+        auto it = std::upper_bound(owners.begin(), owners.end(), item.start,
+                                   [](std::int64_t t, const SlotOwner& o) { return t < o.since; });
+        if (it != owners.begin()) --it;
+        std::int64_t start = item.start;
+        bool moved_in = false;
+        for (; it != owners.end() && start < item.end; ++it) {
+            const auto next = std::next(it);
+            const bool moved_out = next != owners.end() && next->since < item.end;
+            const std::int64_t stop = moved_out ? next->since : item.end;
+            if (stop > from && start < to && it->thread < timeline.lane_of_thread.size() && stop > start)
+                out.push_back(QueueStay{item.fiber, start, stop, timeline.lane_of_thread[it->thread], item.event, moved_in,
+                                        moved_out});
+            if (stop > start) moved_in = true;
+            start = stop;
+        }
+    };
+    for (std::uint32_t id : cp.active) take(id);
+    for (std::size_t id = cp.first_item; id < end && fits; ++id) take(static_cast<std::uint32_t>(id));
+    if (!fits) {
+        out.clear();
+        return false;
+    }
+    std::sort(out.begin(), out.end(), [](const QueueStay& a, const QueueStay& b) {
+        return a.lane != b.lane ? a.lane < b.lane : a.start != b.start ? a.start < b.start : a.fiber < b.fiber;
+    });
+    return true;
+}
+
 } // namespace fiberscope::analysis

@@ -51,6 +51,26 @@ struct SchedulerState {
 
 SchedulerState stateAt(const Timeline& timeline, std::int64_t time);
 
+// A fiber's stay in one thread's ready queue: the model's Queued item, cut
+// where a steal moved its queue (its slot) to another thread, so the
+// timeline can draw each queue's fibers under its thread's lane.
+struct QueueStay {
+    std::uint64_t fiber = 0;
+    std::int64_t start = 0;         // queued here (or moved here by a steal)
+    std::int64_t end = kOpenEnd;    // taken (run, or moved on by a steal); kOpenEnd: still there at the trace's end
+    std::uint32_t lane = 0;         // index in timeline.threads
+    std::uint32_t event = kNoEvent; // the schedule that queued it (on the first thread it waited on)
+    bool moved_in = false;          // `start` is a steal of the queue it was in
+    bool moved_out = false;         // `end` is a steal of this queue
+};
+
+// Every stay that overlaps [from, to), by lane, then start. Returns false
+// (and `out` empty) if more than `limit` queue items overlap the window: a
+// view that wide is drawn as the ready counts instead. O(log n + K + answer),
+// as stateAt.
+bool queueStaysIn(const Timeline& timeline, std::int64_t from, std::int64_t to, std::size_t limit,
+                  std::vector<QueueStay>& out);
+
 // Builds timeline.replay.checkpoints from timeline.replay.items (buildTimeline calls it).
 void buildReplayIndex(Timeline& timeline, std::size_t checkpoint_every = 4096);
 
