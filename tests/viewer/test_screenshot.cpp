@@ -1003,6 +1003,41 @@ TEST_CASE("the scheduler state lights the step each worker's last decision took"
     CHECK(at_start < 50);
 }
 
+// The queue strip under each worker's lane: lesson 4's root waits in worker
+// 1's queue until worker 0 steals it (0.21 to 0.31 ms in the reference run):
+// its chip, in root's colour as a chip draws it, with the steal's orange at
+// the end, is there while that stay is in view, and not in a view where
+// nothing of root's is queued.
+TEST_CASE("each worker's ready queue is drawn under its lane, a steal moving it", "[viewer][screenshot][queue-strip]") {
+    using namespace fiberscope::viewer;
+    const std::string trace_path = std::string(FIBERSCOPE_GOLDEN_TRACES) + "/lesson04-work-stealing.fstrace";
+    fiberscope::trace::Trace trace;
+    fiberscope::trace::ReadError error;
+    REQUIRE(fiberscope::trace::readTrace(trace_path, trace, error));
+    std::uint64_t root = 0;
+    std::int64_t stolen = -1;
+    for (const fiberscope::trace::Event& e : trace.events) // (root names itself once it runs: after its steal)
+        if (e.kind == fiberscope::trace::EventKind::FiberName && trace.string(e.arg[1]) == "root") root = e.arg[0];
+    for (const fiberscope::trace::Event& e : trace.events)
+        if (e.kind == fiberscope::trace::EventKind::Steal && root != 0 && e.arg[0] == root && stolen < 0) stolen = e.time;
+    REQUIRE(root != 0);
+    REQUIRE(stolen > 0);
+    const Color chip = darker(fiberColor(root), 0.8f);
+    const auto chipPixels = [&](std::int64_t from, std::int64_t to, const char* tag) {
+        const Image image = shoot(trace_path + " --panel legend --range " + std::to_string(from) + "ns:" + std::to_string(to) + "ns",
+                                  std::string("queue-strip-") + tag);
+        long lit = 0;
+        for (int y = 0; y < image.height; ++y)
+            for (int x = 0; x < image.width * 2 / 3; ++x) lit += near(image.pixels + (static_cast<long>(y) * image.width + x) * 4, chip, 2);
+        return lit;
+    };
+    const long queued = chipPixels(stolen - 150000, stolen + 50000, "queued");
+    const long later = chipPixels(stolen + 4000000, stolen + 4200000, "later");
+    INFO("root's chip pixels: " << queued << " around its steal, " << later << " 4 ms later");
+    CHECK(queued > 300); // ~0.1 ms of 0.2 ms, 7 px high
+    CHECK(later < 20);
+}
+
 // Focus: while a checkpoint's window is shown, the arrows its story is not
 // about are dimmed (checks.md `focus:`): lesson 4's wake-ups to busy workers
 // do not bury its steals. Only while its mark is in view, and not with

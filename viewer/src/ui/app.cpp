@@ -168,6 +168,7 @@ static void drawMenu(App& app) {
         ImGui::MenuItem("Fiber lanes", nullptr, &app.show_fiber_lanes);
         ImGui::MenuItem("Flow arrows", nullptr, &app.show_flows);
         ImGui::MenuItem("Counter tracks", nullptr, &app.show_counters);
+        ImGui::MenuItem("Ready queues", nullptr, &app.show_queues);
         if (ImGui::BeginMenu("Flow kinds", app.show_flows)) {
             for (int k = 0; k < kFlowKindCount; ++k) {
                 const unsigned bit = 1u << k;

@@ -85,6 +85,7 @@ struct App {
     bool show_fiber_lanes = true;
     bool show_flows = true;
     bool show_counters = true;         // counter tracks under the thread lanes (View > Counter tracks)
+    bool show_queues = true;           // each worker's ready queue under its lane (View > Ready queues)
     unsigned flow_kinds = ~0u;         // the flow kinds drawn, bit FlowKind (View > Flow kinds, the legend)
     // The checkpoint whose window was last shown (a checkpoint link, the
     // opening view): while its mark is in view, the arrows its story is not

@@ -33,6 +33,10 @@ void drawLegend(App& app) {
     swatch(cpuWaitColor(0), "the CPU strip under a lane (the OS's samples): the thread ran whenever it was ready");
     swatch(cpuWaitColor(0.25), "... it waited, ready, on a kernel runqueue for part of the interval (preempted)");
     swatch(cpuWaitColor(1), "... for half of it or more: red, another program had its CPU");
+    swatch(darker(fiberColor(7), 0.8f),
+           "ready queue (under a worker's lane): each fiber waiting in it, from its schedule to its run, in the "
+           "order they came (View > Ready queues)");
+    swatch(darker(palette::steal, 0.8f), "... an orange end: a steal moved the whole queue to another worker, where the chip goes on");
     ImGui::Spacing();
     ImGui::TextUnformatted("Fiber lanes");
     swatch(palette::ready, "ready: in a ready queue, waiting for a thread");

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "fiberscope/analysis/state_at.hpp"
 #include "fiberscope/analysis/timeline.hpp"
 #include "model/counters.hpp"
 #include "model/cpu_samples.hpp"
@@ -45,6 +46,8 @@ struct TimelineCaches {
     std::vector<Block> blocks;
     std::vector<std::uint32_t> flows;
     std::vector<CounterRange> ranges;
+    std::vector<analysis::QueueStay> queue_stays; // the queue strips' stays in view
+    std::vector<std::int64_t> queue_row_end;     // a strip's rows: when each is free again
 };
 
 } // namespace fiberscope::viewer

@@ -558,6 +558,89 @@ const Counters& countersOf(TimelineCaches& c, const Timeline& tl) {
     return c.counters;
 }
 
+// The queue strip under each worker's lane: the fibers waiting in its
+// ready queue, one chip per stay (analysis::queueStaysIn), in the fiber's
+// colour, from its schedule to the switch that ran it or the steal that
+// moved its whole queue to another worker (the chip goes on under the
+// thief's lane, with an orange end at the move). Rows are the order the
+// fibers arrived in: a stay keeps its row. At most kQueueRows rows: a
+// deeper queue draws its later fibers in the last row. A view holding more
+// than kQueueStayLimit stays draws a note instead (the counter tracks keep
+// the queue's length at any zoom).
+constexpr float kQueueRow = 9.0f;
+constexpr std::int32_t kQueueRows = 4;
+constexpr std::size_t kQueueStayLimit = 4000;
+
+// The strip's rows for a lane (0: no strip): its deepest queue, at most
+// kQueueRows; threads that never queue a fiber have none.
+std::int32_t queueRowsOf(App& app, const Timeline& tl, std::size_t lane) {
+    if (!app.show_queues || tl.threads.size() > kMaxReadyTracks) return 0;
+    const Counters& counters = countersOf(app.timeline_caches, tl);
+    if (lane >= counters.ready.size()) return 0;
+    return std::min(kQueueRows, counters.ready[lane].peak);
+}
+
+void drawQueueStrip(App& app, const Timeline& tl, ImDrawList* dl, const Geometry& g, std::size_t lane, float y,
+                    std::int32_t rows, bool stays_fit, ImVec2 mouse) {
+    const float height = static_cast<float>(rows) * kQueueRow;
+    dl->AddText(ImVec2(g.origin.x + 14, y + height / 2 - 7), palette::text_dim, "ready queue");
+    const std::vector<analysis::QueueStay>& stays = app.timeline_caches.queue_stays;
+    if (!stays_fit) {
+        dl->AddText(ImVec2(g.left + 4, y + height / 2 - 7), palette::text_dim, "(zoom in to see each fiber in the queue)");
+        return;
+    }
+    auto first = std::lower_bound(stays.begin(), stays.end(), lane,
+                                  [](const analysis::QueueStay& s, std::size_t l) { return s.lane < l; });
+    std::vector<std::int64_t>& row_end = app.timeline_caches.queue_row_end;
+    row_end.assign(static_cast<std::size_t>(rows), INT64_MIN);
+    dl->PushClipRect(ImVec2(g.left, y), ImVec2(g.left + g.width, y + height), true);
+    const analysis::QueueStay* hovered = nullptr;
+    for (auto it = first; it != stays.end() && it->lane == lane; ++it) {
+        const analysis::QueueStay& s = *it;
+        // The lowest row free at its start; the last row if none is.
+        std::size_t row = static_cast<std::size_t>(rows) - 1;
+        for (std::size_t r = 0; r < row_end.size(); ++r)
+            if (row_end[r] <= s.start) {
+                row = r;
+                break;
+            }
+        row_end[row] = std::max(row_end[row], s.end);
+        const float x0 = app.view.x(static_cast<double>(std::max<std::int64_t>(s.start, static_cast<std::int64_t>(app.view.start))), g.left, g.width);
+        const double end = s.end == analysis::kOpenEnd ? app.view.end : std::min(static_cast<double>(s.end), app.view.end);
+        const float x1 = std::max(x0 + 2.0f, app.view.x(end, g.left, g.width));
+        const float top = y + static_cast<float>(row) * kQueueRow + 1, bottom = top + kQueueRow - 2;
+        const Color c = fiberColor(s.fiber);
+        const bool focused = app.focus_fiber == s.fiber || app.hover.fiber == s.fiber;
+        dl->AddRectFilled(ImVec2(x0, top), ImVec2(x1, bottom), focused ? c : darker(c, 0.8f), 2.0f);
+        // (A darker orange than the steal's glyph and arrow: the strip is not a record.)
+        if (s.moved_in) dl->AddRectFilled(ImVec2(x0, top), ImVec2(std::min(x1, x0 + 3), bottom), darker(palette::steal, 0.8f));
+        if (s.moved_out) dl->AddRectFilled(ImVec2(std::max(x0, x1 - 3), top), ImVec2(x1, bottom), darker(palette::steal, 0.8f));
+        if (x1 - x0 > 40) {
+            const FiberLane* f = findFiber(tl, s.fiber);
+            const std::string name = f && f->named() ? f->name() : "#" + std::to_string(s.fiber);
+            dl->PushClipRect(ImVec2(x0 + 3, top), ImVec2(x1 - 3, bottom), true);
+            dl->AddText(nullptr, kQueueRow + 1, ImVec2(x0 + 4, top - 1.5f), textOn(c), name.c_str());
+            dl->PopClipRect();
+        }
+        if (mouse.y >= top && mouse.y < bottom + 2 && mouse.x >= x0 && mouse.x < x1) hovered = &s;
+    }
+    dl->PopClipRect();
+    if (!hovered) return;
+    const analysis::QueueStay& s = *hovered;
+    const std::string worker = tl.threads[lane].name;
+    std::string text = fiberLabel(tl, s.fiber) + " waits in " + worker + "'s ready queue";
+    text += s.moved_in ? ", moved here by a steal of the queue it was in at " : ", queued at ";
+    text += formatTime(s.start);
+    if (s.end == analysis::kOpenEnd) text += ", still there when the recording ends";
+    else
+        text += (s.moved_out ? ", until a steal moves this queue at " : ", until it is taken to run at ") + formatTime(s.end) + " (" +
+                formatDuration(static_cast<double>(s.end - s.start)) + ")";
+    app.hover.text = text;
+    app.hover.fiber = s.fiber;
+    app.hover.event = s.event;
+    app.hover.time = static_cast<std::int64_t>(app.view.time(mouse.x, g.left, g.width));
+}
+
 // Draws the tracks from `y`; returns the height they took.
 float drawCounters(App& app, ImDrawList* dl, const Geometry& g, float y, const Fonts& fonts, ImVec2 mouse) {
     const Timeline& tl = *app.timeline;
@@ -676,6 +759,10 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
     std::vector<float> lane_y(tl.threads.size(), -1);
     std::vector<Block>& scratch = app.timeline_caches.blocks;
     const CpuSamples& cpu_samples = cpuSamplesOf(app.timeline_caches, *app.trace);
+    const bool stays_fit = app.show_queues &&
+                           analysis::queueStaysIn(tl, static_cast<std::int64_t>(std::floor(app.view.start)),
+                                                  static_cast<std::int64_t>(std::ceil(app.view.end)) + 1, kQueueStayLimit,
+                                                  app.timeline_caches.queue_stays);
     for (std::size_t i = 0; i < tl.threads.size(); ++i) {
         const ThreadLane& lane = tl.threads[i];
         if (isCpuSamplerLane(lane)) continue; // the trace writer's samples: drawn under the lanes they describe
@@ -701,6 +788,10 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
         if (const std::vector<CpuSampleSpan>* spans = cpu_samples.of(lane.thread)) {
             drawCpuStrip(app, dl, g, *spans, y + kThreadLaneHeight + kGlyphStrip);
             y += kCpuStrip;
+        }
+        if (const std::int32_t rows = queueRowsOf(app, tl, i); rows > 0) {
+            drawQueueStrip(app, tl, dl, g, i, y + kThreadLaneHeight + kGlyphStrip + 1, rows, stays_fit, mouse);
+            y += static_cast<float>(rows) * kQueueRow + 1;
         }
         y += kThreadLaneHeight + kGlyphStrip + 3;
     }
