@@ -419,7 +419,14 @@ Result<Completion> pollerExecute(const Operation& original, Thread* thread) {
         }
         const std::uint32_t direction = isWrite(op.opcode) ? EPOLLOUT : EPOLLIN;
         bool connecting = false;
+        // When the attempt that succeeds began: its submit record's time.
+        // Its effect (a send's bytes, an accept's connection) can be seen by
+        // another thread as soon as the syscall runs, so a submit stamped
+        // after it let the peer's receive come first in the trace (lesson
+        // 13's test: bytes received before their send was submitted).
+        std::uint64_t attempt_at = 0;
         for (;;) {
+            attempt_at = trace::enabled() ? trace::now() : 0;
             if (connecting) {
                 int error = 0;
                 socklen_t size = sizeof error;
@@ -460,7 +467,9 @@ Result<Completion> pollerExecute(const Operation& original, Thread* thread) {
             }
         }
         if (result != -ECANCELED) {
-            FIBERSCOPE_TRACE_EVENT(emit::submit(now, fiber->id, op.opcode, op.fd);
+            // The submit at the attempt's start (nothing else is recorded on
+            // this thread between that and here), the completion now.
+            FIBERSCOPE_TRACE_EVENT(emit::submit(attempt_at ? attempt_at : now, fiber->id, op.opcode, op.fd);
                                    emit::complete(now, fiber->id, op.opcode, result));
         }
     }
