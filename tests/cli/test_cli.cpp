@@ -360,6 +360,14 @@ TEST_CASE("bad command lines get one line naming the problem and a nonzero exit"
         {{"stats", t, "--top", "18446744073709551617"}, {"--top", "out of range"}},
         {{"stats", t, "--top="}, {"--top"}},
         {{"stats", t, "--top", huge}, {"--top", "out of range"}},
+        {{"records", t, "--kind", "stael"}, {"no record kind is named 'stael'", "did you mean 'steal'?", "records --help"}},
+        {{"records", t, "--kind", "a\x1b[2Jb"}, {"a\\x1b[2Jb"}},
+        {{"records", t, "--from", "3parsecs"}, {"--from", "3parsecs"}},
+        {{"records", t, "--from", "2ms", "--to", "1ms"}, {"--to is before --from"}},
+        {{"records", t, "--limit", "0"}, {"--limit"}},
+        {{"records", t, "--fiber", "-1"}, {"--fiber"}},
+        {{"records"}, {"no trace file given"}},
+        {{"records", s.missing}, {s.missing}, 1},
         {{"timeline", t, "--rows", "zero"}, {"--rows", "zero"}},
         {{"timeline", t, "--rows", "0"}, {"--rows"}},
         {{"timeline", t, "--rows", "1000001"}, {"--rows", "out of range"}},
@@ -550,7 +558,7 @@ TEST_CASE("nothing runs and nothing is printed before the files are checked", "[
 TEST_CASE("the documented forms parse", "[cli]") {
     const Scratch s;
     // Help is generated, goes to stdout, and exits 0.
-    for (const char* command : {"record", "stats", "export", "timeline", "view", "screenshot", "lesson", "lessons", "benchmark"}) {
+    for (const char* command : {"record", "stats", "records", "export", "timeline", "view", "screenshot", "lesson", "lessons", "benchmark"}) {
         const Outcome o = runTool({command, "--help"});
         INFO(command << ": " << o.err);
         CHECK(o.code == 0);
@@ -575,6 +583,13 @@ TEST_CASE("the documented forms parse", "[cli]") {
     CHECK(equals.code == 0);
     const Outcome stats = runTool({"stats", "--top", "3", s.trace});
     CHECK(stats.code == 0);
+    // records: one line per record, every field by the record table's name.
+    const Outcome records = runTool({"records", s.trace, "--kind", "fiber-create,switch", "--limit", "3"});
+    CHECK(records.code == 0);
+    CHECK(records.out.find("fiber-create fiber=") != std::string::npos);
+    CHECK(records.out.find(" parent=") != std::string::npos);
+    CHECK(records.out.find("more records match") != std::string::npos);
+    CHECK(std::count(records.out.begin(), records.out.end(), '\n') == 4);
     const Outcome dashed = runTool({"stats", "--", s.trace});
     CHECK(dashed.code == 0);
     // A file named like a command is still a file.

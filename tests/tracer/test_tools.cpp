@@ -359,6 +359,49 @@ TEST_CASE("the text timeline of a hand-made trace", "[tools]") {
     CHECK(text.find("in 20 rows of 10 ns") != std::string::npos);
 }
 
+// `fiberscope records`: each record on a line, every field by the record
+// table's name, values as the lessons write them.
+TEST_CASE("the records of a hand-made trace, every field by name", "[tools][records]") {
+    Trace trace = handMadeTrace();
+    trace.strings.push_back("evil\x1b[2Jname");
+    trace.events.insert(trace.events.begin() + 2, makeEvent(10, 0, EventKind::FiberName, 2, 6));
+    std::ostringstream out;
+    REQUIRE(writeRecords(trace, out, {}) == trace.events.size());
+    const std::string text = out.str();
+    INFO(text);
+    CHECK(std::count(text.begin(), text.end(), '\n') == static_cast<long>(trace.events.size()));
+    CHECK(text.find("0.010 us  worker 0  fiber-create fiber=2(evil\\x1b[2Jname) parent=1 name=\"child\"") != std::string::npos);
+    CHECK(text.find("schedule fiber=2(evil\\x1b[2Jname) count=1 target=0 how=own-queue") != std::string::npos);
+    CHECK(text.find("switch from=1 to=0 reason=await") != std::string::npos);
+    CHECK(text.find("submit fiber=2(evil\\x1b[2Jname) opcode=22(read) fd=7") != std::string::npos);
+    CHECK(text.find("result=-11") != std::string::npos);
+    CHECK(text.find('\x1b') == std::string::npos);
+    // Every field of every kind appears by its name.
+    for (const trace::Event& e : trace.events) {
+        const std::string line = recordText(trace, e);
+        const trace::RecordKindInfo& info = trace::recordKind(e.kind);
+        CHECK(line.rfind(info.name, 0) == 0);
+        for (int k = 0; k < info.field_count; ++k) CHECK(line.find(std::string(" ") + info.fields[k].name + "=") != std::string::npos);
+    }
+    // Selections: a kind, a fiber, a worker, a time range, a limit.
+    const auto lines = [&](auto set) {
+        RecordsOptions o;
+        set(o);
+        std::ostringstream os;
+        const std::size_t matched = writeRecords(trace, os, o);
+        return std::make_pair(matched, os.str());
+    };
+    CHECK(lines([](RecordsOptions& o) { o.kinds = {EventKind::Park}; }).first == 2);
+    CHECK(lines([](RecordsOptions& o) { o.fiber = 2; }).first == 11);
+    CHECK(lines([](RecordsOptions& o) { o.worker = 1; }).first == 17);
+    CHECK(lines([](RecordsOptions& o) { o.from = 100, o.to = 145; }).first == 7);
+    const auto limited = lines([](RecordsOptions& o) { o.limit = 2; });
+    CHECK(limited.first == trace.events.size());
+    CHECK(limited.second.find("(24 more records match") != std::string::npos);
+    CHECK(recordKindNamed("wakeup-sent") == &trace::recordKind(EventKind::WakeupSent));
+    CHECK(recordKindNamed("stael") == nullptr);
+}
+
 TEST_CASE("stats, export and timeline agree with a recorded program", "[tools][tracer]") {
     const Trace trace = recordProgram();
     REQUIRE(trace.lost_events == 0);

@@ -44,6 +44,26 @@ std::int64_t traceEnd(const Trace& trace);
 std::string terminalSafe(std::string_view text);
 
 // ---------------------------------------------------------------------------
+// Records (`fiberscope records`): the records as they are, one a line: the
+// time since the recording began, the thread, the kind and every field by
+// the record table's names ("schedule fiber=4(task 3) count=1 target=0
+// how=idle-handoff"), the words FORMAT.md and the lessons use.
+
+inline constexpr std::int64_t kAnyWorker = INT64_MIN;
+struct RecordsOptions {
+    std::int64_t from = INT64_MIN, to = INT64_MAX; // ns since the recording began, both included
+    std::vector<EventKind> kinds;                  // empty: every kind
+    std::int64_t fiber = -1;                       // only records with a fiber field naming it
+    std::int64_t worker = kAnyWorker;              // only records of this worker's thread
+    std::size_t limit = 0;                         // at most this many lines (0: all), then how many more match
+};
+// (A kind by its name: recordKindNamed, trace_records.hpp.)
+// One record's kind and fields, as writeRecords prints them.
+std::string recordText(const Trace& trace, const Event& e);
+// Writes the records `options` selects; returns how many matched.
+std::size_t writeRecords(const Trace& trace, std::ostream& out, const RecordsOptions& options);
+
+// ---------------------------------------------------------------------------
 // Statistics (`fiberscope stats`)
 
 struct LatencySummary {

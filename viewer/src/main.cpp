@@ -60,6 +60,7 @@ int runCommandLine(int argc, char** argv, std::string& activity) {
     commands.push_back(addRecord(top, *help));
     commands.push_back(addStats(top));
     commands.push_back(addTimeline(top));
+    commands.push_back(addRecords(top));
     commands.push_back(addExport(top));
     commands.push_back(addVerify(top));
     commands.push_back(addView(top, *help));

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <initializer_list>
 
 #include "fiberscope/trace_events.hpp"
@@ -293,6 +294,16 @@ inline constexpr const RecordKindInfo (&kRecordKinds)[kMaxEventKind + 1] = recor
 constexpr const RecordKindInfo& recordKind(EventKind kind) noexcept {
     const auto k = static_cast<std::uint8_t>(kind);
     return k <= kMaxEventKind ? kRecordKinds[k] : kRecordKinds[0];
+}
+
+// The kind whose table name is `name` ("wakeup-sent"), or nullptr; never
+// the string record, which the reader decodes itself.
+inline const RecordKindInfo* recordKindNamed(std::string_view name) noexcept {
+    for (unsigned k = 1; k <= kMaxEventKind; ++k) {
+        const RecordKindInfo& info = kRecordKinds[k];
+        if (!info.special && info.name && name == info.name) return &info;
+    }
+    return nullptr;
 }
 
 // A record of work taken from another thread (one per steal, or one per

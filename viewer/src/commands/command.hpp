@@ -64,6 +64,7 @@ Command addStats(CLI::App& top);                            // stats.cpp
 Command addVerify(CLI::App& top);                           // verify.cpp
 Command addExport(CLI::App& top);                           // export.cpp
 Command addTimeline(CLI::App& top);                         // timeline.cpp
+Command addRecords(CLI::App& top);                          // records.cpp
 Command addView(CLI::App& top, cli::HelpFormatter& help);   // view.cpp
 int view(const std::string& path, const std::string& compare); // view.cpp: the viewer, the default command
 Args liveProgram(const std::string& file_slot, const CLI::App& app, const CLI::App& top); // view.cpp

@@ -70,13 +70,6 @@ bool parseInteger(const std::string& text, std::int64_t& value) {
     return true;
 }
 
-const trace::RecordKindInfo* kindNamed(const std::string& name) {
-    for (unsigned k = 1; k <= trace::kMaxEventKind; ++k) {
-        const trace::RecordKindInfo& info = trace::kRecordKinds[k];
-        if (!info.special && info.name && name == info.name) return &info;
-    }
-    return nullptr;
-}
 
 int fieldNamed(const trace::RecordKindInfo& info, const std::string& name) {
     for (int f = 0; f < info.field_count; ++f)
@@ -157,7 +150,7 @@ public:
 private:
     bool selection(Selection& s, bool with_range) {
         if (atEnd()) return fail("expected a record kind");
-        const trace::RecordKindInfo* info = kindNamed(tokens_[pos_].text);
+        const trace::RecordKindInfo* info = trace::recordKindNamed(tokens_[pos_].text);
         if (!info || tokens_[pos_].quoted) return fail("unknown record kind");
         ++pos_;
         s.kind = info->kind;
