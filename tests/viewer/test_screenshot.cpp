@@ -1038,6 +1038,61 @@ TEST_CASE("each worker's ready queue is drawn under its lane, a steal moving it"
     CHECK(later < 20);
 }
 
+// The narrated tour: lesson 3's third sentence that names something is
+// "A thread-start on a new trace thread follows ...": on the reference run
+// it lights the three workers' thread-starts (and worker 0's, before the
+// first burst) in view, puts the cursor on the first and the sentence in
+// the step box; its picture rings them in white. The first stop names only
+// a checkpoint: nothing ringed. Walking back returns to it; past the end,
+// nothing moves.
+TEST_CASE("the narrated tour lights the records a sentence names", "[viewer][screenshot][tour]") {
+    using namespace fiberscope::viewer;
+    std::string error;
+    const std::vector<Lesson> lessons = loadLessons(error);
+    const auto lesson = std::find_if(lessons.begin(), lessons.end(), [](const Lesson& l) { return l.number == 3; });
+    REQUIRE(lesson != lessons.end());
+    App app;
+    REQUIRE(loadTrace(app, lesson->reference));
+    REQUIRE(attachLesson(app, 3));
+    applyViewRequests(app);
+    REQUIRE(tourStep(app, +1));
+    CHECK(app.panels.tour.lit.empty());
+    CHECK(app.step_text.find("[1/") == 0);
+    REQUIRE(tourStep(app, +1));
+    REQUIRE(tourStep(app, +1));
+    INFO(app.step_text);
+    CHECK(app.step_text.find("[3/") == 0);
+    CHECK(app.step_text.find("thread-start") != std::string::npos);
+    REQUIRE(app.panels.tour.lit.size() >= 3);
+    for (const std::uint32_t i : app.panels.tour.lit) {
+        CHECK(app.trace->events[i].kind == fiberscope::trace::EventKind::ThreadStart);
+        CHECK(static_cast<double>(app.trace->events[i].time) >= app.view.start);
+        CHECK(static_cast<double>(app.trace->events[i].time) <= app.view.end);
+    }
+    CHECK(app.cursor == app.trace->events[app.panels.tour.lit.front()].time);
+    CHECK(app.step_event == app.panels.tour.lit.front());
+    REQUIRE(tourStep(app, -1));
+    CHECK(app.step_text.find("[2/") == 0);
+    while (tourStep(app, +1)) {
+    }
+    const int last = app.panels.tour.index;
+    CHECK(last + 1 == static_cast<int>(app.panels.tour.stops.size()));
+    CHECK_FALSE(tourStep(app, +1));
+    CHECK(app.panels.tour.index == last);
+    // The picture: white rings in the timeline at the third stop, none at the first.
+    const auto ringPixels = [&](int stops) {
+        const Image image = shoot(lesson->reference + " --lesson 3 --tour " + std::to_string(stops), "tour-" + std::to_string(stops));
+        long ring = 0;
+        for (int y = 0; y < image.height; ++y)
+            for (int x = 0; x < image.width * 2 / 3; ++x) ring += near(image.pixels + (static_cast<long>(y) * image.width + x) * 4, palette::tour_ring, 2);
+        return ring;
+    };
+    const long at_third = ringPixels(3), at_first = ringPixels(1);
+    INFO("white ring pixels: " << at_third << " at the third stop, " << at_first << " at the first");
+    CHECK(at_third > 150); // three rings or more, ~60 pixels each
+    CHECK(at_first < 20);
+}
+
 // Focus: while a checkpoint's window is shown, the arrows its story is not
 // about are dimmed (checks.md `focus:`): lesson 4's wake-ups to busy workers
 // do not bury its steals. Only while its mark is in view, and not with

@@ -19,6 +19,7 @@ Command addScreenshot(CLI::App& top) {
         bool live = false;
         std::int64_t motion = -1; // --motion PERCENT
         std::int64_t steps = 0;   // --steps N
+        std::int64_t tour = 0;    // --tour N
     };
     auto options = std::make_shared<Options>();
     fiberscope::viewer::ScreenshotOptions& shot = options->shot;
@@ -68,6 +69,8 @@ Command addScreenshot(CLI::App& top) {
                                        "PERCENT");
     cli::addParsedOption<std::int64_t>(*app, "--steps", options->steps, wholeNumber(0, 10000),
                                        "step N scheduling decisions (the lesson panel's step >) before the picture", "N");
+    cli::addParsedOption<std::int64_t>(*app, "--tour", options->tour, wholeNumber(0, 10000),
+                                       "with --lesson: walk N sentences of its text (the lesson panel's tour >)", "N");
     app->add_flag("--live", options->live, "run PROGRAM (after --) and picture it while it runs");
     cli::addParsedOption<std::int64_t>(*app, "--after", shot.live_after_ns, timeValue(cli::TimeSign::positive),
                                        "with --live: when to take the picture (default: 1s)", "DURATION");
@@ -112,6 +115,8 @@ Command addScreenshot(CLI::App& top) {
         }
         if (options->motion >= 0) shot.motion_fraction = static_cast<float>(options->motion) / 100.0f;
         shot.steps = static_cast<int>(options->steps);
+        if (options->tour > 0 && options->lesson <= 0) return usageError("screenshot", "--tour needs --lesson N");
+        shot.tour = static_cast<int>(options->tour);
         if (!shot.compare_trace.empty()) {
             if (const std::string clash = outputClash("-o", shot.output, shot.compare_trace, "the compared trace"); !clash.empty())
                 return usageError("screenshot", clash);

@@ -59,6 +59,7 @@ void adopt(App& app, const std::string& path, LoadedTrace loaded) {
     app.view_placed = false;
     app.timeline_caches = TimelineCaches(); // another trace: its fiber list from the top, no drag carried over
     app.panels.events = EventTableState();  // its table measured afresh, following no old cursor
+    app.panels.tour = LessonTourState();    // the tour starts again on the new run
     app.panels.motion = ChipMotion();       // no chip slides in from the last trace's layout
     app.panels.objects.reset();             // the last trace's object index is not kept beside the new one
 }

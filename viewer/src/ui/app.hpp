@@ -239,6 +239,12 @@ bool recognizeLesson(App& app);
 // decision from the step cursor, explained and revealed (false: none left);
 // playing takes `playback_rate` decisions a second and pauses at checkpoints.
 bool stepDecision(App& app, int direction);
+// The narrated tour (ui/tour.cpp): the next (+1) or previous (-1) sentence
+// of the lesson's text that names a checkpoint or records: shows that
+// checkpoint's window, lights the records (App::panels.tour.lit), puts the
+// cursor and the code view at the first, and the sentence in the step box.
+// False at either end, or without a lesson.
+bool tourStep(App& app, int direction);
 void startPlayback(App& app);
 void advancePlayback(App& app, double seconds);
 

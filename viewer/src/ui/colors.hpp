@@ -35,6 +35,7 @@ inline constexpr Color parked = rgba(44, 48, 58);      // waiting in io_uring_en
 inline constexpr Color ready = rgba(120, 120, 60);     // a fiber waiting in a ready queue
 inline constexpr Color waiting = rgba(58, 62, 72);     // a fiber blocked
 inline constexpr Color cursor = rgba(255, 210, 80);
+inline constexpr Color tour_ring = rgba(255, 255, 255);      // the narrated tour's records, ringed
 // The lesson panel's code view: the line the fiber is at (its latest mark or zone).
 inline constexpr Color code_line = rgba(122, 84, 18);
 inline constexpr Color selection = rgba(90, 140, 255, 50);

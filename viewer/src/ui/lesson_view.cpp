@@ -475,6 +475,18 @@ void drawLessonPanel(App& app, const Fonts& fonts) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
     ImGui::SliderFloat("##speed", &app.playback_rate, 0.5f, 60.0f, "%.1f decisions/s", ImGuiSliderFlags_Logarithmic);
+    // The narrated tour: the text's sentences that name checkpoints or records.
+    if (ImGui::Button("< tour")) tourStep(app, -1);
+    ImGui::SameLine();
+    if (ImGui::Button("tour >")) tourStep(app, +1);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Walk the lesson's text: each sentence that names a checkpoint or a record shows that window\n"
+                          "and rings the records it names, with the scheduler state and the code at the first");
+    ImGui::SameLine();
+    if (app.panels.tour.index >= 0 && app.panels.tour.lesson == app.lesson_index)
+        ImGui::TextDisabled("sentence %d of %zu", app.panels.tour.index + 1, app.panels.tour.stops.size());
+    else
+        ImGui::TextDisabled("the lesson's text, sentence by sentence");
     // The step's explanation has its place whether or not there is one, so
     // that the controls below never move under the pointer (a step used to
     // push them down ~60 px, and the next click landed on Compare).

@@ -18,6 +18,7 @@
 
 #include "fiberscope/analysis/object_state.hpp"
 #include "lessons/checks.hpp"
+#include "lessons/tour.hpp"
 #include "model/range_stats.hpp"
 #include "model/source_location.hpp"
 #include "model/state_motion.hpp"
@@ -79,6 +80,16 @@ struct ObjectIndexCache {
     analysis::ObjectIndex index;
 };
 
+// The narrated tour (lessons/tour.hpp, ui/tour.cpp): the shown lesson's
+// stops, the one shown (-1: none yet), and the records it lights on the
+// timeline (indices into the trace's events, in time order).
+struct LessonTourState {
+    int lesson = -1;
+    std::vector<tour::Stop> stops;
+    int index = -1;
+    std::vector<std::uint32_t> lit;
+};
+
 // The statistics of a whole run, this one's and the compared one's.
 struct WholeRunStats {
     std::uint64_t timeline = 0; // its Timeline::serial
@@ -97,6 +108,7 @@ struct PanelState {
     EventTableState events;
     LessonCheckState checks;
     LessonCodeState code;
+    LessonTourState tour;
     std::unique_ptr<ObjectIndexCache> objects;
     ChipMotion motion; // the state panel's chips between frames: the layout shown, and a move under way
     WholeRunStats whole_run[2];

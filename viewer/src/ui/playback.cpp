@@ -42,6 +42,7 @@ bool stepDecision(App& app, int direction) {
     for (index += direction; index >= 0 && index < static_cast<std::int64_t>(trace.events.size()); index += direction) {
         if (!ofInterest(trace.events[static_cast<std::size_t>(index)].kind)) continue;
         app.step_event = static_cast<std::uint32_t>(index);
+        app.panels.tour.lit.clear(); // a decision, not a sentence, is shown now
         const Explanation ex = explain(*app.timeline, trace, app.step_event);
         app.step_text = ex.text + (ex.function.empty() ? "" : "  [" + ex.function + "]");
         revealTime(app, trace.events[app.step_event].time);

@@ -558,6 +558,24 @@ const Counters& countersOf(TimelineCaches& c, const Timeline& tl) {
     return c.counters;
 }
 
+// The narrated tour's records (App::panels.tour.lit): a ring around each
+// one's place on its thread's glyph strip, in white, over the glyphs and
+// arrows.
+void drawTourRings(App& app, ImDrawList* dl, const Geometry& g, const std::vector<float>& lane_y) {
+    const Timeline& tl = *app.timeline;
+    const trace::Trace& trace = *app.trace;
+    for (const std::uint32_t i : app.panels.tour.lit) {
+        if (i >= trace.events.size()) continue;
+        const trace::Event e = trace.events[i];
+        if (static_cast<double>(e.time) < app.view.start || static_cast<double>(e.time) > app.view.end) continue;
+        if (e.thread >= tl.lane_of_thread.size()) continue;
+        const std::uint32_t lane = tl.lane_of_thread[e.thread];
+        if (lane >= lane_y.size() || lane_y[lane] < 0) continue;
+        const float x = app.view.x(static_cast<double>(e.time), g.left, g.width);
+        dl->AddCircle(ImVec2(x, lane_y[lane] + kThreadLaneHeight + kGlyphStrip / 2), 7.0f, palette::tour_ring, 16, 2.0f);
+    }
+}
+
 // The queue strip under each worker's lane: the fibers waiting in its
 // ready queue, one chip per stay (analysis::queueStaysIn), in the fiber's
 // colour, from its schedule to the switch that ran it or the steal that
@@ -798,6 +816,7 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
     FlowIndex& flow_index = app.timeline_caches.flow_index; // one per run shown
     FlowIndex& compare_flow_index = app.timeline_caches.compare_flow_index;
     if (app.show_flows) drawFlows(app, tl, flow_index, app.hover.event, dl, g, lane_y, focusedFlows(app));
+    drawTourRings(app, dl, g, lane_y);
     if (app.show_counters && app.timeline) y += 2 + drawCounters(app, dl, g, y + 2, fonts, mouse);
     // A second run of the same lesson, on the same time axis (Compare).
     if (app.compare_timeline) {

@@ -137,6 +137,10 @@ int runScreenshot(const ScreenshotOptions& options) {
     if (!options.compare_trace.empty() && !loadCompareTrace(app, options.compare_trace)) return 1;
     app.motion_fraction = options.motion_fraction;
     for (int i = 0; i < options.steps; ++i) stepDecision(app, +1);
+    if (options.tour > 0) {
+        applyViewRequests(app); // the lesson's opening view first, as the window shows it
+        for (int i = 0; i < options.tour; ++i) tourStep(app, +1);
+    }
     VirtualDisplay display;
     std::string error;
     if (!display.ensure(error)) {

@@ -31,6 +31,7 @@ struct ScreenshotOptions {
     std::string compare_trace;   // shown in the compare slot under the trace (as Compare does)
     float motion_fraction = -1;  // >= 0: the state panel's chips frozen this far into their move (App::motion_fraction)
     int steps = 0;               // decisions stepped (the lesson panel's "step >") before the picture
+    int tour = 0;                // the narrated tour's sentences stepped ("tour >"), with --lesson
     // Live: run this program recording into `live_trace`, draw its timeline
     // while it runs, and take the picture `live_after_ns` into the run (then
     // stop the program if it still runs). `trace` is unused.
