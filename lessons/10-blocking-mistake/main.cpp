@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -97,9 +98,9 @@ int main(int argc, char** argv) {
             for (int round = 0; round < kRounds; ++round) {
                 std::vector<fiberscope::Future<void>> requests;
                 for (int r = 0; r < kRequestsPerRound; ++r)
-                    requests.push_back(loop.async([&, ready_at = Clock::now()] {
+                    requests.push_back(loop.async([&, r, ready_at = Clock::now()] {
                         const double waited = std::chrono::duration<double, std::milli>(Clock::now() - ready_at).count();
-                        fiberscope::setFiberName("request");
+                        fiberscope::setFiberName("request " + std::to_string(r + 1));
                         compute(20us);
                         std::lock_guard lock(waits_mutex);
                         waits_ms.push_back(waited);

@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
     // sleeps are surely in flight in their rings).
     while (started < kMembers) (void)loop.sleep(1ms);
     (void)loop.sleep(10ms);
-    std::printf("%d members are waiting: 4 sleepers (10 s each) and a condition waiter.\n", kMembers);
+    // (Said after the cancel: a terminal's write here would sit in the story.)
 
     fiberscope::trace::mark("checkpoint: cancel the group");
     auto canceler = loop.async([&] {
@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
     });
     const fiberscope::Status result = canceler.await();
     fiberscope::trace::mark("checkpoint: group done");
-
+    std::printf("%d members were waiting: %d sleepers (10 s each) and a condition waiter.\n", kMembers, kSleepers + 1);
     for (const auto& line : report) std::printf("  %s\n", line.c_str());
     // The members' Canceled is what the cancel asked for, not an error.
     std::printf("Group::cancel() returned: %s (the members' Canceled is not an error).\n",

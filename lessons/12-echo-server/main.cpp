@@ -151,6 +151,13 @@ ClientReport runClient(fiberscope::EventLoop& loop, const fiberscope::Address& s
 int main(int argc, char** argv) {
     const auto loop_owner = lesson::start(kName, argc, argv, 2);
     fiberscope::EventLoop& loop = *loop_owner;
+    // Both workers run before the clients come (lesson 3 shows the lazy
+    // start): a worker still starting cannot take a wake-up (its ring is not
+    // enabled yet: wakeup-bounced), and the story would be its start.
+    if (const fiberscope::Status started = loop.startWorkers(); !started) {
+        std::fprintf(stderr, "%s: cannot start the workers: %s\n", kName, started.error().message());
+        return 1;
+    }
 
     // Port 0: the kernel picks a free port (read back with localAddress).
     auto any_port = fiberscope::Address::ipv4("127.0.0.1", 0);

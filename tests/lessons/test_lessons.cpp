@@ -2051,12 +2051,13 @@ static fiberscope::viewer::checks::LessonChecks lessonChecks(const std::string& 
     return lesson;
 }
 
-// Lesson 15's checks.md, with its two preconditions.
+// Lesson 15's checks.md, with its three preconditions.
 static fiberscope::viewer::checks::LessonChecks lesson15Checks() {
     const auto lesson = lessonChecks("15-two-threads-slower");
-    REQUIRE(lesson.preconditions.size() == 2);
+    REQUIRE(lesson.preconditions.size() == 3);
     REQUIRE(lesson.preconditions[0].policy == fiberscope::viewer::checks::Precondition::Policy::Any);
     REQUIRE(lesson.preconditions[1].policy == fiberscope::viewer::checks::Precondition::Policy::Seed);
+    REQUIRE(lesson.preconditions[2].policy == fiberscope::viewer::checks::Precondition::Policy::Scaling);
     return lesson;
 }
 
@@ -2100,14 +2101,20 @@ TEST_CASE("lesson 15: the seed's hand-offs wake the other thread for every spawn
         scaling ? *scaling : *runLesson15Shown("15-scaling-epoll", {"--backend", "epoll", "--scheduler", "scaling"});
     REQUIRE(!ranScalingPolicy(View(seed_run.trace)));
     REQUIRE(ranScalingPolicy(View(scaling_run.trace)));
-    phenomenaOfLesson15(seed_run, false);
-    phenomenaOfLesson15(scaling_run, false);
+    // A run shown after four that missed a precondition (the machine was
+    // busy: `fiberscope lesson` says so) is held to what a loaded run shows.
+    const auto lesson = lesson15Checks();
+    const bool seed_met = fiberscope::viewer::checks::unmetPrecondition(lesson.preconditions, seed_run.trace).empty();
+    const bool scaling_met = fiberscope::viewer::checks::unmetPrecondition(lesson.preconditions, scaling_run.trace).empty();
+    phenomenaOfLesson15(seed_run, !seed_met);
+    phenomenaOfLesson15(scaling_run, !scaling_met);
     // Side by side (the viewer's Compare): the seed's storm of wake-ups
     // against the scaling policy's few.
     const Lesson15Part seed_pairs = countLesson15Part(View(seed_run.trace), "spawn and await", "pairs done");
     const Lesson15Part scaling_pairs = countLesson15Part(View(scaling_run.trace), "spawn and await", "pairs done");
     INFO("seed: " << seed_pairs << "\nscaling: " << scaling_pairs);
-    CHECK(seed_pairs.wakeups_sent >= 2 * scaling_pairs.wakeups_sent);
+    if (scaling_met) CHECK(seed_pairs.wakeups_sent >= 2 * scaling_pairs.wakeups_sent);
+    else WARN("four scaling runs in a row had main's thread kept off its CPU between pairs: not compared");
 }
 
 // Lesson 15 compares what its text says it compares, also on a busy
@@ -2171,10 +2178,14 @@ static void phenomenaOfLesson16(const LessonRun& run, bool loaded) {
     // The burst: every spawn goes to main's run_next; a fiber displaced
     // from it goes down to the deque at once (own-queue), and only a fiber
     // that was in run_next is displaced (a searcher may have taken one
-    // before the next spawn: then none is).
+    // before the next spawn: then none is). Only while main spawns: once
+    // it awaits, a task finishing on the other thread makes main ready
+    // there (own-queue too), which a loaded machine makes common.
     const auto spawns = between("spawn burst", "burst done", kindIs(EventKind::FiberCreate));
     const auto run_next = between("spawn burst", "burst done", scheduled(ScheduleHow::RunNext));
-    const auto displaced = between("spawn burst", "burst done", scheduled(ScheduleHow::OwnQueue));
+    REQUIRE(!run_next.empty());
+    auto displaced = between("spawn burst", "burst done", scheduled(ScheduleHow::OwnQueue));
+    std::erase_if(displaced, [&](std::size_t d) { return d > run_next.back(); });
     INFO(spawns.size() << " spawns, " << run_next.size() << " run-next, " << displaced.size() << " displaced");
     CHECK(spawns.size() == 6);
     CHECK(run_next.size() == spawns.size());
@@ -2188,11 +2199,27 @@ static void phenomenaOfLesson16(const LessonRun& run, bool loaded) {
         CHECK(view.at(d).arg[0] == view.at(*before).arg[0]); // the one the new spawn displaced
         CHECK(view.at(d).time == view.at(*put).time);
     }
-    // One parked worker is woken to search, not one per spawn (a second
-    // only where the woken one gave up and parked before the next spawn).
+    // A parked worker is woken to search, not one per spawn: a spawn wakes
+    // one only while it is parked, nobody searching (so a second only where
+    // the woken one gave up and parked before the next spawn: on a loaded
+    // machine, where main waits for a CPU between spawns longer than a
+    // search lasts, that may be every spawn, never more).
     const auto sent = between("spawn burst", "burst done", kindIs(EventKind::WakeupSent));
     CHECK(sent.size() >= 1);
-    CHECK(sent.size() < spawns.size());
+    CHECK(sent.size() <= spawns.size());
+    if (!loaded && sent.size() == spawns.size()) WARN("a wake-up for every spawn of the burst: was the machine busy?");
+    for (const std::size_t s : sent) {
+        // The target's last record before it: its park.
+        std::optional<std::size_t> last;
+        for (std::size_t i = s; i-- > 0;)
+            if (view.worker(view.at(i)) == static_cast<std::int64_t>(view.at(s).arg[0])) {
+                last = i;
+                break;
+            }
+        INFO("wakeup-sent at record " << s << " to worker " << view.at(s).arg[0]);
+        REQUIRE(last);
+        CHECK(view.at(*last).kind == EventKind::Park);
+    }
     // What a thief takes first is the oldest: task 0. (Whether worker 1
     // got a CPU in time to steal is the lesson's precondition.)
     const auto stolen = between("spawn burst", "burst done", kindIs(EventKind::StealOne));
@@ -2298,14 +2325,17 @@ TEST_CASE("lesson 16: run_next, the oldest to a thief, a FIFO ring of yielders, 
     // precondition (the woken worker got no CPU during the burst), up to
     // kLessonAttempts times; the last run is asserted on anyway.
     std::optional<LessonRun> run;
+    std::string unmet;
     for (int attempt = 1; attempt <= fiberscope::viewer::kLessonAttempts; ++attempt) {
         run = tryRunLesson(LESSON16, "16", {"--backend", "uring"}, true);
         if (!run) run = runLesson(LESSON16, "16-epoll", {"--backend", "epoll"});
-        const std::string unmet = checks::unmetPrecondition(lesson.preconditions, run->trace);
+        unmet = checks::unmetPrecondition(lesson.preconditions, run->trace);
         if (unmet.empty()) break;
         WARN("lesson 16, run " << attempt << ": " << unmet);
     }
-    phenomenaOfLesson16(*run, false);
+    // Four runs that missed a precondition: the machine is busy (as
+    // `fiberscope lesson` says), and the last is held to a loaded run's claims.
+    phenomenaOfLesson16(*run, !unmet.empty());
     CHECK(run->output.find("the tasks ran on threads") != std::string::npos);
 }
 
