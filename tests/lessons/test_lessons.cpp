@@ -1434,9 +1434,11 @@ std::pair<std::int64_t, std::int64_t> checkLesson13(const LessonRun& run, const 
             sends.emplace_back(e.time, done ? std::max<std::int64_t>(0, view.at(*done).signedArg(1)) : 16);
         }
         std::int64_t received = 0;
+        int checked = 0;
         for (std::size_t i = 0; i < run.trace.events.size(); ++i) {
             const TraceEvent& e = view.at(i);
             if (e.arg[0] != receiver || e.small != kOpRecv || e.kind != EventKind::Complete || e.signedArg(1) <= 0) continue;
+            ++checked;
             received += e.signedArg(1);
             std::int64_t sent_before = 0;
             for (const auto& [at, bytes] : sends)
@@ -1445,6 +1447,7 @@ std::pair<std::int64_t, std::int64_t> checkLesson13(const LessonRun& run, const 
                                            << sent_before);
             CHECK(received <= sent_before);
         }
+        CHECK(checked >= 10); // ten messages each way, in one receive or more
     }
 
     // The file, by the main fiber: open, write and read 4096 bytes, close.
@@ -1549,7 +1552,6 @@ static void phenomenaOfLesson13OnEpoll(const LessonRun& run) {
         CHECK(view.at(*after).kind == EventKind::Complete);
         CHECK(view.at(*after).arg[0] == submit.arg[0]);
         CHECK(view.at(*after).small == submit.small);
-        CHECK(view.at(*after).time >= submit.time);
         ++immediate;
     }
     CHECK(immediate >= 2 * 10 * 2);
@@ -2184,8 +2186,12 @@ static void phenomenaOfLesson16(const LessonRun& run, bool loaded) {
     const auto spawns = between("spawn burst", "burst done", kindIs(EventKind::FiberCreate));
     const auto run_next = between("spawn burst", "burst done", scheduled(ScheduleHow::RunNext));
     REQUIRE(!run_next.empty());
+    // The spawning ends at main's first switch after the last run-next, its
+    // await (the displaced fiber's own-queue record, and a wake-up, come
+    // after that run-next record, before the switch).
+    const auto spawning_end = view.nextOnThread(run_next.back(), kindIs(EventKind::Switch));
     auto displaced = between("spawn burst", "burst done", scheduled(ScheduleHow::OwnQueue));
-    std::erase_if(displaced, [&](std::size_t d) { return d > run_next.back(); });
+    std::erase_if(displaced, [&](std::size_t d) { return spawning_end && d > *spawning_end; });
     INFO(spawns.size() << " spawns, " << run_next.size() << " run-next, " << displaced.size() << " displaced");
     CHECK(spawns.size() == 6);
     CHECK(run_next.size() == spawns.size());
@@ -2218,7 +2224,11 @@ static void phenomenaOfLesson16(const LessonRun& run, bool loaded) {
             }
         INFO("wakeup-sent at record " << s << " to worker " << view.at(s).arg[0]);
         REQUIRE(last);
-        CHECK(view.at(*last).kind == EventKind::Park);
+        // (A worker publishes that it is idle after its search gives up and
+        // before its park record: a spawn in between finds it idle.)
+        const TraceEvent l = view.at(*last);
+        CHECK((l.kind == EventKind::Park ||
+               (l.kind == EventKind::Search && l.small == static_cast<std::uint8_t>(SearchOp::GaveUp))));
     }
     // What a thief takes first is the oldest: task 0. (Whether worker 1
     // got a CPU in time to steal is the lesson's precondition.)

@@ -508,6 +508,70 @@ TEST_CASE("a worker started late gets only the fiber it was given: no stale link
     }
 }
 
+// On epoll, a socket call that waits for readiness and times out records its
+// submit and complete after the park that waited, stamped then: stamped with
+// the time of the attempt before the park (a review found it), the pair came
+// out older than the park's own records on the thread, which a checking
+// recording reports as backdated.
+static int timedOutRecvChild(const std::string& trace_path) {
+    ::alarm(30);
+    trace::RecorderOptions options;
+    options.backend = ioBackendName(IoBackend::epoll);
+    options.check = true;
+    trace::Recorder recorder(trace_path, options);
+    if (!recorder.ok()) return 20;
+    auto made = EventLoop::create({.threads = 1, .backend = IoBackend::epoll});
+    if (!made) return 21;
+    EventLoop& loop = **made;
+    auto any = Address::ipv4("127.0.0.1", 0);
+    if (!any) return 22;
+    auto listener = loop.listenOn(*any);
+    if (!listener) return 23;
+    auto bound = loop.localAddress(*listener);
+    if (!bound) return 24;
+    auto client = loop.connectTo(*bound);
+    if (!client) return 25;
+    auto server = loop.accept(*listener);
+    if (!server) return 26;
+    std::byte buffer[16];
+    for (int round = 0; round < 3; ++round) {
+        auto got = loop.recv(*client, buffer, std::chrono::milliseconds(2)); // nothing is sent: it times out
+        if (got || got.error() != Errc::TimedOut) return 27;
+    }
+    (void)loop.close(*server);
+    (void)loop.close(*client);
+    (void)loop.close(*listener);
+    made->reset();
+    if (!recorder.stop()) return 29;
+    return 0;
+}
+
+TEST_CASE("epoll: a socket call that times out is recorded after its park, never backdated", "[failures][epoll]") {
+    if (kForkUnsupported) {
+        WARN("skipped under ThreadSanitizer (it does not support threads started after fork)");
+        return;
+    }
+    const std::string path = "/tmp/fiberscope-timed-out-recv-" + std::to_string(::getpid()) + ".fstrace";
+    auto child = runChild([&] { return timedOutRecvChild(path); });
+    INFO("child stderr: " << child.err);
+    REQUIRE(WIFEXITED(child.status));
+    REQUIRE(WEXITSTATUS(child.status) == 0);
+    trace::Trace recorded;
+    trace::ReadError error;
+    const bool read = trace::readTrace(path, recorded, error, {.strict = true});
+    ::unlink(path.c_str());
+    INFO(error.text());
+    REQUIRE(read);
+    int timed_out = 0;
+    for (const trace::Event& e : recorded.events)
+        timed_out += e.kind == trace::EventKind::Complete && e.small == 27 /* recv */ &&
+                     static_cast<std::int64_t>(e.arg[1]) == -ETIMEDOUT;
+    CHECK(timed_out == 3);
+    const auto report = trace::verifyTrace(recorded);
+    INFO(trace::verificationWarning(recorded, report));
+    CHECK(report.ok());
+}
+
 // Runs this test binary afresh on the hidden test case `name` (a process
 // with no thread stacks cached by glibc from earlier tests, which a forked
 // child would reuse instead of mapping new ones). stderr is captured.

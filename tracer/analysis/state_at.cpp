@@ -133,25 +133,29 @@ bool queueStaysIn(const Timeline& timeline, std::int64_t from, std::int64_t to, 
     std::size_t seen = 0;
     bool fits = true;
     const auto take = [&](std::uint32_t id) {
-        const StateItem item = items[id];
-        if (item.kind != ItemKind::Queued || item.end <= from || item.start >= to || item.where >= replay.slots.size()) return;
+        // Every item looked at counts toward the limit (a wide view of an
+        // I/O-heavy trace is mostly in-flight items, each read every frame).
         if (++seen > limit) {
             fits = false;
             return;
         }
+        const StateItem item = items[id];
+        if (item.kind != ItemKind::Queued || item.end <= from || item.start >= to || item.where >= replay.slots.size()) return;
         // The slot's owners over the stay (a steal changes the owner of the
-        // victim's slot, SlotOwner): one piece per owner.
+        // victim's slot, SlotOwner): one piece per owner, of those over the
+        // window only (a long stay in a slot stolen back and forth has many).
         const auto& owners = replay.slots[item.where];
-        auto it = std::upper_bound(owners.begin(), owners.end(), item.start,
+        const std::int64_t first = std::max(item.start, from);
+        auto it = std::upper_bound(owners.begin(), owners.end(), first,
                                    [](std::int64_t t, const SlotOwner& o) { return t < o.since; });
-        if (it != owners.begin()) --it;
-        std::int64_t start = item.start;
-        bool moved_in = false;
-        for (; it != owners.end() && start < item.end; ++it) {
+        std::int64_t start = item.start; // (before the slot's first owner change, its first owner holds it: ownerAt)
+        if (it != owners.begin()) start = std::max(item.start, (--it)->since);
+        bool moved_in = start > item.start;
+        for (; it != owners.end() && start < item.end && start < to; ++it) {
             const auto next = std::next(it);
             const bool moved_out = next != owners.end() && next->since < item.end;
             const std::int64_t stop = moved_out ? next->since : item.end;
-            if (stop > from && start < to && it->thread < timeline.lane_of_thread.size() && stop > start)
+            if (stop > from && it->thread < timeline.lane_of_thread.size() && stop > start)
                 out.push_back(QueueStay{item.fiber, start, stop, timeline.lane_of_thread[it->thread], item.event, moved_in,
                                         moved_out});
             if (stop > start) moved_in = true;
@@ -164,6 +168,16 @@ bool queueStaysIn(const Timeline& timeline, std::int64_t from, std::int64_t to, 
         out.clear();
         return false;
     }
+    // A steal into a thief whose own queue was the larger re-queues the
+    // victim's fibers as new items (the model merges small into large):
+    // a stay that ends where a stay of the same fiber begins on another
+    // lane at that instant was moved there, not run.
+    std::sort(out.begin(), out.end(), [](const QueueStay& a, const QueueStay& b) {
+        return a.fiber != b.fiber ? a.fiber < b.fiber : a.start < b.start;
+    });
+    for (std::size_t k = 0; k + 1 < out.size(); ++k)
+        if (out[k].fiber == out[k + 1].fiber && out[k].end == out[k + 1].start && out[k].lane != out[k + 1].lane)
+            out[k].moved_out = out[k + 1].moved_in = true;
     std::sort(out.begin(), out.end(), [](const QueueStay& a, const QueueStay& b) {
         return a.lane != b.lane ? a.lane < b.lane : a.start != b.start ? a.start < b.start : a.fiber < b.fiber;
     });

@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <ostream>
+#include <unordered_map>
 
 #include "trace_tools.hpp"
 
@@ -13,27 +14,28 @@ namespace fiberscope::trace {
 
 namespace {
 
-// "4 (ping)" for a named fiber, "4" otherwise; 0 is the idle loop.
-std::string fiberText(const Trace& trace, const std::vector<std::string>& names, std::uint64_t fiber) {
+using FiberNames = std::unordered_map<std::uint64_t, std::string>;
+
+// "4(ping)" for a named fiber, "4" otherwise; 0 is the idle loop.
+std::string fiberText(const FiberNames& names, std::uint64_t fiber) {
     std::string text = std::to_string(fiber);
-    if (fiber < names.size() && !names[fiber].empty()) text += "(" + terminalSafe(names[fiber]) + ")";
-    (void)trace;
+    if (const auto it = names.find(fiber); it != names.end() && !it->second.empty())
+        text += "(" + terminalSafe(it->second) + ")";
     return text;
 }
 
-// Every fiber's name (setFiberName), by number: the last name given.
-std::vector<std::string> fiberNames(const Trace& trace) {
-    std::vector<std::string> names;
+// Every fiber's name (setFiberName), by number: the last name given (a map:
+// a crafted trace's fiber numbers may be anything).
+FiberNames fiberNames(const Trace& trace) {
+    FiberNames names;
     for (std::size_t i = 0; i < trace.events.size(); ++i) {
         const Event e = trace.events[i];
-        if (e.kind != EventKind::FiberName || e.arg[0] > (std::uint64_t{1} << 24)) continue;
-        if (names.size() <= e.arg[0]) names.resize(e.arg[0] + 1);
-        names[e.arg[0]] = trace.string(e.arg[1]);
+        if (e.kind == EventKind::FiberName) names[e.arg[0]] = trace.string(e.arg[1]);
     }
     return names;
 }
 
-std::string fieldsText(const Trace& trace, const std::vector<std::string>& names, const Event& e) {
+std::string fieldsText(const Trace& trace, const FiberNames& names, const Event& e) {
     const RecordKindInfo& info = recordKind(e.kind);
     std::string text = info.name ? info.name : "kind-" + std::to_string(static_cast<unsigned>(e.kind));
     for (int k = 0; k < info.field_count; ++k) {
@@ -54,7 +56,7 @@ std::string fieldsText(const Trace& trace, const std::vector<std::string>& names
         case FieldType::Signed: text += std::to_string(static_cast<std::int64_t>(value)); break;
         case FieldType::String: text += "\"" + terminalSafe(trace.string(value)) + "\""; break;
         case FieldType::WorkerPlusOne: text += value ? std::to_string(value - 1) : "none"; break;
-        case FieldType::Fiber: text += fiberText(trace, names, value); break;
+        case FieldType::Fiber: text += fiberText(names, value); break;
         case FieldType::Object: {
             char hex[24];
             std::snprintf(hex, sizeof hex, "0x%" PRIx64, value);
@@ -80,7 +82,7 @@ bool namesFiber(const Event& e, std::uint64_t fiber) {
 std::string recordText(const Trace& trace, const Event& e) { return fieldsText(trace, fiberNames(trace), e); }
 
 std::size_t writeRecords(const Trace& trace, std::ostream& out, const RecordsOptions& options) {
-    const std::vector<std::string> names = fiberNames(trace);
+    const FiberNames names = fiberNames(trace);
     std::vector<std::string> threads(trace.threads.size());
     std::size_t width = 8;
     for (std::size_t t = 0; t < trace.threads.size(); ++t) {

@@ -58,7 +58,8 @@ struct RecordsOptions {
     std::size_t limit = 0;                         // at most this many lines (0: all), then how many more match
 };
 // (A kind by its name: recordKindNamed, trace_records.hpp.)
-// One record's kind and fields, as writeRecords prints them.
+// One record's kind and fields, as writeRecords prints them (it reads the
+// trace's fiber names each call: for a few records; writeRecords reads them once).
 std::string recordText(const Trace& trace, const Event& e);
 // Writes the records `options` selects; returns how many matched.
 std::size_t writeRecords(const Trace& trace, std::ostream& out, const RecordsOptions& options);

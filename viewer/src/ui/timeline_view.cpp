@@ -581,7 +581,8 @@ void drawTourRings(App& app, ImDrawList* dl, const Geometry& g, const std::vecto
 // colour, from its schedule to the switch that ran it or the steal that
 // moved its whole queue to another worker (the chip goes on under the
 // thief's lane, with an orange end at the move). Rows are the order the
-// fibers arrived in: a stay keeps its row. At most kQueueRows rows: a
+// fibers in view arrived in (a stay keeps its row while the view holds
+// what was queued before it; panning past those may lift it). At most kQueueRows rows: a
 // deeper queue draws its later fibers in the last row. A view holding more
 // than kQueueStayLimit stays draws a note instead (the counter tracks keep
 // the queue's length at any zoom).
@@ -592,7 +593,7 @@ constexpr std::size_t kQueueStayLimit = 4000;
 // The strip's rows for a lane (0: no strip): its deepest queue, at most
 // kQueueRows; threads that never queue a fiber have none.
 std::int32_t queueRowsOf(App& app, const Timeline& tl, std::size_t lane) {
-    if (!app.show_queues || tl.threads.size() > kMaxReadyTracks) return 0;
+    if (!app.show_queues || tl.threads.size() > kMaxReadyTracks) return 0; // (countersOf: per-lane lengths up to kMaxReadyTracks)
     const Counters& counters = countersOf(app.timeline_caches, tl);
     if (lane >= counters.ready.size()) return 0;
     return std::min(kQueueRows, counters.ready[lane].peak);
@@ -777,7 +778,7 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
     std::vector<float> lane_y(tl.threads.size(), -1);
     std::vector<Block>& scratch = app.timeline_caches.blocks;
     const CpuSamples& cpu_samples = cpuSamplesOf(app.timeline_caches, *app.trace);
-    const bool stays_fit = app.show_queues &&
+    const bool stays_fit = app.show_queues && tl.threads.size() <= kMaxReadyTracks &&
                            analysis::queueStaysIn(tl, static_cast<std::int64_t>(std::floor(app.view.start)),
                                                   static_cast<std::int64_t>(std::ceil(app.view.end)) + 1, kQueueStayLimit,
                                                   app.timeline_caches.queue_stays);

@@ -463,12 +463,15 @@ Result<Completion> pollerExecute(const Operation& original, Thread* thread) {
             }
             if (woke == -ETIME) {
                 result = -ETIMEDOUT;
+                attempt_at = 0; // no attempt after the park: the pair is stamped now, after the park's records
                 break;
             }
         }
         if (result != -ECANCELED) {
-            // The submit at the attempt's start (nothing else is recorded on
-            // this thread between that and here), the completion now.
+            // The submit at the start of the attempt that ended the loop
+            // (nothing else is recorded on this thread between that and
+            // here), or now when the loop ended in a park (a timeout);
+            // the completion now.
             FIBERSCOPE_TRACE_EVENT(emit::submit(attempt_at ? attempt_at : now, fiber->id, op.opcode, op.fd);
                                    emit::complete(now, fiber->id, op.opcode, result));
         }
