@@ -477,6 +477,22 @@ static int lateWorkerChild(IoBackend backend, const std::string& trace_path) {
     return 0;
 }
 
+// Runs `child` (which records a trace at `path` and returns 0) in a child
+// process, and reads that trace back (strictly), removing the file.
+static trace::Trace traceOfChild(const std::string& path, const std::function<int()>& child_main) {
+    auto child = runChild(child_main);
+    INFO("child stderr: " << child.err);
+    REQUIRE(WIFEXITED(child.status));
+    REQUIRE(WEXITSTATUS(child.status) == 0);
+    trace::Trace recorded;
+    trace::ReadError error;
+    const bool read = trace::readTrace(path, recorded, error, {.strict = true});
+    ::unlink(path.c_str());
+    INFO(error.text());
+    REQUIRE(read);
+    return recorded;
+}
+
 TEST_CASE("a worker started late gets only the fiber it was given: no stale link from a woken batch", "[failures][limits][scaling]") {
     FIBERSCOPE_SKIP_UNDER_EMULATOR("a child forked from this threaded process crashes qemu-user once it starts threads "
                                    "(an assertion in qemu's cpu_exec)");
@@ -487,16 +503,7 @@ TEST_CASE("a worker started late gets only the fiber it was given: no stale link
     for (IoBackend backend : {IoBackend::io_uring, IoBackend::epoll}) {
         INFO("backend " << ioBackendName(backend));
         const std::string path = "/tmp/fiberscope-late-worker-" + std::to_string(::getpid()) + ".fstrace";
-        auto child = runChild([&] { return lateWorkerChild(backend, path); });
-        INFO("child stderr: " << child.err);
-        REQUIRE(WIFEXITED(child.status));
-        REQUIRE(WEXITSTATUS(child.status) == 0);
-        trace::Trace recorded;
-        trace::ReadError error;
-        const bool read = trace::readTrace(path, recorded, error, {.strict = true});
-        ::unlink(path.c_str());
-        INFO(error.text());
-        REQUIRE(read);
+        const trace::Trace recorded = traceOfChild(path, [&] { return lateWorkerChild(backend, path); });
         // The scenario happened: worker 1 started with one fiber as its first work.
         bool new_worker = false;
         for (const trace::Event& e : recorded.events)
@@ -552,16 +559,7 @@ TEST_CASE("epoll: a socket call that times out is recorded after its park, never
         return;
     }
     const std::string path = "/tmp/fiberscope-timed-out-recv-" + std::to_string(::getpid()) + ".fstrace";
-    auto child = runChild([&] { return timedOutRecvChild(path); });
-    INFO("child stderr: " << child.err);
-    REQUIRE(WIFEXITED(child.status));
-    REQUIRE(WEXITSTATUS(child.status) == 0);
-    trace::Trace recorded;
-    trace::ReadError error;
-    const bool read = trace::readTrace(path, recorded, error, {.strict = true});
-    ::unlink(path.c_str());
-    INFO(error.text());
-    REQUIRE(read);
+    const trace::Trace recorded = traceOfChild(path, [&] { return timedOutRecvChild(path); });
     int timed_out = 0;
     for (const trace::Event& e : recorded.events)
         timed_out += e.kind == trace::EventKind::Complete && e.small == 27 /* recv */ &&
