@@ -1843,8 +1843,14 @@ TEST_CASE("a checkpoint's window takes its own I/O's late completions and leaves
     const TimeRange late = trimToStory({0, 100'000}, {{80'000, 90'000}, {95'000, 150'000}}, 85'000);
     CHECK(late.t0 == 80'000);
     CHECK(late.t1 == 100'000);
-    // ...but never past the checkpoint's mark, which stays in the window.
-    CHECK(trimToStory({0, 100'000}, {{80'000, 90'000}, {95'000, 150'000}}, 30'000).t0 == 30'000);
+    // ...but not past the checkpoint's mark, which stays in the window...
+    CHECK(trimToStory({0, 100'000}, {{80'000, 90'000}, {95'000, 150'000}}, 65'000).t0 == 65'000);
+    // ...unless the pause after it is longer than the story (lesson 5's
+    // main, preempted between its mark and its first spawn): then it goes.
+    CHECK(trimToStory({0, 100'000}, {{80'000, 90'000}, {95'000, 150'000}}, 30'000).t0 == 80'000);
+    // The same at the right edge, for a mark after its story.
+    CHECK(trimToStory({0, 100'000}, {{0, 5'000}, {3'000, 10'000}}, 15'000).t1 == 15'000);
+    CHECK(trimToStory({0, 100'000}, {{0, 5'000}, {3'000, 10'000}}, 60'000).t1 == 10'000);
     // Links touching the window at one instant only measure no story: kept whole.
     const TimeRange touch = trimToStory({0, 100'000}, {{-50'000, 0}}, 0);
     CHECK(touch.t0 == 0);

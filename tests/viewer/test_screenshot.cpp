@@ -819,7 +819,9 @@ TEST_CASE("every lesson's opening view is mostly its first checkpoint's story", 
 // Lesson 2 "From A to B": the ping-pong took 7 us, then main held the
 // thread 60 us (preempted) before B's mark; the view was the whole trace.
 // Lesson 5 "After writing": main held its thread 180 us between two
-// awaits, and the burst ran on into the reading. Lesson 11: a wake-up
+// awaits, and the burst ran on into the reading; or 45-160 us between its
+// `writing` mark and its first spawn, longer than the story after it (the
+// view starts at the spawns). Lesson 11: a wake-up
 // read 80 us late, past the next checkpoint, stretched the window.
 // Lesson 12 "After clients start": the connects completed 170 us after
 // the burst that submitted them, and the view stopped at the wait.
@@ -830,6 +832,9 @@ TEST_CASE("a run the machine slowed still opens on its story", "[viewer][framing
         const char* file;
     } runs[] = {{2, "framing-lesson02-preempted.fstrace"},
                 {5, "framing-lesson05-preempted.fstrace"},
+                {5, "framing-lesson05-slow-spawn.fstrace"},
+                {5, "framing-lesson05-slow-spawn-2.fstrace"},
+                {5, "framing-lesson05-slow-spawn-3.fstrace"},
                 {11, "framing-lesson11-late-wakeup.fstrace"},
                 {12, "framing-lesson12-late-connects.fstrace"}};
     for (const auto& r : runs) {
@@ -1172,4 +1177,27 @@ TEST_CASE("compare lines the two runs up on the active checkpoint", "[viewer][co
     CHECK(shot.status == 0);
     std::remove((base + ".fstrace").c_str());
     std::remove((base + ".png").c_str());
+}
+
+// A view that starts past its checkpoint's mark (lesson 5's run whose main
+// was preempted 160 us between `writing` and the first spawn opens on the
+// spawns) names that mark at the label strip's left edge, dimmed: the
+// student still reads which phase the view is in. The whole trace in view
+// has no mark before it, and no dimmed label there.
+TEST_CASE("the last mark before the view is named at its left edge", "[viewer][screenshot][marks]") {
+    using namespace fiberscope::viewer;
+    const auto dimLabelPixels = [](const Image& image) {
+        long n = 0;
+        // The label strip's first row, under the ruler, right of the lane names.
+        for (int y = image.height * 13 / 100; y < image.height * 15 / 100; ++y)
+            for (int x = image.width * 12 / 100; x < image.width * 30 / 100; ++x)
+                n += near(image.pixels + (static_cast<long>(y) * image.width + x) * 4, palette::text_dim, 40);
+        return n;
+    };
+    const std::string trace = std::string(FIBERSCOPE_TEST_DATA) + "/framing-lesson05-slow-spawn.fstrace --size 1280x720";
+    const long edge = dimLabelPixels(shoot(trace + " --lesson 5", "edge-mark"));
+    const long whole = dimLabelPixels(shoot(trace + " --range 0us:890us", "edge-mark-whole"));
+    INFO("dimmed label pixels at the strip's left: " << edge << " (view past its mark), " << whole << " (the whole trace)");
+    CHECK(edge > 40);
+    CHECK(whole < 5);
 }

@@ -242,8 +242,14 @@ TimeRange trimToStory(TimeRange window, const std::vector<TimeRange>& links, dou
     }
     if (first >= last) return window;
     const double story = last - first;
-    if (first - window.t0 > story) window.t0 = std::min(first, std::max(keep, window.t0));
-    if (window.t1 - last > story) window.t1 = std::max(last, std::min(keep, window.t1));
+    // The mark stays, unless the pause between it and the story is itself
+    // longer than the story (lesson 5's main, preempted 160 us between its
+    // `writing` mark and the first spawn of a 110 us story): the label strip
+    // then names the mark at the view's left edge.
+    const double from = keep <= first && first - keep > story ? first : std::min(first, std::max(keep, window.t0));
+    const double to = keep >= last && keep - last > story ? last : std::max(last, std::min(keep, window.t1));
+    if (first - window.t0 > story) window.t0 = from;
+    if (window.t1 - last > story) window.t1 = to;
     return window;
 }
 

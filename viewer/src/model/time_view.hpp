@@ -143,7 +143,9 @@ TimeRange checkpointWindow(std::size_t count, const std::function<std::int64_t(s
 // main held its thread 60 us between the game's end and its mark, lesson
 // 5's 180 us between two awaits). A window no link touches, or whose
 // links touch it at one instant only, is kept; the trimmed window still
-// holds `keep` (the checkpoint's mark).
+// holds `keep` (the checkpoint's mark), unless the pause between the mark
+// and the story is longer than the story (lesson 5's main, preempted
+// 160 us after its mark before a 110 us story).
 TimeRange trimToStory(TimeRange window, const std::vector<TimeRange>& links, double keep);
 
 // Back / forward through the views navigation left (like a browser's).

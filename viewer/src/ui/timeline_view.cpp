@@ -236,17 +236,21 @@ struct MarkLabel {
     std::uint32_t lane = 0;
     const std::string* text = nullptr;
     std::int64_t time = 0;
+    bool before_view = false; // the last mark left of the view, named at its edge
 };
 
 constexpr int kLabelRows = 3;
 constexpr float kLabelRowHeight = 14.0f;
 constexpr float kLabelGap = 8.0f;
 
-// Every mark label in view, by x.
+// Every mark label in view, by x; first, the last mark before the view,
+// at its left edge, so that a view framed past its checkpoint's mark (or
+// panned along a phase) still says which phase it is in.
 std::vector<MarkLabel> marksInView(App& app, const Geometry& g) {
     const Timeline& tl = *app.timeline;
     const auto& marks = marksOfLanes(app.timeline_caches, tl, *app.trace);
     std::vector<MarkLabel> labels;
+    MarkLabel before{g.left, 0, nullptr, INT64_MIN, true};
     for (std::uint32_t lane = 0; lane < marks.size(); ++lane) {
         const auto& instants = tl.threads[lane].instants;
         for (std::uint32_t index : marks[lane]) {
@@ -254,12 +258,21 @@ std::vector<MarkLabel> marksInView(App& app, const Geometry& g) {
             const std::int64_t mark_time = instantTime(*app.trace, mark);
             const double at = static_cast<double>(mark_time);
             const std::uint64_t label = instantLabel(*app.trace, mark);
-            if (at < app.view.start || at > app.view.end || !label) continue;
+            if (!label || at > app.view.end) continue;
+            if (at < app.view.start) {
+                if (mark_time >= before.time) {
+                    before.lane = lane;
+                    before.text = &app.trace->string(label);
+                    before.time = mark_time;
+                }
+                continue;
+            }
             labels.push_back({app.view.x(at, g.left, g.width), lane, &app.trace->string(label),
                               mark_time});
         }
     }
     std::stable_sort(labels.begin(), labels.end(), [](const MarkLabel& a, const MarkLabel& b) { return a.mark_x < b.mark_x; });
+    if (before.text) labels.insert(labels.begin(), before);
     return labels;
 }
 
@@ -279,8 +292,11 @@ float drawMarkLabels(App& app, ImDrawList* dl, const Geometry& g, float y, const
     // A label starts just right of its mark, or ends at the strip's right
     // edge where it would run past it (the layout needs no x order for that:
     // a label left of a row's end never goes in that row).
+    std::vector<std::string> texts;
+    texts.reserve(marks.size());
     for (const MarkLabel& m : marks) {
-        const float width = ImGui::CalcTextSize(m.text->c_str()).x;
+        texts.push_back(m.before_view ? "< " + *m.text : *m.text);
+        const float width = ImGui::CalcTextSize(texts.back().c_str()).x;
         boxes.push_back({std::max(g.left, std::min(m.mark_x + 3, g.left + g.width - width - 2)), width});
     }
     const std::vector<LabelSlot> slots = layoutLabels(boxes, kLabelRows, kLabelGap, badge_width);
@@ -294,6 +310,7 @@ float drawMarkLabels(App& app, ImDrawList* dl, const Geometry& g, float y, const
     // elided one: a short tick at the bottom); the labels go over the ticks
     // on a backing of the strip's colour, so a tick never strikes a label.
     for (std::size_t i = 0; i < marks.size(); ++i) {
+        if (marks[i].before_view) continue; // its mark is not in view
         const float top = slots[i].row < 0 ? y + height - 4 : y + slots[i].row * kLabelRowHeight;
         dl->AddLine(ImVec2(marks[i].mark_x, top), ImVec2(marks[i].mark_x, y + height), palette::mark, 1.0f);
     }
@@ -303,8 +320,8 @@ float drawMarkLabels(App& app, ImDrawList* dl, const Geometry& g, float y, const
         if (slot.row < 0) continue;
         const float ty = y + slot.row * kLabelRowHeight;
         dl->AddRectFilled(ImVec2(boxes[i].x - 1, ty), ImVec2(boxes[i].x + slot.width + 1, ty + kLabelRowHeight - 1), backing);
-        dl->AddText(ImVec2(boxes[i].x, ty), palette::mark, marks[i].text->c_str());
-        std::string tip = *marks[i].text;
+        dl->AddText(ImVec2(boxes[i].x, ty), marks[i].before_view ? palette::text_dim : palette::mark, texts[i].c_str());
+        std::string tip = marks[i].before_view ? "(before the view) " + *marks[i].text : *marks[i].text;
         if (slot.hidden > 0) {
             char badge[16];
             std::snprintf(badge, sizeof badge, " +%d", slot.hidden);
@@ -326,7 +343,7 @@ float drawMarkLabels(App& app, ImDrawList* dl, const Geometry& g, float y, const
 // The mark glyphs of one thread lane, every one in view.
 void drawMarks(ImDrawList* dl, const std::vector<MarkLabel>& marks, std::uint32_t lane, float y) {
     for (const MarkLabel& m : marks)
-        if (m.lane == lane) drawGlyph(dl, trace::EventKind::Mark, m.mark_x, y, glyphColor(trace::EventKind::Mark));
+        if (m.lane == lane && !m.before_view) drawGlyph(dl, trace::EventKind::Mark, m.mark_x, y, glyphColor(trace::EventKind::Mark));
 }
 
 // --- CPU samples: what the OS did (model/cpu_samples.hpp) ----------------
