@@ -45,9 +45,10 @@ TEST_CASE("a tour's stops: sentences naming checkpoints and records", "[viewer][
                            "- `own-queue`: every thread is busy.\n"
                            "- Nothing named here.\n\n"
                            "```\nschedule fiber=F how=own-queue\n```\n\n"
-                           "Then `steal victim=2` and `complete result=-62` happen.\n";
+                           "Then `steal victim=2` and `complete result=-62` happen.\n\n"
+                           "A `cancel-request target=1` goes to worker 1's ring, a `cancel-request target=none` to none.\n";
     const std::vector<tour::Stop> stops = tour::parseTour(md);
-    REQUIRE(stops.size() == 4);
+    REQUIRE(stops.size() == 5);
     CHECK(stops[0].sentence == "After checkpoint: first burst.");
     CHECK(stops[0].checkpoint == "checkpoint: first burst");
     CHECK(stops[0].records.empty());
@@ -77,6 +78,16 @@ TEST_CASE("a tour's stops: sentences naming checkpoints and records", "[viewer][
     complete.kind = trace::EventKind::Complete;
     complete.arg[1] = static_cast<std::uint64_t>(std::int64_t{-62});
     CHECK(tour::matches(stops[3].records[1], complete));
+    // A cancel-request's target is stored as 1 + the worker; the text names the worker, as `records` prints it.
+    REQUIRE(stops[4].records.size() == 2);
+    trace::Event request{};
+    request.kind = trace::EventKind::CancelRequest;
+    request.arg[1] = 2; // worker 1
+    CHECK(tour::matches(stops[4].records[0], request));
+    CHECK_FALSE(tour::matches(stops[4].records[1], request));
+    request.arg[1] = 0; // no ring
+    CHECK(tour::matches(stops[4].records[1], request));
+    CHECK_FALSE(tour::matches(stops[4].records[0], request));
 }
 
 TEST_CASE("a snippet naming a field or value its record does not have is a finding", "[viewer][tour]") {

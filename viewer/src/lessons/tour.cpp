@@ -69,8 +69,15 @@ bool parseKindSnippet(const std::vector<std::string>& tokens, RecordRef& ref) {
         const int field = fieldNamed(*info, std::string_view(tokens[t]).substr(0, eq));
         if (field < 0) continue;
         const std::string value = tokens[t].substr(eq + 1);
+        // Values as `records` prints them: a WorkerPlusOne field (a
+        // cancel-request's target) names the worker, or none.
+        const bool plus_one = info->fields[field].type == trace::FieldType::WorkerPlusOne;
         if (const int v = enumValue(info->fields[field], value); v >= 0)
             ref.fields.push_back({field, static_cast<std::uint64_t>(v)});
+        else if (plus_one && value == "none")
+            ref.fields.push_back({field, 0});
+        else if (plus_one && isNumber(value) && value[0] != '-')
+            ref.fields.push_back({field, static_cast<std::uint64_t>(std::strtoll(value.c_str(), nullptr, 10)) + 1});
         else if (isNumber(value) && info->fields[field].type != trace::FieldType::Enum)
             ref.fields.push_back({field, static_cast<std::uint64_t>(std::strtoll(value.c_str(), nullptr, 10))});
     }
