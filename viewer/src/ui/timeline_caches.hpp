@@ -47,7 +47,7 @@ struct TimelineCaches {
     std::vector<std::uint32_t> flows;
     std::vector<CounterRange> ranges;
     std::vector<analysis::QueueStay> queue_stays; // the queue strips' stays in view
-    std::vector<std::int64_t> queue_row_end;     // a strip's rows: when each is free again
+    std::vector<std::int32_t> queue_rows;        // a strip's stays' rows (queue_rows.hpp)
 };
 
 } // namespace fiberscope::viewer

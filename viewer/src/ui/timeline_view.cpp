@@ -18,6 +18,7 @@
 #include "model/fibers_in_view.hpp"
 #include "model/flow_select.hpp"
 #include "model/explain.hpp"
+#include "model/queue_rows.hpp"
 #include "ui/app.hpp"
 #include "ui/colors.hpp"
 #include "ui/glyphs.hpp"
@@ -625,22 +626,21 @@ void drawQueueStrip(App& app, const Timeline& tl, ImDrawList* dl, const Geometry
         dl->AddText(ImVec2(g.left + 4, y + height / 2 - 7), palette::text_dim, "(zoom in to see each fiber in the queue)");
         return;
     }
-    auto first = std::lower_bound(stays.begin(), stays.end(), lane,
-                                  [](const analysis::QueueStay& s, std::size_t l) { return s.lane < l; });
-    std::vector<std::int64_t>& row_end = app.timeline_caches.queue_row_end;
-    row_end.assign(static_cast<std::size_t>(rows), INT64_MIN);
+    const auto first = std::lower_bound(stays.begin(), stays.end(), lane,
+                                        [](const analysis::QueueStay& s, std::size_t l) { return s.lane < l; });
+    const auto last = std::upper_bound(first, stays.end(), lane,
+                                       [](std::size_t l, const analysis::QueueStay& s) { return l < s.lane; });
+    // (The stays start where the queues were empty, before the view: each
+    // keeps its row as the view pans, queue_rows.hpp.)
+    std::vector<std::int32_t>& row_of = app.timeline_caches.queue_rows;
+    assignQueueRows(std::span<const analysis::QueueStay>(stays.data() + (first - stays.begin()), static_cast<std::size_t>(last - first)), rows,
+                    row_of);
     dl->PushClipRect(ImVec2(g.left, y), ImVec2(g.left + g.width, y + height), true);
     const analysis::QueueStay* hovered = nullptr;
-    for (auto it = first; it != stays.end() && it->lane == lane; ++it) {
+    for (auto it = first; it != last; ++it) {
         const analysis::QueueStay& s = *it;
-        // The lowest row free at its start; the last row if none is.
-        std::size_t row = static_cast<std::size_t>(rows) - 1;
-        for (std::size_t r = 0; r < row_end.size(); ++r)
-            if (row_end[r] <= s.start) {
-                row = r;
-                break;
-            }
-        row_end[row] = std::max(row_end[row], s.end);
+        if (s.end != analysis::kOpenEnd && static_cast<double>(s.end) < app.view.start) continue; // laid out, not in view
+        const std::size_t row = static_cast<std::size_t>(row_of[static_cast<std::size_t>(it - first)]);
         const float x0 = app.view.x(static_cast<double>(std::max<std::int64_t>(s.start, static_cast<std::int64_t>(app.view.start))), g.left, g.width);
         const double end = s.end == analysis::kOpenEnd ? app.view.end : std::min(static_cast<double>(s.end), app.view.end);
         const float x1 = std::max(x0 + 2.0f, app.view.x(end, g.left, g.width));
@@ -796,7 +796,10 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
     std::vector<Block>& scratch = app.timeline_caches.blocks;
     const CpuSamples& cpu_samples = cpuSamplesOf(app.timeline_caches, *app.trace);
     const bool stays_fit = app.show_queues && tl.threads.size() <= kMaxReadyTracks &&
-                           analysis::queueStaysIn(tl, static_cast<std::int64_t>(std::floor(app.view.start)),
+                           analysis::queueStaysIn(tl,
+                                                  queueLayoutStart(countersOf(app.timeline_caches, tl).ready,
+                                                                   static_cast<std::int64_t>(std::floor(app.view.start)),
+                                                                   kQueueStayLimit),
                                                   static_cast<std::int64_t>(std::ceil(app.view.end)) + 1, kQueueStayLimit,
                                                   app.timeline_caches.queue_stays);
     for (std::size_t i = 0; i < tl.threads.size(); ++i) {
