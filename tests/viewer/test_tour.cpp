@@ -46,9 +46,10 @@ TEST_CASE("a tour's stops: sentences naming checkpoints and records", "[viewer][
                            "- Nothing named here.\n\n"
                            "```\nschedule fiber=F how=own-queue\n```\n\n"
                            "Then `steal victim=2` and `complete result=-62` happen.\n\n"
-                           "A `cancel-request target=1` goes to worker 1's ring, a `cancel-request target=none` to none.\n";
+                           "A `cancel-request target=1` goes to worker 1's ring, a `cancel-request target=none` to none.\n\n"
+                           "**From `checkpoint: arrivals` to `checkpoint: main unlocks`.** Each `mutex-contended` queues.\n";
     const std::vector<tour::Stop> stops = tour::parseTour(md);
-    REQUIRE(stops.size() == 5);
+    REQUIRE(stops.size() == 7);
     CHECK(stops[0].sentence == "After checkpoint: first burst.");
     CHECK(stops[0].checkpoint == "checkpoint: first burst");
     CHECK(stops[0].records.empty());
@@ -88,6 +89,9 @@ TEST_CASE("a tour's stops: sentences naming checkpoints and records", "[viewer][
     request.arg[1] = 0; // no ring
     CHECK(tour::matches(stops[4].records[1], request));
     CHECK_FALSE(tour::matches(stops[4].records[0], request));
+    // "From A to B" is A's story, and so are the sentences after it.
+    CHECK(stops[5].checkpoint == "checkpoint: arrivals");
+    CHECK(stops[6].checkpoint == "checkpoint: arrivals");
 }
 
 TEST_CASE("a snippet naming a field or value its record does not have is a finding", "[viewer][tour]") {

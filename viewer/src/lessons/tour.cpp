@@ -239,7 +239,9 @@ std::vector<Stop> parseTour(const std::string& markdown) {
             bool named = false;
             for (const std::string& span : codeSpans(s)) {
                 if (span.rfind(kCheckpoint, 0) == 0) {
-                    checkpoint = span;
+                    // The first a sentence names: "From `A` to `B`" is A's
+                    // story (its window runs to B), as are the sentences after.
+                    if (!named) checkpoint = span;
                     named = true;
                     continue;
                 }
