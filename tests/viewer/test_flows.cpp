@@ -258,3 +258,38 @@ TEST_CASE("the viewer draws every flow with an end in view, before any that only
     for (std::uint32_t i : out) latest = std::max(latest, analysis::flowAt(dense, i).from.time);
     CHECK(latest > 9000);
 }
+
+// Faint arrows into one point are bundled (flow_select.hpp): lesson 8's
+// 199 wake-ups read at once draw four arrows, spread over their tails, and
+// a count; a few, or ones landing apart, are each drawn.
+TEST_CASE("faint arrows into one point are drawn as a bundle with its size", "[viewer][flows]") {
+    using namespace fiberscope::viewer;
+    std::vector<BundleArrow> arrows;
+    for (int i = 0; i < 199; ++i) arrows.push_back({0, 1, 100.0f + static_cast<float>(i), 500.0f + static_cast<float>(i % 3)});
+    arrows.push_back({0, 1, 50.0f, 520.0f}); // apart: its own
+    arrows.push_back({1, 1, 60.0f, 500.0f}); // another kind
+    for (int i = 0; i < 3; ++i) arrows.push_back({0, 0, 10.0f * i, 300.0f}); // three into one point of lane 0: few
+    std::vector<BundleChoice> choices;
+    bundleArrows(arrows, choices);
+    REQUIRE(choices.size() == arrows.size());
+    std::size_t drawn = 0, counted = 0;
+    float lo = 1e9f, hi = -1e9f;
+    for (std::size_t i = 0; i < 199; ++i) {
+        if (!choices[i].drawn) continue;
+        ++drawn;
+        lo = std::min(lo, arrows[i].x0);
+        hi = std::max(hi, arrows[i].x0);
+        if (choices[i].count) {
+            CHECK(choices[i].count == 199);
+            ++counted;
+        }
+    }
+    CHECK(drawn == kBundleDrawn);
+    CHECK(counted == 1);
+    CHECK(lo == 100.0f); // the fan keeps its extent
+    CHECK(hi == 298.0f);
+    for (std::size_t i = 199; i < arrows.size(); ++i) {
+        CHECK(choices[i].drawn);
+        CHECK(choices[i].count == 0);
+    }
+}

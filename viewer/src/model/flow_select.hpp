@@ -184,4 +184,54 @@ inline void selectFlows(const Timeline& tl, const FlowIndex& index, FlowKind kin
     }
 }
 
+// Dimmed arrows in bundles. An arrow the active checkpoint's story is not
+// about is drawn faint, but two hundred faint arrows into one point are a
+// solid fan (lesson 8 on a loaded machine: worker 0, kept off the CPU,
+// read 199 wake-ups at once, and their fan buried the mutex hand-offs). So
+// the faint arrows of one kind whose heads land on one lane within
+// kBundlePixels of each other form a bundle; one of more than kBundleDrawn
+// draws kBundleDrawn of them, spread evenly over the tails (the first and
+// the last among them: the fan keeps its extent), and its size by the head.
+// The story's own arrows are never bundled: each cause keeps its arrow.
+inline constexpr float kBundlePixels = 4.0f;
+inline constexpr std::size_t kBundleDrawn = 4;
+
+struct BundleArrow {
+    int kind = 0;           // FlowKind
+    std::uint32_t lane = 0; // the head's lane
+    float x0 = 0, x1 = 0;   // tail and head, in pixels
+};
+struct BundleChoice {
+    bool drawn = true;
+    std::uint32_t count = 0; // on one drawn arrow of a bundled group: the group's size
+};
+
+inline void bundleArrows(const std::vector<BundleArrow>& arrows, std::vector<BundleChoice>& out) {
+    out.assign(arrows.size(), BundleChoice{});
+    std::vector<std::uint32_t> order(arrows.size());
+    for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+        const BundleArrow &x = arrows[a], &y = arrows[b];
+        if (x.kind != y.kind) return x.kind < y.kind;
+        if (x.lane != y.lane) return x.lane < y.lane;
+        return x.x1 < y.x1;
+    });
+    std::vector<std::uint32_t> group;
+    for (std::size_t a = 0; a < order.size();) {
+        const BundleArrow& first = arrows[order[a]];
+        std::size_t b = a;
+        while (b < order.size() && arrows[order[b]].kind == first.kind && arrows[order[b]].lane == first.lane &&
+               arrows[order[b]].x1 - first.x1 <= kBundlePixels)
+            ++b;
+        if (b - a > kBundleDrawn) {
+            group.assign(order.begin() + static_cast<std::ptrdiff_t>(a), order.begin() + static_cast<std::ptrdiff_t>(b));
+            std::sort(group.begin(), group.end(), [&](std::uint32_t x, std::uint32_t y) { return arrows[x].x0 < arrows[y].x0; });
+            for (std::uint32_t i : group) out[i].drawn = false;
+            for (std::size_t j = 0; j < kBundleDrawn; ++j) out[group[(group.size() - 1) * j / (kBundleDrawn - 1)]].drawn = true;
+            out[group.back()].count = static_cast<std::uint32_t>(group.size());
+        }
+        a = b;
+    }
+}
+
 } // namespace fiberscope::viewer

@@ -48,6 +48,7 @@ struct TimelineCaches {
     std::vector<CounterRange> ranges;
     std::vector<analysis::QueueStay> queue_stays; // the queue strips' stays in view
     std::vector<std::int32_t> queue_rows;        // a strip's stays' rows (queue_rows.hpp)
+    std::vector<BundleChoice> bundle_choices;    // the faint arrows drawn (flow_select.hpp)
 };
 
 } // namespace fiberscope::viewer

@@ -476,6 +476,15 @@ void drawFlows(App& app, const Timeline& tl, FlowIndex& index, std::uint32_t hov
     // An end beyond the view is drawn at the view's edge, in its own lane.
     const float left = g.left, right = g.left + g.width;
     dl->PushClipRect(ImVec2(left - 1, g.origin.y), ImVec2(right + 1, g.origin.y + 1e6f), true);
+    struct Drawn {
+        ImVec2 from, to;
+        Color line, head;
+        float width;
+        bool clipped0, clipped1;
+        FlowKind kind;
+    };
+    std::vector<Drawn> drawn, faint; // faint: dimmed out of focus, bundled (flow_select.hpp)
+    std::vector<BundleArrow> bundle;
     for (std::uint32_t index_of : flows) {
         const Flow f = flowAt(tl, index_of);
         if (f.from.thread >= tl.lane_of_thread.size() || f.to.thread >= tl.lane_of_thread.size()) continue;
@@ -500,9 +509,27 @@ void drawFlows(App& app, const Timeline& tl, FlowIndex& index, std::uint32_t hov
             line = (c & 0x00FFFFFF) | (Color(other_hovered || unfocused ? 50 : passing ? 90 : 190) << 24);
             head = (c & 0x00FFFFFF) | (Color(other_hovered || unfocused ? 60 : passing ? 90 : 255) << 24);
         }
-        drawArrow(dl, ImVec2(x0, y0), ImVec2(x1, y1), line, head, related ? 2.5f : passing ? 1.0f : 1.5f, flowStroke(f.kind),
-                  clipped0, clipped1);
+        const Drawn d{ImVec2(x0, y0), ImVec2(x1, y1), line, head, related ? 2.5f : passing ? 1.0f : 1.5f, clipped0, clipped1, f.kind};
+        if (unfocused && !related) {
+            faint.push_back(d);
+            bundle.push_back({static_cast<int>(f.kind), tl.lane_of_thread[f.to.thread], x0, x1});
+        } else {
+            drawn.push_back(d);
+        }
     }
+    std::vector<BundleChoice>& choices = app.timeline_caches.bundle_choices;
+    bundleArrows(bundle, choices);
+    for (std::size_t i = 0; i < faint.size(); ++i) {
+        const Drawn& d = faint[i];
+        if (!choices[i].drawn) continue;
+        drawArrow(dl, d.from, d.to, d.line, d.head, d.width, flowStroke(d.kind), d.clipped0, d.clipped1);
+        if (choices[i].count > 0) { // the bundle's size, by its heads
+            const std::string n = "x" + std::to_string(choices[i].count);
+            dl->AddText(ImVec2(d.to.x + 4, d.to.y - 14), (d.head & 0x00FFFFFF) | (Color(200) << 24), n.c_str());
+        }
+    }
+    // The story's arrows (and the hovered record's) over the faint ones.
+    for (const Drawn& d : drawn) drawArrow(dl, d.from, d.to, d.line, d.head, d.width, flowStroke(d.kind), d.clipped0, d.clipped1);
     dl->PopClipRect();
 }
 
