@@ -1851,6 +1851,14 @@ TEST_CASE("a checkpoint's window takes its own I/O's late completions and leaves
     // The same at the right edge, for a mark after its story.
     CHECK(trimToStory({0, 100'000}, {{0, 5'000}, {3'000, 10'000}}, 15'000).t1 == 15'000);
     CHECK(trimToStory({0, 100'000}, {{0, 5'000}, {3'000, 10'000}}, 60'000).t1 == 10'000);
+    // endBeforeWaitUpTo: lesson 3's first burst slowed to 30 ms, then its
+    // 30 ms sleep up to `workers parked` (at 60.5 ms): the window ends at the sleep.
+    CHECK(endBeforeWaitUpTo({0, 70'000}, {{30'000, 60'000}}, 60'500).t1 == 30'000);
+    // A timer that ends long before the next mark is the burst's own (lesson 1's greeters).
+    CHECK(endBeforeWaitUpTo({0, 70'000}, {{10'000, 20'000}}, 60'500).t1 == 70'000);
+    // One begun outside the window, or ending after the mark, is not this window's.
+    CHECK(endBeforeWaitUpTo({0, 20'000}, {{30'000, 60'000}}, 60'500).t1 == 20'000);
+    CHECK(endBeforeWaitUpTo({0, 70'000}, {{30'000, 61'000}}, 60'500).t1 == 70'000);
     // Links touching the window at one instant only measure no story: kept whole.
     const TimeRange touch = trimToStory({0, 100'000}, {{-50'000, 0}}, 0);
     CHECK(touch.t0 == 0);

@@ -253,6 +253,17 @@ TimeRange trimToStory(TimeRange window, const std::vector<TimeRange>& links, dou
     return window;
 }
 
+TimeRange endBeforeWaitUpTo(TimeRange window, const std::vector<TimeRange>& timers, double next) {
+    double end = window.t1;
+    for (const TimeRange& t : timers) {
+        const double submit = std::min(t.t0, t.t1), resume = std::max(t.t0, t.t1);
+        if (submit < window.t0 || submit > window.t1 || resume > next) continue;
+        if (next - resume <= (resume - submit) / 4) end = std::min(end, submit);
+    }
+    window.t1 = std::max(end, window.t0);
+    return window;
+}
+
 void ViewHistory::record(const TimeView& before) {
     if (!back_.empty()) {
         const TimeView& top = back_.back();

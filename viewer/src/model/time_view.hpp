@@ -148,6 +148,17 @@ TimeRange checkpointWindow(std::size_t count, const std::function<std::int64_t(s
 // 160 us after its mark before a 110 us story).
 TimeRange trimToStory(TimeRange window, const std::vector<TimeRange>& links, double keep);
 
+// `window` ended before the program's own wait that leads up to the next
+// checkpoint's mark (`next`), when that checkpoint's story is the stretch
+// before it (told "Up to" it): a timer (`timers`: submit -> resume) begun
+// in the window whose resume comes at `next` or shortly before it (within a
+// quarter of its wait). Lesson 3's first burst ends at its 30 ms sleep,
+// which leads up to `workers parked`, even on a machine that slowed the
+// burst to as long as the sleep (a window grows across a pause no longer
+// than itself). The window keeps the timer's submit; unchanged when no
+// such timer began in it.
+TimeRange endBeforeWaitUpTo(TimeRange window, const std::vector<TimeRange>& timers, double next);
+
 // Back / forward through the views navigation left (like a browser's).
 // Every command that moves the view records the view it leaves
 // (`command`); wheel ticks and drags record only the view before a burst of

@@ -98,7 +98,7 @@ void skipToldPast(const App& app, std::size_t index, std::vector<std::int64_t>& 
 // gets the links that are an operation's submit -> resume whose wait the
 // kernel's work set (not a timer's: its length is the program's choice).
 std::vector<TimeRange> causeEffectLinks(const App& app, std::int64_t lo, std::int64_t far,
-                                        std::vector<TimeRange>* io = nullptr) {
+                                        std::vector<TimeRange>* io = nullptr, std::vector<TimeRange>* timers = nullptr) {
     std::vector<TimeRange> links;
     if (!app.timeline || !app.trace) return links;
     const trace::Trace& trace = *app.trace;
@@ -137,11 +137,10 @@ std::vector<TimeRange> causeEffectLinks(const App& app, std::int64_t lo, std::in
         const std::int64_t t0 = std::min(f.from.time, f.to.time), t1 = std::max(f.from.time, f.to.time);
         if (t1 < lo || t0 > far) continue;
         links.push_back({static_cast<double>(f.from.time), static_cast<double>(f.to.time)});
-        if (io && f.kind == FlowKind::Completion && f.from.event < trace.events.size()) {
+        if ((io || timers) && f.kind == FlowKind::Completion && f.from.event < trace.events.size()) {
             const trace::Event& submit = trace.events[f.from.event];
-            if (submit.kind == trace::EventKind::Submit &&
-                !trace::opcodeHas(submit.small, trace::kOpNoteTimer)) // small: the opcode
-                io->push_back(links.back());
+            const bool timer = trace::opcodeHas(submit.small, trace::kOpNoteTimer); // small: the opcode
+            if (submit.kind == trace::EventKind::Submit && (timer ? timers : io)) (timer ? timers : io)->push_back(links.back());
         }
         std::optional<std::int64_t> start;
         if (f.kind == FlowKind::MutexHandoff) start = waitStart(contended, f.to.fiber, f.from.time);
@@ -257,8 +256,8 @@ std::optional<TimeRange> checkpointRange(const App& app, const std::string& labe
     // Cause -> effect links with an end there (up to the checkpoint after
     // the next: a window may reach just past its neighbour).
     const std::int64_t far = index + 2 < times.size() ? times[index + 2] : INT64_MAX;
-    std::vector<TimeRange> io;
-    const std::vector<TimeRange> links = causeEffectLinks(app, lo, far, &io);
+    std::vector<TimeRange> io, timers;
+    const std::vector<TimeRange> links = causeEffectLinks(app, lo, far, &io, &timers);
     // Records the tracer writes on its own clock (the CPU samples) are no
     // activity of the program's: they must not bridge its pauses.
     const auto story = [&](std::size_t i) {
@@ -269,9 +268,13 @@ std::optional<TimeRange> checkpointRange(const App& app, const std::string& labe
     // lesson tells it "Up to" it: then the effects of this one's causes
     // there (the waits it starts) are not this window's.
     const bool effects = !(index + 1 < labels.size() && toldAsLeadingUpTo(app, labels[index + 1]));
-    return checkpointWindow(
+    const TimeRange window = checkpointWindow(
         trace.events.size(), [&](std::size_t i) { return eventTime(trace, i); }, times, index, traceStart(app), traceEnd(app),
         mergeRanges(std::move(busy)), 0.005, links, effects, story, !toldAsFollowing(app, labels[index]), io);
+    // (And the program's own wait that leads up to that checkpoint is not
+    // this window's either, however slowly a loaded machine ran it: lesson
+    // 3's first burst, as long as its 30 ms pause.)
+    return effects ? window : endBeforeWaitUpTo(window, timers, static_cast<double>(hi));
 }
 
 std::optional<TimeRange> storySegment(const App& app, const std::string& label) {
