@@ -1098,6 +1098,40 @@ TEST_CASE("the narrated tour lights the records a sentence names", "[viewer][scr
     CHECK(at_first < 20);
 }
 
+// At every stop of every lesson's tour on its reference run, the records
+// lit are in view, and two or more are not crowded into a few pixels: they
+// span at least 8% of the view, or the view was zoomed to them (lesson 1's
+// greeters' submits, 3 us apart at the edge of a 100 us view).
+TEST_CASE("the tour shows what it lights, zoomed in when it is crowded", "[viewer][tour]") {
+    using namespace fiberscope::viewer;
+    std::string error;
+    const std::vector<Lesson> lessons = loadLessons(error);
+    int zoomed = 0;
+    for (const Lesson& lesson : lessons) {
+        App app;
+        REQUIRE(loadTrace(app, lesson.reference));
+        REQUIRE(attachLesson(app, lesson.number));
+        applyViewRequests(app);
+        while (tourStep(app, +1)) {
+            const auto& lit = app.panels.tour.lit;
+            if (lit.empty()) continue;
+            const double first = static_cast<double>(app.trace->events[lit.front()].time);
+            const double last = static_cast<double>(app.trace->events[lit.back()].time);
+            INFO("lesson " << lesson.number << ": " << app.step_text << "; view " << app.view.start << " to " << app.view.end);
+            CHECK(first >= app.view.start);
+            CHECK(last <= app.view.end);
+            if (lit.size() < 2 || last <= first) continue;
+            const bool spread = last - first >= 0.08 * app.view.span();
+            // (Zoomed to them, or the view is already no wider than twice that.)
+            const bool framed = app.view.span() <= ((last - first) * 2.2 + 4000) * 2.01;
+            CHECK((spread || framed));
+            zoomed += framed && !spread;
+        }
+    }
+    INFO("stops whose lit records were framed closely: " << zoomed);
+    CHECK(zoomed > 0);
+}
+
 // Focus: while a checkpoint's window is shown, the arrows its story is not
 // about are dimmed (checks.md `focus:`): lesson 4's wake-ups to busy workers
 // do not bury its steals. Only while its mark is in view, and not with

@@ -4,9 +4,12 @@
 // the records the sentence names there (ringed on the timeline), and puts
 // the cursor, so the scheduler state and the code view, at the first of
 // them. The records lit are looked for in the view first (what the student
-// sees), then in the checkpoint's stretch of the trace: a sentence about a
-// record the run does not have says so instead of lighting something else.
+// sees), then where the checkpoint's story happens (storySegment): a
+// sentence about a record the run does not have says so instead of
+// lighting something else. Lit records crowded into a few pixels are
+// zoomed to (frameLit).
 #include <algorithm>
+#include <optional>
 
 #include "ui/app.hpp"
 
@@ -15,6 +18,8 @@ namespace fiberscope::viewer {
 namespace {
 
 constexpr std::size_t kMostLit = 400;
+constexpr double kCrowded = 0.08;     // of the view's width: lit records closer than this are zoomed to
+constexpr double kLeastRoom = 2000.0; // ns on each side of records zoomed to
 
 // The first record at or after `t`.
 std::size_t firstAt(const trace::Trace& trace, double t) {
@@ -27,19 +32,23 @@ std::size_t firstAt(const trace::Trace& trace, double t) {
     return lo;
 }
 
-// [its mark, the next checkpoint's mark) of checkpoint `label`, or the whole trace.
-std::pair<std::size_t, std::size_t> stretchOf(const trace::Trace& trace, const std::string& label) {
-    std::size_t first = 0;
-    bool found = false;
-    for (std::size_t i = 0; i < trace.events.size(); ++i) {
-        const trace::Event e = trace.events[i];
-        if (e.kind != trace::EventKind::Mark) continue;
-        const std::string& text = trace.string(e.arg[0]);
-        if (text.rfind(kCheckpointPrefix, 0) != 0) continue;
-        if (found) return {first, i};
-        if (text == label) first = i, found = true;
+// Frames the lit records: when they are more than one and crowd into a few
+// pixels of the view (lesson 1's greeters' four submits, 3 us at the edge
+// of a 100 us view), or are not in it, the view moves to them, with room
+// on both sides; records already spread over the view are left as shown.
+void frameLit(App& app, const std::vector<std::uint32_t>& lit) {
+    const trace::Trace& trace = *app.trace;
+    const double first = static_cast<double>(trace.events[lit.front()].time);
+    const double last = static_cast<double>(trace.events[lit.back()].time);
+    const bool in_view = first >= app.view.start && last <= app.view.end;
+    if (lit.size() < 2 || last - first <= 0) {
+        if (!in_view) revealTime(app, trace.events[lit.front()].time);
+        return;
     }
-    return found ? std::make_pair(first, trace.events.size()) : std::make_pair(std::size_t{0}, trace.events.size());
+    const double room = std::max((last - first) * 0.6, kLeastRoom);
+    // (Zoomed only to at most half the view: a view already that tight shows them apart.)
+    if (in_view && (last - first >= kCrowded * app.view.span() || last - first + 2 * room > app.view.span() / 2)) return;
+    revealRange(app, TimeRange{first, last}, TimeRange{first - room, last + room}, 0.3);
 }
 
 } // namespace
@@ -59,14 +68,19 @@ bool tourStep(App& app, int direction) {
     tour.index = next;
     const tour::Stop& stop = tour.stops[static_cast<std::size_t>(next)];
     const trace::Trace& trace = *app.trace;
-    if (!stop.checkpoint.empty() && stop.checkpoint != app.active_checkpoint) revealCheckpoint(app, stop.checkpoint);
-    // What it names: in view, else in its checkpoint's stretch.
+    // (Each stop from its checkpoint's window: the stop before may have
+    // zoomed in on what it lit.)
+    if (!stop.checkpoint.empty()) revealCheckpoint(app, stop.checkpoint);
+    // What it names: in view, else where its checkpoint's story happens
+    // (after the mark, or up to it for a story told "Until" it: lesson 6's
+    // staircase of wake-ups before `all awake`), else anywhere.
     tour.lit = tour::recordsOf(stop, trace, firstAt(trace, app.view.start), firstAt(trace, app.view.end + 1), kMostLit);
     if (tour.lit.empty()) {
-        const auto [first, last] = stretchOf(trace, stop.checkpoint);
-        tour.lit = tour::recordsOf(stop, trace, first, last, kMostLit);
-        if (!tour.lit.empty()) revealTime(app, trace.events[tour.lit.front()].time);
+        const std::optional<TimeRange> story = stop.checkpoint.empty() ? std::nullopt : storySegment(app, stop.checkpoint);
+        tour.lit = story ? tour::recordsOf(stop, trace, firstAt(trace, story->t0), firstAt(trace, story->t1 + 1), kMostLit)
+                         : tour::recordsOf(stop, trace, 0, trace.events.size(), kMostLit);
     }
+    if (!tour.lit.empty()) frameLit(app, tour.lit);
     std::string text = "[" + std::to_string(next + 1) + "/" + std::to_string(tour.stops.size()) + "] " + stop.sentence;
     if (!stop.records.empty()) {
         if (tour.lit.empty()) text += "  (this run has none of these records here)";
