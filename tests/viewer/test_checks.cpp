@@ -260,6 +260,7 @@ TEST_CASE("checks: preconditions (requires/because) parse, and the first unmet o
     INFO(error);
     REQUIRE(parseChecks(text, "checks.md", checks, error));
     CHECK(checks.opens == "checkpoint: spawned");
+    CHECK(checks.opens_links == 0);
     REQUIRE(checks.focus.size() == 1);
     CHECK(checks.focus[0].checkpoint == "checkpoint: spawned");
     CHECK(checks.focus[0].flow_kinds == ((1u << static_cast<unsigned>(fiberscope::analysis::FlowKind::Steal)) |
@@ -295,11 +296,20 @@ TEST_CASE("checks: preconditions (requires/because) parse, and the first unmet o
                         "checks.md", checks, error));
     CHECK(unmetPrecondition(checks.preconditions, t).rfind("b: not so in this run (", 0) == 0);
 
+    // A repeating story opens on its first rounds.
+    REQUIRE(parseChecks("opens: checkpoint \"main unlocks\" first 40 links\n### Q: a?\nanswer: count steal\nshow: first steal\nwhy: w\n",
+                        "checks.md", checks, error));
+    CHECK(checks.opens == "checkpoint: main unlocks");
+    CHECK(checks.opens_links == 40);
+
     struct Bad {
         const char* text;
         const char* error;
     };
     for (const Bad& bad : {
+             Bad{"opens: checkpoint \"x\" first links\n", "checks.md:1: expected 'opens: checkpoint \"NAME\" first N links' (N from 1 to 100000)"},
+             Bad{"opens: checkpoint \"x\" first 0 links\n", "checks.md:1: expected 'opens: checkpoint \"NAME\" first N links' (N from 1 to 100000)"},
+             Bad{"opens: checkpoint \"x\" first 4 arrows\n", "checks.md:1: expected 'opens: checkpoint \"NAME\" first N links' (N from 1 to 100000)"},
              Bad{"requires: count steal >= 1\n### Q: a?\n", "checks.md:1: the 'requires:' has no 'because:'"},
              Bad{"requires: count steal >= 1\nrequires: count steal >= 1\n",
                  "checks.md:2: the 'requires:' before this one has no 'because:'"},

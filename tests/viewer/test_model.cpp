@@ -1859,6 +1859,15 @@ TEST_CASE("a checkpoint's window takes its own I/O's late completions and leaves
     // One begun outside the window, or ending after the mark, is not this window's.
     CHECK(endBeforeWaitUpTo({0, 20'000}, {{30'000, 60'000}}, 60'500).t1 == 20'000);
     CHECK(endBeforeWaitUpTo({0, 70'000}, {{30'000, 61'000}}, 60'500).t1 == 70'000);
+    // firstLinks: a window of 100 hand-offs, one every 1 us, each a link of
+    // 0.5 us, opens on its first 10: up to the 11th's cause. A wake-up read
+    // late (a link from 2 us to 90 us) does not widen it.
+    std::vector<TimeRange> rounds;
+    for (int i = 0; i < 100; ++i) rounds.push_back({1'000.0 * i, 1'000.0 * i + 500});
+    rounds.push_back({2'000, 90'000});
+    CHECK(firstLinks({0, 100'000}, rounds, 10).t1 == 9'000); // the causes at 0, 1, 2, 2 (the late one), 3 ... 9 us, then 9 us
+    CHECK(firstLinks({0, 100'000}, rounds, 200).t1 == 100'000);
+    CHECK(firstLinks({50'000, 100'000}, rounds, 10).t1 == 60'000); // only the causes in the window count
     // Links touching the window at one instant only measure no story: kept whole.
     const TimeRange touch = trimToStory({0, 100'000}, {{-50'000, 0}}, 0);
     CHECK(touch.t0 == 0);

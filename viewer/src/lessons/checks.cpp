@@ -446,8 +446,19 @@ bool parseChecks(const std::string& text, const std::string& file, LessonChecks&
                 focus.checkpoint = "checkpoint: " + tokens[t + 2].text;
                 out.focus.push_back(std::move(focus));
             } else if (key == "opens") {
+                // An optional "first N links" after the checkpoint.
+                std::string_view ref_text = value;
+                if (const std::size_t first = ref_text.rfind(" first "); first != std::string_view::npos && first > ref_text.rfind('"')) {
+                    const std::string rest(ref_text.substr(first + 7));
+                    char* end = nullptr;
+                    const unsigned long n = std::strtoul(rest.c_str(), &end, 10);
+                    if (end == rest.c_str() || std::string_view(end) != " links" || n == 0 || n > 100000)
+                        return error = where + ": expected 'opens: checkpoint \"NAME\" first N links' (N from 1 to 100000)", false;
+                    out.opens_links = n;
+                    ref_text = ref_text.substr(0, first);
+                }
                 EventRef ref;
-                if (!parseEventRef(value, where, ref, error)) return false;
+                if (!parseEventRef(std::string(ref_text), where, ref, error)) return false;
                 if (ref.how != EventRef::How::Mark || ref.label.rfind("checkpoint: ", 0) != 0)
                     return error = where + ": 'opens:' names a checkpoint: opens: checkpoint \"NAME\"", false;
                 out.opens = ref.label;

@@ -122,6 +122,11 @@ struct LessonChecks {
     // full label, when not its first: the one whose story is the lesson's
     // phenomenon (lesson 12 opens on its clients, not on listenOn).
     std::string opens;
+    // `opens: checkpoint "NAME" first N links`: the opening view shows only
+    // the first N cause -> effect links of that window (0: all of it). A
+    // story that repeats (lesson 8's 100 hand-offs, lesson 15's 200 pairs)
+    // opens on its first few rounds, readable, not all of them in a smear.
+    std::size_t opens_links = 0;
     std::vector<Precondition> preconditions;
     std::vector<Question> questions;
     bool has_exercise = false;

@@ -264,6 +264,19 @@ TimeRange endBeforeWaitUpTo(TimeRange window, const std::vector<TimeRange>& time
     return window;
 }
 
+TimeRange firstLinks(TimeRange window, const std::vector<TimeRange>& links, std::size_t n) {
+    std::vector<TimeRange> in;
+    for (const TimeRange& link : links) {
+        const double cause = std::min(link.t0, link.t1), effect = std::max(link.t0, link.t1);
+        if (cause >= window.t0 && cause <= window.t1) in.push_back({cause, effect});
+    }
+    if (n == 0 || in.size() <= n) return window;
+    std::nth_element(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n), in.end(),
+                     [](const TimeRange& a, const TimeRange& b) { return a.t0 < b.t0; });
+    window.t1 = std::min(window.t1, in[n].t0);
+    return window;
+}
+
 void ViewHistory::record(const TimeView& before) {
     if (!back_.empty()) {
         const TimeView& top = back_.back();

@@ -159,6 +159,14 @@ TimeRange trimToStory(TimeRange window, const std::vector<TimeRange>& links, dou
 // such timer began in it.
 TimeRange endBeforeWaitUpTo(TimeRange window, const std::vector<TimeRange>& timers, double next);
 
+// `window` cut after the causes of its first `n` cause -> effect links
+// (`links`, by their cause's time, the causes in the window): it ends at
+// the n+1-th's cause. Their effects past that end are drawn as arrows to
+// the view's edge (a wake-up read long after, in a batch, does not widen
+// it). Unchanged when it holds no more than n causes. (checks.md `opens:
+// ... first N links`: lesson 8 opens on its first hand-offs, not all 100.)
+TimeRange firstLinks(TimeRange window, const std::vector<TimeRange>& links, std::size_t n);
+
 // Back / forward through the views navigation left (like a browser's).
 // Every command that moves the view records the view it leaves
 // (`command`); wheel ticks and drags record only the view before a burst of

@@ -374,20 +374,30 @@ std::uint32_t focusedFlows(App& app) {
     return 0;
 }
 
+namespace {
+
+// The lesson's checks.md `opens:` line: its checkpoint ("" if none, or not
+// in this trace) and how many of its links the opening view shows (0: all).
+std::pair<std::string, std::size_t> openingOf(const App& app, const std::vector<std::string>& labels) {
+    if (app.lesson_index < 0 || app.lesson_index >= static_cast<int>(app.lessons.size())) return {"", 0};
+    const Lesson& lesson = app.lessons[static_cast<std::size_t>(app.lesson_index)];
+    checks::LessonChecks parsed;
+    std::string error;
+    if (lesson.checks.empty() || !checks::parseChecks(lesson.checks, lesson.slug + "/checks.md", parsed, error) ||
+        std::find(labels.begin(), labels.end(), parsed.opens) == labels.end())
+        return {"", 0};
+    return {parsed.opens, parsed.opens_links};
+}
+
+} // namespace
+
 std::string openingCheckpoint(const App& app) {
     if (!app.trace) return "";
     std::vector<std::string> labels;
     checkpointTimes(*app.trace, &labels);
     if (labels.empty()) return "";
-    if (app.lesson_index >= 0 && app.lesson_index < static_cast<int>(app.lessons.size())) {
-        const Lesson& lesson = app.lessons[static_cast<std::size_t>(app.lesson_index)];
-        checks::LessonChecks parsed;
-        std::string error;
-        if (!lesson.checks.empty() && checks::parseChecks(lesson.checks, lesson.slug + "/checks.md", parsed, error) &&
-            std::find(labels.begin(), labels.end(), parsed.opens) != labels.end())
-            return parsed.opens;
-    }
-    return labels.front();
+    const std::string opens = openingOf(app, labels).first;
+    return opens.empty() ? labels.front() : opens;
 }
 
 bool openOnOpeningCheckpoint(App& app) {
@@ -395,6 +405,17 @@ bool openOnOpeningCheckpoint(App& app) {
     if (label.empty()) return false;
     const std::int64_t cursor = app.cursor;
     const bool ok = revealCheckpoint(app, label, 1.0);
+    // A repeating story opens on its first rounds (`opens: ... first N links`).
+    std::vector<std::string> labels;
+    checkpointTimes(*app.trace, &labels);
+    const auto [opens, links] = openingOf(app, labels);
+    if (ok && links > 0 && opens == label) {
+        if (const std::optional<TimeRange> story = checkpointRange(app, label)) {
+            const TimeRange first = firstLinks(
+                *story, causeEffectLinks(app, static_cast<std::int64_t>(story->t0), static_cast<std::int64_t>(story->t1)), links);
+            if (first.t1 < story->t1) revealRange(app, first, first, 1.0);
+        }
+    }
     app.cursor = cursor; // the opening view is a frame, not a pin: the state follows the pointer
     return ok;
 }
