@@ -3,12 +3,17 @@
 // Every sentence is built from the record's fields, a few neighbouring
 // records of the same thread (stepped to with next/previousOnThread, at
 // most a handful of steps) and the fiber/thread lanes. The runtime functions named
-// are the ones that emit each record (runtime/src/*).
+// are the ones that emit each record (runtime/src/*). One function per
+// record kind, explainKind, listed in kExplainers (every kind of the record
+// table has one, or this file does not compile); each words its own policy
+// and backend variants (Ctx::scaling, Ctx::epoll).
 #include "model/explain.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
+#include <utility>
 
 #include "model/describe.hpp"
 
@@ -337,412 +342,591 @@ Explanation explainSchedule(const Ctx& c, std::uint32_t i) {
     return make(text, "schedule()", kSchedule, i);
 }
 
-Explanation explainEvent(const Ctx& c, std::uint32_t i) {
+Explanation explainThreadStart(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string thread = c.thread(e.thread);
+    if (e.arg[0] == 0)
+        return make(thread + " became worker 0: EventLoop::create() made the calling thread the loop's first worker, running the main fiber",
+                    "EventLoop::create()", kEventLoop, i);
+    if (trace::isBlockingPoolWorker(static_cast<std::int64_t>(e.arg[0])))
+        return make(thread + " started: a job the kernel cannot run asynchronously (a regular file on epoll, a name lookup) "
+                             "needed another blocking-pool thread; it runs jobs and reports each finished one to the fiber's worker",
+                    "BlockingPool::run()", "runtime/src/io/epoll/blocking_pool.cpp", i);
+    return make(thread + " started as worker " + std::to_string(e.arg[0]) +
+                    ": schedule() had ready fibers and no idle worker, so spawnWorker() started it and workerMain() entered its idle loop",
+                "workerMain()", kThread, i);
+}
+
+Explanation explainThreadStop(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string thread = c.thread(e.thread);
+    if (workerOf(c.tl, e.thread) == 0)
+        return make(thread + "'s idle loop returned after the exit message: the loop is shutting down and fiberscope_main_idle() resumes the main fiber",
+                    "fiberscope_main_idle()", kEventLoop, i);
+    return make(thread + "'s idle loop returned after the exit message: the loop is shutting down and workerMain() ends the thread",
+                "workerMain()", kThread, i);
+}
+
+Explanation explainFiberCreate(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string thread = c.thread(e.thread);
+    const std::string parent = e.arg[1] ? c.fiber(e.arg[1]) : std::string("the idle loop");
+    return make(parent + " spawned " + c.fiber(e.arg[0]) + " on " + thread +
+                    " with EventLoop::async(): spawnFiber() gave it a stack and passed it to schedule()",
+                "spawnFiber()", kFiber, i);
+}
+
+Explanation explainFiberFinish(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    std::string text = c.fiber(e.arg[0]) + "'s function had returned; on the other side of its last switch handleSwitchMessage() published it as finished";
+    const FiberLane* fl = findFiber(c.tl, e.arg[0]);
+    if (fl && fl->awaitedBy()) text += ", releasing its awaiter " + c.fiber(fl->awaitedBy());
+    return make(text, "handleSwitchMessage()", kSwitchMessage, i);
+}
+
+Explanation explainFiberRecycle(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string worker = c.workerName(e.thread);
+    return make(c.fiber(e.arg[0]) + "'s stack went back to " + worker + "'s free list for a later spawn to reuse (recycleFiber())",
+                "recycleFiber()", kFiber, i);
+}
+
+Explanation explainFiberName(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    return make(c.fiber(e.arg[0]) + " named itself '" + c.tr.string(e.arg[1]) + "' with setFiberName()", "setFiberName()", kEventLoop, i);
+}
+
+Explanation explainSteal(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string thread = c.thread(e.thread);
+    if (c.scaling())
+        return make(thread + " found nothing to run and took worker " + std::to_string(e.arg[1]) + "'s whole queue word, headed by " +
+                        c.fiber(e.arg[0]) + " (stealReadyFrom()): under the scaling policy that word holds only the first "
+                        "work a new worker was started with; it runs the head first",
+                    "stealReadyFrom()", kReadyQueue, i);
+    return make(thread + " found its ready queue empty and stole " + c.fiber(e.arg[0]) + " from worker " + std::to_string(e.arg[1]) +
+                    " in findReadyFiber(): it took that worker's whole ready queue and runs its head first",
+                "findReadyFiber()", kReadyQueue, i);
+}
+
+Explanation explainStealOne(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string thread = c.thread(e.thread);
+    if (e.small == static_cast<std::uint8_t>(trace::StealOneFrom::RunNext))
+        return make(thread + " found nothing to run while searching and took " + c.fiber(e.arg[0]) + " from worker " +
+                        std::to_string(e.arg[1]) + "'s run_next slot, where it had waited longer than 3 us for its spawner to "
+                        "suspend (stealRunNext()); it runs it now",
+                    "stealRunNext()", kSearch, i);
+    return make(thread + " found nothing to run and took " + c.fiber(e.arg[0]) + ", the oldest fiber of worker " +
+                    std::to_string(e.arg[1]) + "'s deque of new work (stealOldestFrom(); in a tree of spawns, the largest "
+                    "piece of work left); it runs it now",
+                "stealOldestFrom()", kReadyQueue, i);
+}
+
+Explanation explainWakeupBounced(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string thread = c.thread(e.thread);
+    return make("The wake-up " + thread + " sent to worker " + std::to_string(e.arg[0]) + " was not delivered (" +
+                    std::to_string(e.signedArg(1)) + ": its ring was not enabled yet, or was closing); that worker finds "
+                    "the work in its queue by itself when it starts (completionsToReady())",
+                "completionsToReady()", kDriver, i);
+}
+
+Explanation explainMutexTaken(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    return make(c.fiber(e.arg[0]) + " had found mutex " + c.object(e.arg[1], e.time) + " locked, but by the time it queued "
+                    "itself (mutexEnqueue(), after switching away) the mutex was free: it took it and was made ready",
+                "mutexEnqueue()", kMutex, i);
+}
+
+Explanation explainOverflow(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string thread = c.thread(e.thread);
+    if (e.small == static_cast<std::uint8_t>(trace::OverflowOp::Put))
+        return make(thread + "'s queue was full (256 fibers): " + c.fiber(e.arg[0]) + " went to the loop's overflow list "
+                        "with the older half of the queue (pushOrOverflow(), Go's runqputslow)",
+                    "pushOrOverflow()", kReadyQueue, i);
+    return make(thread + " took " + c.fiber(e.arg[0]) + " from the loop's overflow list (takeOverflow())", "takeOverflow()",
+                kReadyQueue, i);
+}
+
+Explanation explainTruth(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    return make("What the runtime knew here (a checking recording, FIBERSCOPE_TRACE_CHECK=1): " +
+                    std::string(trace::recordKind(e.kind).explanation),
+                "trace::emit::truth()", "tracer/include/fiberscope/trace_emit.hpp", i);
+}
+
+Explanation explainStealHalf(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string thread = c.thread(e.thread);
+    // The batch: this thread's steal-half records at this time.
+    const std::uint32_t next = c.neighbour(i, EventKind::StealHalf, 1, 1);
+    const bool runs = next == kNoEvent || c.event(next).time != e.time;
+    // A batch of one: the oldest fiber of the victim's new work
+    // (stealOldestFrom), or a ring with one fiber (stealHalf).
+    const std::uint32_t before = c.neighbour(i, EventKind::StealHalf, -1, 1);
+    if (runs && (before == kNoEvent || c.event(before).time != e.time))
+        return make(thread + " found nothing to run and took " + c.fiber(e.arg[0]) + " from worker " +
+                        std::to_string(e.arg[1]) +
+                        "'s ring of yielders in stealHalf(): the scaling policy takes the older half of a thread's "
+                        "yielders at once, here one fiber, and runs it now",
+                    "findReadyFiber()", kReadyQueue, i);
+    return make(thread + " found nothing to run and took " + c.fiber(e.arg[0]) + " from worker " + std::to_string(e.arg[1]) +
+                    "'s ready queue in stealHalf(): the scaling policy takes the older half of a thread's yielders at once" +
+                    (runs ? ", and runs the newest of them now" : "; it waits in this thread's queue"),
+                "stealHalf()", kReadyQueue, i);
+}
+
+Explanation explainWakeupSent(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string thread = c.thread(e.thread);
+    std::string text = thread + (c.epoll() ? " wrote to the eventfd of idle worker " : " sent a MSG_RING to wake idle worker ") +
+                       std::to_string(e.arg[0]);
+    if (c.scaling())
+        return make(text + " to search for work: it had just queued a fiber and no thread was searching (wakeToSearch(), "
+                           "Go's wakep); one wake-up per burst, not one per fiber",
+                    "wakeToSearch()", kSchedule, i);
+    const std::uint32_t s = c.neighbour(i, EventKind::Schedule, -1, 2);
+    if (s != kNoEvent && c.event(s).time == e.time) text += " after schedule() handed it " + queueWho(c.event(s).arg[1], c.fiber(c.event(s).arg[0]));
+    else text += " after schedule() handed it ready fibers";
+    return make(text + (c.epoll() ? " (schedule() -> Driver::wake() -> Poller::wake())" : " (schedule() -> Driver::wake() -> ring.message())"),
+                "schedule()", kSchedule, i);
+}
+
+Explanation explainWakeupReceived(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string thread = c.thread(e.thread);
+    if (c.scaling())
+        return make(thread + " was woken by worker " + std::to_string(e.arg[0]) +
+                        " to search for work (wakeToSearch()): nobody handed it fibers; its idle loop looks for them in the "
+                        "other threads' queues (searchBeforePark())",
+                    "searchBeforePark()", kSearch, i);
+    if (c.epoll())
+        return make(thread + "'s eventfd woke its epoll_pwait2 (sent by worker " + std::to_string(e.arg[0]) +
+                        "): the fibers it was handed are already in its ready queue and its idle loop picks them up next (Poller::poll())",
+                    "Poller::poll()", kPoller, i);
+    return make(thread + "'s ring delivered the MSG_RING from worker " + std::to_string(e.arg[0]) +
+                    ": the fibers it was handed are already in its ready queue and its idle loop picks them up next (completionsToReady())",
+                "completionsToReady()", kDriver, i);
+}
+
+Explanation explainSearch(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string thread = c.thread(e.thread);
+    const std::string others = e.arg[0] == 0 ? std::string("no other thread") : plural(e.arg[0], "thread", "threads");
+    switch (static_cast<trace::SearchOp>(e.small)) {
+    case trace::SearchOp::Begin:
+        return make(thread + " found nothing to run and, before parking, searches the other threads' queues and run_next "
+                             "slots for up to 10 us (searchBeforePark(), Go's spinning M): " +
+                        plural(e.arg[0], "thread searches", "threads search") +
+                        " now, and while one does, a spawn wakes nobody",
+                    "searchBeforePark()", kSearch, i);
+    case trace::SearchOp::Found:
+        return make(thread + " stopped searching: it found work (the steal before this says whose) and runs it; " + others +
+                        " still searching" + (e.arg[0] == 0 ? ", so it woke a parked thread to search in its place if there was one (Go's resetspinning)" : ""),
+                    "searchBeforePark()", kSearch, i);
+    case trace::SearchOp::GaveUp:
+        return make(thread + " searched for 10 us and found nothing: it publishes itself idle and parks, unless a last look finds "
+                             "work queued meanwhile (searchBeforePark()); " + others + " still searching",
+                    "searchBeforePark()", kSearch, i);
+    case trace::SearchOp::Completions:
+        return make(thread + " stopped searching: its own ring has completions to reap, which it does before anything else "
+                             "(searchBeforePark()); " + others + " still searching",
+                    "searchBeforePark()", kSearch, i);
+    }
+    return make(thread + " searched for work (searchBeforePark())", "searchBeforePark()", kSearch, i);
+}
+
+Explanation explainPark(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string thread = c.thread(e.thread);
+    std::string text = thread + " found nothing to run (findReadyFiber() came back empty) and parked in " +
+                       c.words().park_call + " to wait for " + c.words().park_waits_for;
+    const ThreadLane* lane = findThread(c.tl, e.thread);
+    if (lane) {
+        const std::size_t k = intervalAt(lane->lane, e.time);
+        if (k != kNone && lane->lane.intervals[k].state == State::Parked)
+            text += ", for " + formatDuration(lane->lane.intervals[k].duration());
+    }
+    return make(text + (c.epoll() ? " (idle() -> Driver::park() -> Poller::poll())" : " (idle() -> Driver::park() -> ring.submitAndWait())"), "idle()", kThread, i);
+}
+
+Explanation explainUnpark(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string thread = c.thread(e.thread);
+    if (c.epoll())
+        return make(thread + " returned from " + c.words().park_call + " having made " + plural(e.arg[0], "fiber", "fibers") +
+                        " ready (readiness, expired deadlines, cancels and finished pool jobs; Poller::poll())",
+                    "Poller::poll()", kPoller, i);
+    std::string text = thread + " returned from " + c.words().park_call + " with " + plural(e.arg[0], "completion", "completions");
+    const std::uint32_t park = c.neighbour(i, EventKind::Park, -1, 256);
+    if (park != kNoEvent) text += " after " + formatDuration(e.time - c.event(park).time) + " parked";
+    return make(text + "; completionsToReady() made the completed fibers ready (idle())", "idle()", kThread, i);
+}
+
+Explanation explainSubmit(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string worker = c.workerName(e.thread);
+    if (c.epoll()) {
+        if (trace::opcodeHas(e.small, trace::kOpNoteReadinessWait))
+            return make(c.fiber(e.arg[0]) + " got EAGAIN, parked on " + worker + "'s wait queue for fd " +
+                            std::to_string(e.signedArg(1)) + " (" + trace::opcodeLabel(e.small) +
+                            ") and switched away (io-wait); epoll's readiness report wakes it to retry (Poller::park())",
+                        "Poller::park()", kPoller, i);
+        return make(c.fiber(e.arg[0]) + " started " + operationText(c.words(), e.small, e.signedArg(1)) +
+                        " on the epoll backend: a non-blocking syscall (retried on readiness), a timer, or a blocking-pool job for a regular file (pollerExecute())",
+                    "pollerExecute()", kPoller, i);
+    }
+    std::string text = c.fiber(e.arg[0]) + " submitted " + operationText(c.words(), e.small, e.signedArg(1)) +
+                       " and switched away (io-wait); the SQE reaches the kernel when " + worker +
+                       " next enters it, and the completion resumes the fiber (execute())";
+    return make(text, "execute()", kOps, i);
+}
+
+Explanation explainComplete(const Ctx& c, std::uint32_t i) {
     const Event& e = c.event(i);
     const std::string thread = c.thread(e.thread);
     const std::string worker = c.workerName(e.thread);
-    switch (e.kind) {
-    case EventKind::ThreadStart:
-        if (e.arg[0] == 0)
-            return make(thread + " became worker 0: EventLoop::create() made the calling thread the loop's first worker, running the main fiber",
-                        "EventLoop::create()", kEventLoop, i);
-        if (trace::isBlockingPoolWorker(static_cast<std::int64_t>(e.arg[0])))
-            return make(thread + " started: a job the kernel cannot run asynchronously (a regular file on epoll, a name lookup) "
-                                 "needed another blocking-pool thread; it runs jobs and reports each finished one to the fiber's worker",
-                        "BlockingPool::run()", "runtime/src/io/epoll/blocking_pool.cpp", i);
-        return make(thread + " started as worker " + std::to_string(e.arg[0]) +
-                        ": schedule() had ready fibers and no idle worker, so spawnWorker() started it and workerMain() entered its idle loop",
-                    "workerMain()", kThread, i);
-    case EventKind::ThreadStop:
-        if (workerOf(c.tl, e.thread) == 0)
-            return make(thread + "'s idle loop returned after the exit message: the loop is shutting down and fiberscope_main_idle() resumes the main fiber",
-                        "fiberscope_main_idle()", kEventLoop, i);
-        return make(thread + "'s idle loop returned after the exit message: the loop is shutting down and workerMain() ends the thread",
-                    "workerMain()", kThread, i);
-    case EventKind::FiberCreate: {
-        const std::string parent = e.arg[1] ? c.fiber(e.arg[1]) : std::string("the idle loop");
-        return make(parent + " spawned " + c.fiber(e.arg[0]) + " on " + thread +
-                        " with EventLoop::async(): spawnFiber() gave it a stack and passed it to schedule()",
-                    "spawnFiber()", kFiber, i);
+    std::string text = c.epoll() ? thread + " finished " + c.fiber(e.arg[0]) + "'s " + opcodeNoun(e.small) + " " +
+                                       resultText(e.small, e.signedArg(1))
+                                 : worker + "'s ring completed " + c.fiber(e.arg[0]) + "'s " + opcodeNoun(e.small) + " " +
+                                       resultText(e.small, e.signedArg(1)) + "; the idle loop made it ready (completionsToReady())";
+    if (const FiberLane* fl = findFiber(c.tl, e.arg[0])) {
+        const auto& iv = fl->lane.intervals;
+        auto it = std::lower_bound(iv.begin(), iv.end(), e.time, [](const Interval& a, std::int64_t t) { return a.start < t; });
+        for (; it != iv.end(); ++it)
+            if (it->state == State::Running || it->state == State::Finished) break;
+        if (it != iv.end() && it->state == State::Running && it->thread >= 0)
+            text += " and " + c.workerName(static_cast<std::uint32_t>(it->thread)) + " resumed it " + formatDuration(it->start - e.time) + " later";
     }
-    case EventKind::FiberFinish: {
-        std::string text = c.fiber(e.arg[0]) + "'s function had returned; on the other side of its last switch handleSwitchMessage() published it as finished";
-        const FiberLane* fl = findFiber(c.tl, e.arg[0]);
-        if (fl && fl->awaitedBy()) text += ", releasing its awaiter " + c.fiber(fl->awaitedBy());
-        return make(text, "handleSwitchMessage()", kSwitchMessage, i);
-    }
-    case EventKind::FiberRecycle:
-        return make(c.fiber(e.arg[0]) + "'s stack went back to " + worker + "'s free list for a later spawn to reuse (recycleFiber())",
-                    "recycleFiber()", kFiber, i);
-    case EventKind::FiberName:
-        return make(c.fiber(e.arg[0]) + " named itself '" + c.tr.string(e.arg[1]) + "' with setFiberName()", "setFiberName()", kEventLoop, i);
-    case EventKind::Switch: return explainSwitch(c, i);
-    case EventKind::Schedule: return explainSchedule(c, i);
-    case EventKind::Steal:
-        if (c.scaling())
-            return make(thread + " found nothing to run and took worker " + std::to_string(e.arg[1]) + "'s whole queue word, headed by " +
-                            c.fiber(e.arg[0]) + " (stealReadyFrom()): under the scaling policy that word holds only the first "
-                            "work a new worker was started with; it runs the head first",
-                        "stealReadyFrom()", kReadyQueue, i);
-        return make(thread + " found its ready queue empty and stole " + c.fiber(e.arg[0]) + " from worker " + std::to_string(e.arg[1]) +
-                        " in findReadyFiber(): it took that worker's whole ready queue and runs its head first",
-                    "findReadyFiber()", kReadyQueue, i);
-    case EventKind::StealOne:
-        if (e.small == static_cast<std::uint8_t>(trace::StealOneFrom::RunNext))
-            return make(thread + " found nothing to run while searching and took " + c.fiber(e.arg[0]) + " from worker " +
-                            std::to_string(e.arg[1]) + "'s run_next slot, where it had waited longer than 3 us for its spawner to "
-                            "suspend (stealRunNext()); it runs it now",
-                        "stealRunNext()", kSearch, i);
-        return make(thread + " found nothing to run and took " + c.fiber(e.arg[0]) + ", the oldest fiber of worker " +
-                        std::to_string(e.arg[1]) + "'s deque of new work (stealOldestFrom(); in a tree of spawns, the largest "
-                        "piece of work left); it runs it now",
-                    "stealOldestFrom()", kReadyQueue, i);
-    case EventKind::WakeupBounced:
-        return make("The wake-up " + thread + " sent to worker " + std::to_string(e.arg[0]) + " was not delivered (" +
-                        std::to_string(e.signedArg(1)) + ": its ring was not enabled yet, or was closing); that worker finds "
-                        "the work in its queue by itself when it starts (completionsToReady())",
-                    "completionsToReady()", kDriver, i);
-    case EventKind::MutexTaken:
-        return make(c.fiber(e.arg[0]) + " had found mutex " + c.object(e.arg[1], e.time) + " locked, but by the time it queued "
-                        "itself (mutexEnqueue(), after switching away) the mutex was free: it took it and was made ready",
-                    "mutexEnqueue()", kMutex, i);
-    case EventKind::Overflow:
-        if (e.small == static_cast<std::uint8_t>(trace::OverflowOp::Put))
-            return make(thread + "'s queue was full (256 fibers): " + c.fiber(e.arg[0]) + " went to the loop's overflow list "
-                            "with the older half of the queue (pushOrOverflow(), Go's runqputslow)",
-                        "pushOrOverflow()", kReadyQueue, i);
-        return make(thread + " took " + c.fiber(e.arg[0]) + " from the loop's overflow list (takeOverflow())", "takeOverflow()",
-                    kReadyQueue, i);
-    case EventKind::Truth:
-        return make("What the runtime knew here (a checking recording, FIBERSCOPE_TRACE_CHECK=1): " +
-                        std::string(trace::recordKind(e.kind).explanation),
-                    "trace::emit::truth()", "tracer/include/fiberscope/trace_emit.hpp", i);
-    case EventKind::StealHalf: {
-        // The batch: this thread's steal-half records at this time.
-        const std::uint32_t next = c.neighbour(i, EventKind::StealHalf, 1, 1);
-        const bool runs = next == kNoEvent || c.event(next).time != e.time;
-        // A batch of one: the oldest fiber of the victim's new work
-        // (stealOldestFrom), or a ring with one fiber (stealHalf).
-        const std::uint32_t before = c.neighbour(i, EventKind::StealHalf, -1, 1);
-        if (runs && (before == kNoEvent || c.event(before).time != e.time))
-            return make(thread + " found nothing to run and took " + c.fiber(e.arg[0]) + " from worker " +
-                            std::to_string(e.arg[1]) +
-                            "'s ring of yielders in stealHalf(): the scaling policy takes the older half of a thread's "
-                            "yielders at once, here one fiber, and runs it now",
-                        "findReadyFiber()", kReadyQueue, i);
-        return make(thread + " found nothing to run and took " + c.fiber(e.arg[0]) + " from worker " + std::to_string(e.arg[1]) +
-                        "'s ready queue in stealHalf(): the scaling policy takes the older half of a thread's yielders at once" +
-                        (runs ? ", and runs the newest of them now" : "; it waits in this thread's queue"),
-                    "stealHalf()", kReadyQueue, i);
-    }
-    case EventKind::WakeupSent: {
-        std::string text = thread + (c.epoll() ? " wrote to the eventfd of idle worker " : " sent a MSG_RING to wake idle worker ") +
-                           std::to_string(e.arg[0]);
-        if (c.scaling())
-            return make(text + " to search for work: it had just queued a fiber and no thread was searching (wakeToSearch(), "
-                               "Go's wakep); one wake-up per burst, not one per fiber",
-                        "wakeToSearch()", kSchedule, i);
-        const std::uint32_t s = c.neighbour(i, EventKind::Schedule, -1, 2);
-        if (s != kNoEvent && c.event(s).time == e.time) text += " after schedule() handed it " + queueWho(c.event(s).arg[1], c.fiber(c.event(s).arg[0]));
-        else text += " after schedule() handed it ready fibers";
-        return make(text + (c.epoll() ? " (schedule() -> Driver::wake() -> Poller::wake())" : " (schedule() -> Driver::wake() -> ring.message())"),
-                    "schedule()", kSchedule, i);
-    }
-    case EventKind::WakeupReceived:
-        if (c.scaling())
-            return make(thread + " was woken by worker " + std::to_string(e.arg[0]) +
-                            " to search for work (wakeToSearch()): nobody handed it fibers; its idle loop looks for them in the "
-                            "other threads' queues (searchBeforePark())",
-                        "searchBeforePark()", kSearch, i);
-        if (c.epoll())
-            return make(thread + "'s eventfd woke its epoll_pwait2 (sent by worker " + std::to_string(e.arg[0]) +
-                            "): the fibers it was handed are already in its ready queue and its idle loop picks them up next (Poller::poll())",
-                        "Poller::poll()", kPoller, i);
-        return make(thread + "'s ring delivered the MSG_RING from worker " + std::to_string(e.arg[0]) +
-                        ": the fibers it was handed are already in its ready queue and its idle loop picks them up next (completionsToReady())",
-                    "completionsToReady()", kDriver, i);
-    case EventKind::Search: {
-        const std::string others = e.arg[0] == 0 ? std::string("no other thread") : plural(e.arg[0], "thread", "threads");
-        switch (static_cast<trace::SearchOp>(e.small)) {
-        case trace::SearchOp::Begin:
-            return make(thread + " found nothing to run and, before parking, searches the other threads' queues and run_next "
-                                 "slots for up to 10 us (searchBeforePark(), Go's spinning M): " +
-                            plural(e.arg[0], "thread searches", "threads search") +
-                            " now, and while one does, a spawn wakes nobody",
-                        "searchBeforePark()", kSearch, i);
-        case trace::SearchOp::Found:
-            return make(thread + " stopped searching: it found work (the steal before this says whose) and runs it; " + others +
-                            " still searching" + (e.arg[0] == 0 ? ", so it woke a parked thread to search in its place if there was one (Go's resetspinning)" : ""),
-                        "searchBeforePark()", kSearch, i);
-        case trace::SearchOp::GaveUp:
-            return make(thread + " searched for 10 us and found nothing: it publishes itself idle and parks, unless a last look finds "
-                                 "work queued meanwhile (searchBeforePark()); " + others + " still searching",
-                        "searchBeforePark()", kSearch, i);
-        case trace::SearchOp::Completions:
-            return make(thread + " stopped searching: its own ring has completions to reap, which it does before anything else "
-                                 "(searchBeforePark()); " + others + " still searching",
-                        "searchBeforePark()", kSearch, i);
-        }
-        return make(thread + " searched for work (searchBeforePark())", "searchBeforePark()", kSearch, i);
-    }
-    case EventKind::Park: {
-        std::string text = thread + " found nothing to run (findReadyFiber() came back empty) and parked in " +
-                           c.words().park_call + " to wait for " + c.words().park_waits_for;
-        const ThreadLane* lane = findThread(c.tl, e.thread);
-        if (lane) {
-            const std::size_t k = intervalAt(lane->lane, e.time);
-            if (k != kNone && lane->lane.intervals[k].state == State::Parked)
-                text += ", for " + formatDuration(lane->lane.intervals[k].duration());
-        }
-        return make(text + (c.epoll() ? " (idle() -> Driver::park() -> Poller::poll())" : " (idle() -> Driver::park() -> ring.submitAndWait())"), "idle()", kThread, i);
-    }
-    case EventKind::Unpark: {
-        if (c.epoll())
-            return make(thread + " returned from " + c.words().park_call + " having made " + plural(e.arg[0], "fiber", "fibers") +
-                            " ready (readiness, expired deadlines, cancels and finished pool jobs; Poller::poll())",
-                        "Poller::poll()", kPoller, i);
-        std::string text = thread + " returned from " + c.words().park_call + " with " + plural(e.arg[0], "completion", "completions");
-        const std::uint32_t park = c.neighbour(i, EventKind::Park, -1, 256);
-        if (park != kNoEvent) text += " after " + formatDuration(e.time - c.event(park).time) + " parked";
-        return make(text + "; completionsToReady() made the completed fibers ready (idle())", "idle()", kThread, i);
-    }
-    case EventKind::Submit: {
-        if (c.epoll()) {
-            if (trace::opcodeHas(e.small, trace::kOpNoteReadinessWait))
-                return make(c.fiber(e.arg[0]) + " got EAGAIN, parked on " + worker + "'s wait queue for fd " +
-                                std::to_string(e.signedArg(1)) + " (" + trace::opcodeLabel(e.small) +
-                                ") and switched away (io-wait); epoll's readiness report wakes it to retry (Poller::park())",
-                            "Poller::park()", kPoller, i);
-            return make(c.fiber(e.arg[0]) + " started " + operationText(c.words(), e.small, e.signedArg(1)) +
-                            " on the epoll backend: a non-blocking syscall (retried on readiness), a timer, or a blocking-pool job for a regular file (pollerExecute())",
-                        "pollerExecute()", kPoller, i);
-        }
-        std::string text = c.fiber(e.arg[0]) + " submitted " + operationText(c.words(), e.small, e.signedArg(1)) +
-                           " and switched away (io-wait); the SQE reaches the kernel when " + worker +
-                           " next enters it, and the completion resumes the fiber (execute())";
-        return make(text, "execute()", kOps, i);
-    }
-    case EventKind::Complete: {
-        std::string text = c.epoll() ? thread + " finished " + c.fiber(e.arg[0]) + "'s " + opcodeNoun(e.small) + " " +
-                                           resultText(e.small, e.signedArg(1))
-                                     : worker + "'s ring completed " + c.fiber(e.arg[0]) + "'s " + opcodeNoun(e.small) + " " +
-                                           resultText(e.small, e.signedArg(1)) + "; the idle loop made it ready (completionsToReady())";
-        if (const FiberLane* fl = findFiber(c.tl, e.arg[0])) {
-            const auto& iv = fl->lane.intervals;
-            auto it = std::lower_bound(iv.begin(), iv.end(), e.time, [](const Interval& a, std::int64_t t) { return a.start < t; });
-            for (; it != iv.end(); ++it)
-                if (it->state == State::Running || it->state == State::Finished) break;
-            if (it != iv.end() && it->state == State::Running && it->thread >= 0)
-                text += " and " + c.workerName(static_cast<std::uint32_t>(it->thread)) + " resumed it " + formatDuration(it->start - e.time) + " later";
-        }
-        if (c.epoll()) return make(text, "Poller::poll()", kPoller, i);
-        return make(text, "completionsToReady()", kDriver, i);
-    }
-    case EventKind::CancelRequest:
-        if (e.arg[1])
-            return make("cancellation of " + c.fiber(e.arg[0]) + " was requested (requestCancel()); its operation is " +
-                            c.words().in_flight + " of " + c.workerNamed(e.arg[1] - 1) +
-                            (c.epoll() ? ", so the request goes to its mailbox and an eventfd write wakes it"
-                                       : ", so a MSG_RING carries the request there"),
-                        "requestCancel()", kCancel, i);
-        return make("cancellation of " + c.fiber(e.arg[0]) +
-                        " was requested (requestCancel()); nothing of it is in flight, so it gets Canceled at its next cancellation point",
+    if (c.epoll()) return make(text, "Poller::poll()", kPoller, i);
+    return make(text, "completionsToReady()", kDriver, i);
+}
+
+Explanation explainCancelRequest(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    if (e.arg[1])
+        return make("cancellation of " + c.fiber(e.arg[0]) + " was requested (requestCancel()); its operation is " +
+                        c.words().in_flight + " of " + c.workerNamed(e.arg[1] - 1) +
+                        (c.epoll() ? ", so the request goes to its mailbox and an eventfd write wakes it"
+                                   : ", so a MSG_RING carries the request there"),
                     "requestCancel()", kCancel, i);
-    case EventKind::CancelDelivered: {
-        // A fiber waiting on a Mutex or a Condition has nothing in a ring:
-        // the canceler itself unlinked it (requestCancel(), cancel.cpp).
-        if (const FiberLane* fl = findFiber(c.tl, e.arg[0])) {
-            const auto& iv = fl->lane.intervals;
-            std::size_t k = intervalAt(fl->lane, e.time);
-            // The record and the ready interval it starts share a time: look
-            // at the wait just before it.
-            for (int steps = 0; k != kNone && steps < 3 && iv[k].state != State::Waiting && iv[k].start >= e.time; ++steps)
-                k = k > 0 ? k - 1 : kNone;
-            if (k != kNone && iv[k].state == State::Waiting &&
-                (iv[k].reason == WaitReason::Mutex || iv[k].reason == WaitReason::Condition)) {
-                const bool mutex = iv[k].reason == WaitReason::Mutex;
-                return make(thread + " took " + c.fiber(e.arg[0]) + " off the " + (mutex ? "mutex's" : "condition's") +
-                                " wait list under its spin lock and made it ready: " +
-                                (mutex ? "Mutex::lock()" : "Condition::wait()") +
-                                " returns Canceled (requestCancel(); a wake-up that took it first would have won, leaving the cancel pending)",
-                            "requestCancel()", kCancel, i);
-            }
-        }
-        if (c.epoll())
-            return make(worker + " found the request to cancel " + c.fiber(e.arg[0]) +
-                            " in its mailbox and unparked it with -ECANCELED (Poller::poll())",
-                        "Poller::poll()", kPoller, i);
-        return make(worker + " received the request to cancel " + c.fiber(e.arg[0]) +
-                        " and submitted IORING_OP_ASYNC_CANCEL for its in-flight operation (completionsToReady())",
-                    "completionsToReady()", kDriver, i);
-    }
-    case EventKind::MutexContended:
-        return make(c.fiber(e.arg[0]) + " found mutex " + c.object(e.arg[1], e.time) +
-                        " locked and switches away to wait (Mutex::lockSlow()); the unlocking fiber will hand the mutex to it directly",
-                    "Mutex::lockSlow()", kMutex, i);
-    case EventKind::MutexHandoff:
-    {
-        // An unlock switches straight to the new owner; the unlock inside
-        // Condition::wait (the waiter has switched away already) queues it.
-        const std::uint32_t next = c.neighbour(i, EventKind::Switch, 1, 2);
-        if (next != kNoEvent && c.event(next).small == static_cast<std::uint8_t>(SwitchReason::Handoff))
-            return make(c.fiber(e.arg[0]) + " unlocked mutex " + c.object(e.arg[2], e.time) + " by handing it to waiting " + c.fiber(e.arg[1]) +
-                            " and switching straight to it (Mutex::unlockSlow()); it goes back to a ready queue itself",
-                        "Mutex::unlockSlow()", kMutex, i);
-        return make(c.fiber(e.arg[0]) + " released mutex " + c.object(e.arg[2], e.time) + " as it began to wait on a condition, handing it "
-                        "to waiting " + c.fiber(e.arg[1]) + ", which now holds it and is queued to run (conditionEnqueue())",
-                    "conditionEnqueue()", kCondition, i);
-    }
-    case EventKind::ConditionWait:
-        return make(c.fiber(e.arg[0]) + " waits on condition " + c.object(e.arg[1], e.time) +
-                        " (Condition::wait()): conditionEnqueue() queues it and only then releases its mutex",
-                    "Condition::wait()", kCondition, i);
-    case EventKind::ConditionWake:
-        if (e.small == static_cast<std::uint8_t>(trace::ConditionWakeHow::TimedOut))
-            return make("The Timeout of " + c.fiber(e.arg[0]) + "'s wait on condition " + c.object(e.arg[1], e.time) +
-                            " passed: its thread's idle loop (SyncTimers::expire()) took it off the waiters and passed "
-                            "it to schedule(); Condition::wait() returns TimedOut",
-                        "SyncTimers::expire()", "runtime/src/sync/timers.cpp", i);
-        if (e.small == static_cast<std::uint8_t>(trace::ConditionWakeHow::Broadcast))
-            return make("Condition::broadcast() woke every waiter on condition " + c.object(e.arg[1], e.time) + " (one record each, " +
-                            c.fiber(e.arg[0]) + " among them) and passed them to schedule() together",
-                        "Condition::broadcast()", kCondition, i);
-        return make("Condition::signal() woke " + c.fiber(e.arg[0]) + ", the oldest waiter on condition " + c.object(e.arg[1], e.time) +
-                        ", and passed it to schedule()",
-                    "Condition::signal()", kCondition, i);
-    case EventKind::Await: {
-        std::string text = c.fiber(e.arg[0]) + " awaits " + c.fiber(e.arg[1]) + " (Future::await() -> awaitFiber())";
-        const FiberLane* target = findFiber(c.tl, e.arg[1]);
-        if (target && target->finished() >= 0 && target->finished() <= e.time)
-            text += "; it had already finished, so the awaiter is rescheduled at once";
-        else text += " and switches away until it finishes";
-        return make(text, "awaitFiber()", kFiber, i);
-    }
-    case EventKind::GroupOp: {
-        const std::string group = "group " + c.object(e.arg[0], e.time);
-        switch (e.small) {
-        case 0:
-            return make(c.fiber(e.arg[1]) + " joined " + group + " (Group::add()), which will await it", "Group::add()", kGroup, i);
-        case 1:
-            return make(c.fiber(e.arg[1]) + " waits for every member of " + group + " (Group::wait())", "Group::wait()", kGroup, i);
-        default:
-            return make(c.fiber(e.arg[1]) + " canceled " + group + ": every member gets a cancellation request, then it waits for them (Group::cancel())",
-                        "Group::cancel()", kGroup, i);
+    return make("cancellation of " + c.fiber(e.arg[0]) +
+                    " was requested (requestCancel()); nothing of it is in flight, so it gets Canceled at its next cancellation point",
+                "requestCancel()", kCancel, i);
+}
+
+Explanation explainCancelDelivered(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string thread = c.thread(e.thread);
+    const std::string worker = c.workerName(e.thread);
+    // A fiber waiting on a Mutex or a Condition has nothing in a ring:
+    // the canceler itself unlinked it (requestCancel(), cancel.cpp).
+    if (const FiberLane* fl = findFiber(c.tl, e.arg[0])) {
+        const auto& iv = fl->lane.intervals;
+        std::size_t k = intervalAt(fl->lane, e.time);
+        // The record and the ready interval it starts share a time: look
+        // at the wait just before it.
+        for (int steps = 0; k != kNone && steps < 3 && iv[k].state != State::Waiting && iv[k].start >= e.time; ++steps)
+            k = k > 0 ? k - 1 : kNone;
+        if (k != kNone && iv[k].state == State::Waiting &&
+            (iv[k].reason == WaitReason::Mutex || iv[k].reason == WaitReason::Condition)) {
+            const bool mutex = iv[k].reason == WaitReason::Mutex;
+            return make(thread + " took " + c.fiber(e.arg[0]) + " off the " + (mutex ? "mutex's" : "condition's") +
+                            " wait list under its spin lock and made it ready: " +
+                            (mutex ? "Mutex::lock()" : "Condition::wait()") +
+                            " returns Canceled (requestCancel(); a wake-up that took it first would have won, leaving the cancel pending)",
+                        "requestCancel()", kCancel, i);
         }
     }
-    case EventKind::QueueOp: {
-        const std::string queue = "queue " + c.object(e.arg[0], e.time);
-        const std::string who = c.fiber(e.arg[1]);
-        switch (e.small) {
-        case 0: return make(who + " put a value into " + queue + " (Queue::put())", "Queue::put()", kQueue, i);
-        case 1: return make(who + " took a value from " + queue + " (Queue::get())", "Queue::get()", kQueue, i);
-        case 2: return make(who + " found " + queue + " full and blocks in Queue::put() until a get() makes room", "Queue::put()", kQueue, i);
-        case 3: return make(who + " found " + queue + " empty and blocks in Queue::get() until a put()", "Queue::get()", kQueue, i);
-        default: return make(who + " closed " + queue + " (Queue::close()): blocked and later put()s fail, get()s drain what is left", "Queue::close()", kQueue, i);
-        }
+    if (c.epoll())
+        return make(worker + " found the request to cancel " + c.fiber(e.arg[0]) +
+                        " in its mailbox and unparked it with -ECANCELED (Poller::poll())",
+                    "Poller::poll()", kPoller, i);
+    return make(worker + " received the request to cancel " + c.fiber(e.arg[0]) +
+                    " and submitted IORING_OP_ASYNC_CANCEL for its in-flight operation (completionsToReady())",
+                "completionsToReady()", kDriver, i);
+}
+
+Explanation explainMutexContended(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    return make(c.fiber(e.arg[0]) + " found mutex " + c.object(e.arg[1], e.time) +
+                    " locked and switches away to wait (Mutex::lockSlow()); the unlocking fiber will hand the mutex to it directly",
+                "Mutex::lockSlow()", kMutex, i);
+}
+
+Explanation explainMutexHandoff(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    // An unlock switches straight to the new owner; the unlock inside
+    // Condition::wait (the waiter has switched away already) queues it.
+    const std::uint32_t next = c.neighbour(i, EventKind::Switch, 1, 2);
+    if (next != kNoEvent && c.event(next).small == static_cast<std::uint8_t>(SwitchReason::Handoff))
+        return make(c.fiber(e.arg[0]) + " unlocked mutex " + c.object(e.arg[2], e.time) + " by handing it to waiting " + c.fiber(e.arg[1]) +
+                        " and switching straight to it (Mutex::unlockSlow()); it goes back to a ready queue itself",
+                    "Mutex::unlockSlow()", kMutex, i);
+    return make(c.fiber(e.arg[0]) + " released mutex " + c.object(e.arg[2], e.time) + " as it began to wait on a condition, handing it "
+                    "to waiting " + c.fiber(e.arg[1]) + ", which now holds it and is queued to run (conditionEnqueue())",
+                "conditionEnqueue()", kCondition, i);
+}
+
+Explanation explainConditionWait(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    return make(c.fiber(e.arg[0]) + " waits on condition " + c.object(e.arg[1], e.time) +
+                    " (Condition::wait()): conditionEnqueue() queues it and only then releases its mutex",
+                "Condition::wait()", kCondition, i);
+}
+
+Explanation explainConditionWake(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    if (e.small == static_cast<std::uint8_t>(trace::ConditionWakeHow::TimedOut))
+        return make("The Timeout of " + c.fiber(e.arg[0]) + "'s wait on condition " + c.object(e.arg[1], e.time) +
+                        " passed: its thread's idle loop (SyncTimers::expire()) took it off the waiters and passed "
+                        "it to schedule(); Condition::wait() returns TimedOut",
+                    "SyncTimers::expire()", "runtime/src/sync/timers.cpp", i);
+    if (e.small == static_cast<std::uint8_t>(trace::ConditionWakeHow::Broadcast))
+        return make("Condition::broadcast() woke every waiter on condition " + c.object(e.arg[1], e.time) + " (one record each, " +
+                        c.fiber(e.arg[0]) + " among them) and passed them to schedule() together",
+                    "Condition::broadcast()", kCondition, i);
+    return make("Condition::signal() woke " + c.fiber(e.arg[0]) + ", the oldest waiter on condition " + c.object(e.arg[1], e.time) +
+                    ", and passed it to schedule()",
+                "Condition::signal()", kCondition, i);
+}
+
+Explanation explainAwait(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    std::string text = c.fiber(e.arg[0]) + " awaits " + c.fiber(e.arg[1]) + " (Future::await() -> awaitFiber())";
+    const FiberLane* target = findFiber(c.tl, e.arg[1]);
+    if (target && target->finished() >= 0 && target->finished() <= e.time)
+        text += "; it had already finished, so the awaiter is rescheduled at once";
+    else text += " and switches away until it finishes";
+    return make(text, "awaitFiber()", kFiber, i);
+}
+
+Explanation explainGroupOp(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string group = "group " + c.object(e.arg[0], e.time);
+    switch (e.small) {
+    case 0:
+        return make(c.fiber(e.arg[1]) + " joined " + group + " (Group::add()), which will await it", "Group::add()", kGroup, i);
+    case 1:
+        return make(c.fiber(e.arg[1]) + " waits for every member of " + group + " (Group::wait())", "Group::wait()", kGroup, i);
+    default:
+        return make(c.fiber(e.arg[1]) + " canceled " + group + ": every member gets a cancellation request, then it waits for them (Group::cancel())",
+                    "Group::cancel()", kGroup, i);
     }
-    case EventKind::SemaphoreOp: {
-        const std::string semaphore = "semaphore " + c.object(e.arg[0], e.time);
-        const std::string who = c.fiber(e.arg[1]);
-        switch (static_cast<trace::SemaphoreOp>(e.small)) {
-        case trace::SemaphoreOp::Take: return make(who + " took a permit from " + semaphore + " (Semaphore::wait())", "Semaphore::waitImpl()", kSemaphore, i);
-        case trace::SemaphoreOp::Blocked:
-            return make(who + " found no permit in " + semaphore + " and waits on its condition until a post() (Semaphore::wait())",
-                        "Semaphore::waitImpl()", kSemaphore, i);
-        case trace::SemaphoreOp::GaveUp:
-            return make(who + " stopped waiting for a permit of " + semaphore + " without one: canceled or timed out (Semaphore::wait())",
-                        "Semaphore::waitImpl()", kSemaphore, i);
-        default:
-            return make(who + " posted " + plural(e.arg[2], "permit", "permits") + " to " + semaphore +
-                            ", waking up to as many waiters (Semaphore::post())",
-                        "Semaphore::post()", kSemaphore, i);
-        }
+}
+
+Explanation explainQueueOp(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string queue = "queue " + c.object(e.arg[0], e.time);
+    const std::string who = c.fiber(e.arg[1]);
+    switch (e.small) {
+    case 0: return make(who + " put a value into " + queue + " (Queue::put())", "Queue::put()", kQueue, i);
+    case 1: return make(who + " took a value from " + queue + " (Queue::get())", "Queue::get()", kQueue, i);
+    case 2: return make(who + " found " + queue + " full and blocks in Queue::put() until a get() makes room", "Queue::put()", kQueue, i);
+    case 3: return make(who + " found " + queue + " empty and blocks in Queue::get() until a put()", "Queue::get()", kQueue, i);
+    default: return make(who + " closed " + queue + " (Queue::close()): blocked and later put()s fail, get()s drain what is left", "Queue::close()", kQueue, i);
     }
-    case EventKind::RwLockOp: {
-        const std::string rwlock = "rwlock " + c.object(e.arg[0], e.time);
-        const std::string who = c.fiber(e.arg[1]);
-        switch (static_cast<trace::RwLockOp>(e.small)) {
-        case trace::RwLockOp::ReadLocked:
-            return make(who + " holds " + rwlock + " shared now, beside any other readers (RwLock::lockShared())", "RwLock::lockSharedImpl()", kRwLock, i);
-        case trace::RwLockOp::WriteLocked:
-            return make(who + " holds " + rwlock + " exclusively now (RwLock::lock())", "RwLock::lockImpl()", kRwLock, i);
-        case trace::RwLockOp::ReadBlocked:
-            return make(who + " waits to read " + rwlock + ": a writer holds it or waits for it, and writers go first (RwLock::lockShared())",
-                        "RwLock::lockSharedImpl()", kRwLock, i);
-        case trace::RwLockOp::WriteBlocked:
-            return make(who + " waits to write " + rwlock + " until its holders release it (RwLock::lock())", "RwLock::lockImpl()", kRwLock, i);
-        case trace::RwLockOp::GaveUp:
-            return make(who + " stopped waiting for " + rwlock + " without it: canceled or timed out", "RwLock::lockImpl()", kRwLock, i);
-        case trace::RwLockOp::ReadUnlock:
-            return make(who + " released its shared hold of " + rwlock + "; the last reader out wakes a waiting writer (RwLock::unlockShared())",
-                        "RwLock::unlockShared()", kRwLock, i);
-        default:
-            return make(who + " released " + rwlock + ": the readers waiting are admitted together, else one writer is woken (RwLock::unlock())",
-                        "RwLock::unlock()", kRwLock, i);
-        }
+}
+
+Explanation explainSemaphoreOp(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string semaphore = "semaphore " + c.object(e.arg[0], e.time);
+    const std::string who = c.fiber(e.arg[1]);
+    switch (static_cast<trace::SemaphoreOp>(e.small)) {
+    case trace::SemaphoreOp::Take: return make(who + " took a permit from " + semaphore + " (Semaphore::wait())", "Semaphore::waitImpl()", kSemaphore, i);
+    case trace::SemaphoreOp::Blocked:
+        return make(who + " found no permit in " + semaphore + " and waits on its condition until a post() (Semaphore::wait())",
+                    "Semaphore::waitImpl()", kSemaphore, i);
+    case trace::SemaphoreOp::GaveUp:
+        return make(who + " stopped waiting for a permit of " + semaphore + " without one: canceled or timed out (Semaphore::wait())",
+                    "Semaphore::waitImpl()", kSemaphore, i);
+    default:
+        return make(who + " posted " + plural(e.arg[2], "permit", "permits") + " to " + semaphore +
+                        ", waking up to as many waiters (Semaphore::post())",
+                    "Semaphore::post()", kSemaphore, i);
     }
-    case EventKind::ObjectName:
-        return make("The program named object " + objectLabel(e.arg[0]) + " \"" + c.tr.string(e.arg[1]) +
-                        "\" (setObjectName): the tools call it so from here on (a part of a named primitive is NAME.part)",
-                    "setObjectName()", kObjectName, i);
-    case EventKind::EventOp: {
-        const std::string event = "event " + c.object(e.arg[0], e.time);
-        const std::string who = c.fiber(e.arg[1]);
-        switch (static_cast<trace::EventOp>(e.small)) {
-        case trace::EventOp::Set:
-            return make(who + " set " + event + ": every fiber waiting on it is woken with one broadcast, and later waits return at once (Event::set())",
-                        "Event::set()", kEvent, i);
-        case trace::EventOp::Reset:
-            return make(who + " reset " + event + ": later waits wait for the next set() (Event::reset())", "Event::reset()", kEvent, i);
-        case trace::EventOp::Blocked:
-            return make(who + " found " + event + " clear and waits on its condition until a set() (Event::waitSlow())", "Event::waitSlow()", kEvent, i);
-        case trace::EventOp::Returned:
-            return make(who + "'s wait on " + event + " returns: it was set (Event::waitSlow())", "Event::waitSlow()", kEvent, i);
-        default:
-            return make(who + " stopped waiting on " + event + " before it was set: canceled or timed out (Event::waitSlow())",
-                        "Event::waitSlow()", kEvent, i);
-        }
+}
+
+Explanation explainRwLockOp(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string rwlock = "rwlock " + c.object(e.arg[0], e.time);
+    const std::string who = c.fiber(e.arg[1]);
+    switch (static_cast<trace::RwLockOp>(e.small)) {
+    case trace::RwLockOp::ReadLocked:
+        return make(who + " holds " + rwlock + " shared now, beside any other readers (RwLock::lockShared())", "RwLock::lockSharedImpl()", kRwLock, i);
+    case trace::RwLockOp::WriteLocked:
+        return make(who + " holds " + rwlock + " exclusively now (RwLock::lock())", "RwLock::lockImpl()", kRwLock, i);
+    case trace::RwLockOp::ReadBlocked:
+        return make(who + " waits to read " + rwlock + ": a writer holds it or waits for it, and writers go first (RwLock::lockShared())",
+                    "RwLock::lockSharedImpl()", kRwLock, i);
+    case trace::RwLockOp::WriteBlocked:
+        return make(who + " waits to write " + rwlock + " until its holders release it (RwLock::lock())", "RwLock::lockImpl()", kRwLock, i);
+    case trace::RwLockOp::GaveUp:
+        return make(who + " stopped waiting for " + rwlock + " without it: canceled or timed out", "RwLock::lockImpl()", kRwLock, i);
+    case trace::RwLockOp::ReadUnlock:
+        return make(who + " released its shared hold of " + rwlock + "; the last reader out wakes a waiting writer (RwLock::unlockShared())",
+                    "RwLock::unlockShared()", kRwLock, i);
+    default:
+        return make(who + " released " + rwlock + ": the readers waiting are admitted together, else one writer is woken (RwLock::unlock())",
+                    "RwLock::unlock()", kRwLock, i);
     }
-    case EventKind::Mark: {
-        const std::uint64_t running = runningFiber(c.tl, e.thread, e.time);
-        return make("mark '" + c.tr.string(e.arg[0]) + "' on " + thread + " while " + c.fiber(running) + " ran (trace::mark())",
-                    "trace::mark()", kTraceApi, i);
+}
+
+Explanation explainObjectName(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    return make("The program named object " + objectLabel(e.arg[0]) + " \"" + c.tr.string(e.arg[1]) +
+                    "\" (setObjectName): the tools call it so from here on (a part of a named primitive is NAME.part)",
+                "setObjectName()", kObjectName, i);
+}
+
+Explanation explainEventOp(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string event = "event " + c.object(e.arg[0], e.time);
+    const std::string who = c.fiber(e.arg[1]);
+    switch (static_cast<trace::EventOp>(e.small)) {
+    case trace::EventOp::Set:
+        return make(who + " set " + event + ": every fiber waiting on it is woken with one broadcast, and later waits return at once (Event::set())",
+                    "Event::set()", kEvent, i);
+    case trace::EventOp::Reset:
+        return make(who + " reset " + event + ": later waits wait for the next set() (Event::reset())", "Event::reset()", kEvent, i);
+    case trace::EventOp::Blocked:
+        return make(who + " found " + event + " clear and waits on its condition until a set() (Event::waitSlow())", "Event::waitSlow()", kEvent, i);
+    case trace::EventOp::Returned:
+        return make(who + "'s wait on " + event + " returns: it was set (Event::waitSlow())", "Event::waitSlow()", kEvent, i);
+    default:
+        return make(who + " stopped waiting on " + event + " before it was set: canceled or timed out (Event::waitSlow())",
+                    "Event::waitSlow()", kEvent, i);
     }
-    case EventKind::ZoneBegin: {
-        const std::uint64_t running = runningFiber(c.tl, e.thread, e.time);
-        std::string text = "zone '" + c.tr.string(e.arg[0]) + "' began on " + c.fiber(running) + " (trace::Zone)";
-        const std::vector<Zone>* zones = nullptr;
-        if (running) {
-            if (const FiberLane* fl = findFiber(c.tl, running)) zones = &fl->zones();
-        } else if (const ThreadLane* tl = findThread(c.tl, e.thread)) {
-            zones = &tl->zones;
-        }
-        if (zones)
-            for (const Zone& z : *zones)
-                if (z.begin_event == i && z.end_event != kNoEvent) text += " and lasted " + formatDuration(z.end - z.start);
-        return make(text, "trace::Zone", kTraceApi, i);
+}
+
+Explanation explainMark(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string thread = c.thread(e.thread);
+    const std::uint64_t running = runningFiber(c.tl, e.thread, e.time);
+    return make("mark '" + c.tr.string(e.arg[0]) + "' on " + thread + " while " + c.fiber(running) + " ran (trace::mark())",
+                "trace::mark()", kTraceApi, i);
+}
+
+Explanation explainZoneBegin(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string thread = c.thread(e.thread);
+    const std::uint64_t running = runningFiber(c.tl, e.thread, e.time);
+    std::string text = "zone '" + c.tr.string(e.arg[0]) + "' began on " + c.fiber(running) + " (trace::Zone)";
+    const std::vector<Zone>* zones = nullptr;
+    if (running) {
+        if (const FiberLane* fl = findFiber(c.tl, running)) zones = &fl->zones();
+    } else if (const ThreadLane* tl = findThread(c.tl, e.thread)) {
+        zones = &tl->zones;
     }
-    case EventKind::ZoneEnd: {
-        const std::uint64_t running = runningFiber(c.tl, e.thread, e.time);
-        return make("the innermost open zone of " + c.fiber(running) + " ended (trace::Zone's destructor)", "trace::Zone::~Zone()", kTraceApi, i);
-    }
-    case EventKind::LostEvents:
-        return make(plural(e.arg[0], "record", "records") + " of " + thread +
-                        " were dropped here: the trace writer fell behind and the recorder's buffer cap was reached, so decisions around this point may be missing",
-                    "the trace recorder", "tracer/src/thread_buffer.cpp", i);
-    case EventKind::StringDef:
-        return make("a string definition for the trace's string table", "the trace recorder", "tracer/src/thread_buffer.cpp", i);
-    case EventKind::CpuSample:
-        return make("the trace writer read trace thread " + std::to_string(e.arg[0]) + "'s kernel scheduler statistics: since its last sample it ran " +
-                        formatDuration(static_cast<std::int64_t>(e.arg[1])) + " on a CPU and waited " +
-                        formatDuration(static_cast<std::int64_t>(e.arg[2])) + " on a runqueue for one",
-                    "/proc/self/task/TID/schedstat", "tracer/src/writer.cpp", i);
-    case EventKind::SourceLocation:
-        return make("the " + thread + " record before this one was made at " + c.tr.string(e.arg[0]) + ":" + std::to_string(e.arg[1]) +
-                        " (std::source_location, taken by trace::mark() and trace::Zone)",
-                    "trace::mark()", kTraceApi, i);
-    }
-    return make(std::string("a ") + trace::eventKindName(e.kind) + " record on " + thread, "", "", i);
+    if (zones)
+        for (const Zone& z : *zones)
+            if (z.begin_event == i && z.end_event != kNoEvent) text += " and lasted " + formatDuration(z.end - z.start);
+    return make(text, "trace::Zone", kTraceApi, i);
+}
+
+Explanation explainZoneEnd(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string thread = c.thread(e.thread);
+    const std::uint64_t running = runningFiber(c.tl, e.thread, e.time);
+    return make("the innermost open zone of " + c.fiber(running) + " ended (trace::Zone's destructor)", "trace::Zone::~Zone()", kTraceApi, i);
+}
+
+Explanation explainLostEvents(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string thread = c.thread(e.thread);
+    return make(plural(e.arg[0], "record", "records") + " of " + thread +
+                    " were dropped here: the trace writer fell behind and the recorder's buffer cap was reached, so decisions around this point may be missing",
+                "the trace recorder", "tracer/src/thread_buffer.cpp", i);
+}
+
+Explanation explainStringDef(const Ctx&, std::uint32_t i) {
+    return make("a string definition for the trace's string table", "the trace recorder", "tracer/src/thread_buffer.cpp", i);
+}
+
+Explanation explainCpuSample(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    return make("the trace writer read trace thread " + std::to_string(e.arg[0]) + "'s kernel scheduler statistics: since its last sample it ran " +
+                    formatDuration(static_cast<std::int64_t>(e.arg[1])) + " on a CPU and waited " +
+                    formatDuration(static_cast<std::int64_t>(e.arg[2])) + " on a runqueue for one",
+                "/proc/self/task/TID/schedstat", "tracer/src/writer.cpp", i);
+}
+
+Explanation explainSourceLocation(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    const std::string thread = c.thread(e.thread);
+    return make("the " + thread + " record before this one was made at " + c.tr.string(e.arg[0]) + ":" + std::to_string(e.arg[1]) +
+                    " (std::source_location, taken by trace::mark() and trace::Zone)",
+                "trace::mark()", kTraceApi, i);
+}
+
+// One entry per record kind (a kind the record table names and this table
+// lacks fails to compile: everyKindExplained below). Each function words
+// its policy and backend variants from the trace (Ctx::scaling, Ctx::epoll).
+using Explainer = Explanation (*)(const Ctx&, std::uint32_t);
+constexpr std::pair<EventKind, Explainer> kExplainers[] = {
+    {EventKind::ThreadStart, explainThreadStart},
+    {EventKind::ThreadStop, explainThreadStop},
+    {EventKind::FiberCreate, explainFiberCreate},
+    {EventKind::FiberFinish, explainFiberFinish},
+    {EventKind::FiberRecycle, explainFiberRecycle},
+    {EventKind::FiberName, explainFiberName},
+    {EventKind::Switch, explainSwitch},
+    {EventKind::Schedule, explainSchedule},
+    {EventKind::Steal, explainSteal},
+    {EventKind::StealOne, explainStealOne},
+    {EventKind::WakeupBounced, explainWakeupBounced},
+    {EventKind::MutexTaken, explainMutexTaken},
+    {EventKind::Overflow, explainOverflow},
+    {EventKind::Truth, explainTruth},
+    {EventKind::StealHalf, explainStealHalf},
+    {EventKind::WakeupSent, explainWakeupSent},
+    {EventKind::WakeupReceived, explainWakeupReceived},
+    {EventKind::Search, explainSearch},
+    {EventKind::Park, explainPark},
+    {EventKind::Unpark, explainUnpark},
+    {EventKind::Submit, explainSubmit},
+    {EventKind::Complete, explainComplete},
+    {EventKind::CancelRequest, explainCancelRequest},
+    {EventKind::CancelDelivered, explainCancelDelivered},
+    {EventKind::MutexContended, explainMutexContended},
+    {EventKind::MutexHandoff, explainMutexHandoff},
+    {EventKind::ConditionWait, explainConditionWait},
+    {EventKind::ConditionWake, explainConditionWake},
+    {EventKind::Await, explainAwait},
+    {EventKind::GroupOp, explainGroupOp},
+    {EventKind::QueueOp, explainQueueOp},
+    {EventKind::SemaphoreOp, explainSemaphoreOp},
+    {EventKind::RwLockOp, explainRwLockOp},
+    {EventKind::ObjectName, explainObjectName},
+    {EventKind::EventOp, explainEventOp},
+    {EventKind::Mark, explainMark},
+    {EventKind::ZoneBegin, explainZoneBegin},
+    {EventKind::ZoneEnd, explainZoneEnd},
+    {EventKind::LostEvents, explainLostEvents},
+    {EventKind::StringDef, explainStringDef},
+    {EventKind::CpuSample, explainCpuSample},
+    {EventKind::SourceLocation, explainSourceLocation},
+};
+
+constexpr std::array<Explainer, 256> kExplainerOf = [] {
+    std::array<Explainer, 256> of{};
+    for (const auto& [kind, explainer] : kExplainers) of[static_cast<std::uint8_t>(kind)] = explainer;
+    return of;
+}();
+
+constexpr bool everyKindExplained() {
+    for (unsigned k = 0; k < 256; ++k)
+        if (trace::recordKind(static_cast<EventKind>(k)).name && !kExplainerOf[k]) return false;
+    return true;
+}
+static_assert(everyKindExplained(), "every record kind in the record table has an explanation in kExplainers");
+
+Explanation explainEvent(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    if (const Explainer explainer = kExplainerOf[static_cast<std::uint8_t>(e.kind)]) return explainer(c, i);
+    return make(std::string("a ") + trace::eventKindName(e.kind) + " record on " + c.thread(e.thread), "", "", i);
 }
 
 } // namespace
