@@ -1106,14 +1106,37 @@ TEST_CASE("the tour shows what it lights, zoomed in when it is crowded", "[viewe
     using namespace fiberscope::viewer;
     std::string error;
     const std::vector<Lesson> lessons = loadLessons(error);
-    int zoomed = 0;
+    int zoomed = 0, repeating = 0;
     for (const Lesson& lesson : lessons) {
         App app;
         REQUIRE(loadTrace(app, lesson.reference));
         REQUIRE(attachLesson(app, lesson.number));
         applyViewRequests(app);
+        // A repeating story's stops show its first rounds, as its opening
+        // view does (lesson 8's first hand-offs), never the whole smear.
+        // (Where what a stop names is in that view: else it goes to it.)
+        const std::string opening = openingCheckpoint(app);
+        const TimeView opening_view = app.view;
+        checks::LessonChecks parsed;
+        REQUIRE(checks::parseChecks(lesson.checks, lesson.slug + "/checks.md", parsed, error));
+        if (parsed.opens_links > 0) { // its first rounds only: well under the whole window
+            const std::optional<TimeRange> whole = checkpointRange(app, opening);
+            REQUIRE(whole);
+            INFO("lesson " << lesson.number << " opens on " << opening_view.span() << " ns of a " << (whole->t1 - whole->t0) << " ns window");
+            CHECK(opening_view.span() < (whole->t1 - whole->t0) * 0.6);
+            ++repeating;
+        }
         while (tourStep(app, +1)) {
+            const auto& stop = app.panels.tour.stops[static_cast<std::size_t>(app.panels.tour.index)];
             const auto& lit = app.panels.tour.lit;
+            const auto inOpening = [&](std::uint32_t i) {
+                const double t = static_cast<double>(app.trace->events[i].time);
+                return t >= opening_view.start && t <= opening_view.end;
+            };
+            if (stop.checkpoint == opening && !lit.empty() && std::all_of(lit.begin(), lit.end(), inOpening)) {
+                INFO("lesson " << lesson.number << ": " << app.step_text);
+                CHECK(app.view.span() <= opening_view.span() * 1.01);
+            }
             if (lit.empty()) continue;
             const double first = static_cast<double>(app.trace->events[lit.front()].time);
             const double last = static_cast<double>(app.trace->events[lit.back()].time);
@@ -1130,6 +1153,7 @@ TEST_CASE("the tour shows what it lights, zoomed in when it is crowded", "[viewe
     }
     INFO("stops whose lit records were framed closely: " << zoomed);
     CHECK(zoomed > 0);
+    CHECK(repeating >= 4); // lessons 8, 12, 15 and 17
 }
 
 // Focus: while a checkpoint's window is shown, the arrows its story is not

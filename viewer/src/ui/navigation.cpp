@@ -150,6 +150,19 @@ std::vector<TimeRange> causeEffectLinks(const App& app, std::int64_t lo, std::in
     return links;
 }
 
+// The lesson's checks.md `opens:` line: its checkpoint ("" if none, or not
+// in this trace) and how many of its links the opening view shows (0: all).
+std::pair<std::string, std::size_t> openingOf(const App& app, const std::vector<std::string>& labels) {
+    if (app.lesson_index < 0 || app.lesson_index >= static_cast<int>(app.lessons.size())) return {"", 0};
+    const Lesson& lesson = app.lessons[static_cast<std::size_t>(app.lesson_index)];
+    checks::LessonChecks parsed;
+    std::string error;
+    if (lesson.checks.empty() || !checks::parseChecks(lesson.checks, lesson.slug + "/checks.md", parsed, error) ||
+        std::find(labels.begin(), labels.end(), parsed.opens) == labels.end())
+        return {"", 0};
+    return {parsed.opens, parsed.opens_links};
+}
+
 } // namespace
 
 TimeRange shownSpan(const App& app) {
@@ -320,8 +333,24 @@ double storyFraction(const App& app, const std::string& label, const TimeView& v
 }
 
 bool revealCheckpoint(App& app, const std::string& label, double min_fill) {
-    const std::optional<TimeRange> window = checkpointRange(app, label);
+    std::optional<TimeRange> window = checkpointRange(app, label);
     if (!window) return false;
+    // A repeating story's first rounds (`opens: ... first N links`), here as
+    // in the opening view: a tour stop or a checkpoint link shows them too.
+    std::vector<std::string> labels;
+    checkpointTimes(*app.trace, &labels);
+    // (Less a lead-in longer than those rounds: lesson 15's main, slow
+    // to its first spawn on a loaded machine.)
+    if (const auto [opens, links] = openingOf(app, labels); links > 0 && opens == label) {
+        const std::vector<TimeRange> causes =
+            causeEffectLinks(app, static_cast<std::int64_t>(window->t0), static_cast<std::int64_t>(window->t1));
+        const TimeRange first = firstLinks(*window, causes, links);
+        if (first.t1 < window->t1) {
+            const auto mark = std::find(labels.begin(), labels.end(), label);
+            const double at = static_cast<double>(checkpointTimes(*app.trace)[static_cast<std::size_t>(mark - labels.begin())]);
+            window = trimToStory(first, causes, at);
+        }
+    }
     for (const trace::Event& e : app.trace->events)
         if (e.kind == trace::EventKind::Mark && app.trace->string(e.arg[0]) == label) {
             app.cursor = e.time;
@@ -374,22 +403,6 @@ std::uint32_t focusedFlows(App& app) {
     return 0;
 }
 
-namespace {
-
-// The lesson's checks.md `opens:` line: its checkpoint ("" if none, or not
-// in this trace) and how many of its links the opening view shows (0: all).
-std::pair<std::string, std::size_t> openingOf(const App& app, const std::vector<std::string>& labels) {
-    if (app.lesson_index < 0 || app.lesson_index >= static_cast<int>(app.lessons.size())) return {"", 0};
-    const Lesson& lesson = app.lessons[static_cast<std::size_t>(app.lesson_index)];
-    checks::LessonChecks parsed;
-    std::string error;
-    if (lesson.checks.empty() || !checks::parseChecks(lesson.checks, lesson.slug + "/checks.md", parsed, error) ||
-        std::find(labels.begin(), labels.end(), parsed.opens) == labels.end())
-        return {"", 0};
-    return {parsed.opens, parsed.opens_links};
-}
-
-} // namespace
 
 std::string openingCheckpoint(const App& app) {
     if (!app.trace) return "";
@@ -405,17 +418,6 @@ bool openOnOpeningCheckpoint(App& app) {
     if (label.empty()) return false;
     const std::int64_t cursor = app.cursor;
     const bool ok = revealCheckpoint(app, label, 1.0);
-    // A repeating story opens on its first rounds (`opens: ... first N links`).
-    std::vector<std::string> labels;
-    checkpointTimes(*app.trace, &labels);
-    const auto [opens, links] = openingOf(app, labels);
-    if (ok && links > 0 && opens == label) {
-        if (const std::optional<TimeRange> story = checkpointRange(app, label)) {
-            const TimeRange first = firstLinks(
-                *story, causeEffectLinks(app, static_cast<std::int64_t>(story->t0), static_cast<std::int64_t>(story->t1)), links);
-            if (first.t1 < story->t1) revealRange(app, first, first, 1.0);
-        }
-    }
     app.cursor = cursor; // the opening view is a frame, not a pin: the state follows the pointer
     return ok;
 }
