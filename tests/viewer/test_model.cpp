@@ -1848,9 +1848,11 @@ TEST_CASE("a checkpoint's window takes its own I/O's late completions and leaves
     // ...unless the pause after it is longer than the story (lesson 5's
     // main, preempted between its mark and its first spawn): then it goes.
     CHECK(trimToStory({0, 100'000}, {{80'000, 90'000}, {95'000, 150'000}}, 30'000).t0 == 80'000);
-    // The same at the right edge, for a mark after its story.
+    // ...and never where the lesson says the story begins there ("From A to B").
+    CHECK(trimToStory({0, 100'000}, {{80'000, 90'000}, {95'000, 150'000}}, 30'000, false).t0 == 30'000);
+    // A mark after its story always stays (no label strip names a mark after the view).
     CHECK(trimToStory({0, 100'000}, {{0, 5'000}, {3'000, 10'000}}, 15'000).t1 == 15'000);
-    CHECK(trimToStory({0, 100'000}, {{0, 5'000}, {3'000, 10'000}}, 60'000).t1 == 10'000);
+    CHECK(trimToStory({0, 100'000}, {{0, 5'000}, {3'000, 10'000}}, 60'000).t1 == 60'000);
     // endBeforeWaitUpTo: lesson 3's first burst slowed to 30 ms, then its
     // 30 ms sleep up to `workers parked` (at 60.5 ms): the window ends at the sleep.
     CHECK(endBeforeWaitUpTo({0, 70'000}, {{30'000, 60'000}}, 60'500).t1 == 30'000);

@@ -78,7 +78,7 @@ bool parseKindSnippet(const std::vector<std::string>& tokens, RecordRef& ref) {
             ref.fields.push_back({field, 0});
         else if (plus_one && isNumber(value) && value[0] != '-')
             ref.fields.push_back({field, static_cast<std::uint64_t>(std::strtoll(value.c_str(), nullptr, 10)) + 1});
-        else if (isNumber(value) && info->fields[field].type != trace::FieldType::Enum)
+        else if (isNumber(value) && !plus_one && info->fields[field].type != trace::FieldType::Enum)
             ref.fields.push_back({field, static_cast<std::uint64_t>(std::strtoll(value.c_str(), nullptr, 10))});
     }
     return true;

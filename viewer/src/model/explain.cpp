@@ -921,7 +921,14 @@ constexpr bool everyKindExplained() {
         if (trace::recordKind(static_cast<EventKind>(k)).name && !kExplainerOf[k]) return false;
     return true;
 }
+constexpr bool eachKindOnce() {
+    for (std::size_t i = 0; i < std::size(kExplainers); ++i)
+        for (std::size_t j = i + 1; j < std::size(kExplainers); ++j)
+            if (kExplainers[i].first == kExplainers[j].first) return false;
+    return true;
+}
 static_assert(everyKindExplained(), "every record kind in the record table has an explanation in kExplainers");
+static_assert(eachKindOnce(), "a record kind is listed twice in kExplainers");
 
 Explanation explainEvent(const Ctx& c, std::uint32_t i) {
     const Event& e = c.event(i);

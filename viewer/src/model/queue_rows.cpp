@@ -12,12 +12,8 @@ std::int64_t queueLayoutStart(const std::vector<CounterSeries>& ready, std::int6
         // values[k] holds on [times[k], times[k+1]); 0 before times[0].
         std::size_t k = s.times.upperBound(time);
         if (k == 0 || s.values[k - 1] == 0) continue; // empty at `time`
-        std::size_t steps = 0;
-        while (k > 1 && s.values[k - 2] != 0 && steps < max_changes) {
-            --k;
-            ++steps;
-        }
-        if (steps == max_changes) continue;
+        for (std::size_t steps = 0; k > 1 && s.values[k - 2] != 0 && steps < max_changes; ++steps) --k;
+        if (k > 1 && s.values[k - 2] != 0) continue; // not empty in the last max_changes changes
         // Empty just before times[k - 1] (or before the series began).
         start = std::min(start, s.times[k - 1]);
     }

@@ -232,7 +232,7 @@ TimeRange checkpointWindow(std::size_t count, const std::function<std::int64_t(s
     return TimeRange{a, b};
 }
 
-TimeRange trimToStory(TimeRange window, const std::vector<TimeRange>& links, double keep) {
+TimeRange trimToStory(TimeRange window, const std::vector<TimeRange>& links, double keep, bool may_drop_mark) {
     double first = 1e300, last = -1e300;
     for (const TimeRange& link : links) {
         const double cause = std::min(link.t0, link.t1), effect = std::max(link.t0, link.t1);
@@ -242,12 +242,14 @@ TimeRange trimToStory(TimeRange window, const std::vector<TimeRange>& links, dou
     }
     if (first >= last) return window;
     const double story = last - first;
-    // The mark stays, unless the pause between it and the story is itself
-    // longer than the story (lesson 5's main, preempted 160 us between its
-    // `writing` mark and the first spawn of a 110 us story): the label strip
-    // then names the mark at the view's left edge.
-    const double from = keep <= first && first - keep > story ? first : std::min(first, std::max(keep, window.t0));
-    const double to = keep >= last && keep - last > story ? last : std::max(last, std::min(keep, window.t1));
+    // The mark stays, unless (`may_drop_mark`) the pause between it and the
+    // story after it is itself longer than the story (lesson 5's main,
+    // preempted 160 us between its `writing` mark and the first spawn of a
+    // 110 us story): the label strip then names the mark at the view's
+    // left edge. A mark after the story always stays (no strip names it).
+    const bool drop = may_drop_mark && keep <= first && first - keep > story;
+    const double from = drop ? first : std::min(first, std::max(keep, window.t0));
+    const double to = std::max(last, std::min(keep, window.t1));
     if (first - window.t0 > story) window.t0 = from;
     if (window.t1 - last > story) window.t1 = to;
     return window;

@@ -143,10 +143,11 @@ TimeRange checkpointWindow(std::size_t count, const std::function<std::int64_t(s
 // main held its thread 60 us between the game's end and its mark, lesson
 // 5's 180 us between two awaits). A window no link touches, or whose
 // links touch it at one instant only, is kept; the trimmed window still
-// holds `keep` (the checkpoint's mark), unless the pause between the mark
-// and the story is longer than the story (lesson 5's main, preempted
-// 160 us after its mark before a 110 us story).
-TimeRange trimToStory(TimeRange window, const std::vector<TimeRange>& links, double keep);
+// holds `keep` (the checkpoint's mark), unless `may_drop_mark` and the
+// pause between the mark and the story after it is longer than the story
+// (lesson 5's main, preempted 160 us after its mark before a 110 us
+// story). A story told "From A to B" keeps A: the lesson says it begins there.
+TimeRange trimToStory(TimeRange window, const std::vector<TimeRange>& links, double keep, bool may_drop_mark = true);
 
 // `window` ended before the program's own wait that leads up to the next
 // checkpoint's mark (`next`), when that checkpoint's story is the stretch

@@ -88,10 +88,13 @@ struct App {
     bool show_queues = true;           // each worker's ready queue under its lane (View > Ready queues)
     unsigned flow_kinds = ~0u;         // the flow kinds drawn, bit FlowKind (View > Flow kinds, the legend)
     // The checkpoint whose window was last shown (a checkpoint link, the
-    // opening view): while its mark is in view, the arrows its story is not
-    // about (checks.md `focus:`) are drawn dimmed, unless `focus_all`.
+    // opening view): while the view shows its stretch (its mark, or a part
+    // of [mark, the next checkpoint's mark) a frame past a slow lead-in
+    // starts in), the arrows its story is not about (checks.md `focus:`)
+    // are drawn dimmed, unless `focus_all`.
     std::string active_checkpoint;
-    std::int64_t active_checkpoint_time = 0; // its mark's
+    std::int64_t active_checkpoint_time = 0;              // its mark's
+    std::int64_t active_checkpoint_next = INT64_MAX;      // the next checkpoint's mark's
     bool focus_all = false;
     int focus_of_lesson = -2;          // which lesson `focus` was parsed for
     std::vector<checks::Focus> focus;

@@ -91,24 +91,32 @@ void skipToldPast(const App& app, std::size_t index, std::vector<std::int64_t>& 
     labels.erase(labels.begin() + first, labels.begin() + last);
 }
 
+// The first record at or after `t`.
+std::size_t firstEventAt(const trace::Trace& trace, std::int64_t t) {
+    std::size_t from = 0, to = trace.events.size();
+    while (from < to) {
+        const std::size_t mid = from + (to - from) / 2;
+        if (eventTime(trace, mid) < t) from = mid + 1;
+        else to = mid;
+    }
+    return from;
+}
+
 // Cause -> effect links with an end in [lo, far]: every flow (submit ->
 // resume, wake-up sent -> received, spawn -> first run, ...), and a wait's
 // start -> the hand-off or wake-up that ends it (a lock found taken -> the
 // new owner's resume, a condition wait -> its wake). `io`, if given, also
 // gets the links that are an operation's submit -> resume whose wait the
-// kernel's work set (not a timer's: its length is the program's choice).
+// kernel's work set (not a timer's: its length is the program's choice);
+// `timers` the timers' (with the fiber that waited).
 std::vector<TimeRange> causeEffectLinks(const App& app, std::int64_t lo, std::int64_t far,
-                                        std::vector<TimeRange>* io = nullptr, std::vector<TimeRange>* timers = nullptr) {
+                                        std::vector<TimeRange>* io = nullptr,
+                                        std::vector<std::pair<TimeRange, std::uint64_t>>* timers = nullptr) {
     std::vector<TimeRange> links;
     if (!app.timeline || !app.trace) return links;
     const trace::Trace& trace = *app.trace;
     std::map<std::uint64_t, std::vector<std::int64_t>> contended, waiting; // fiber -> times, sorted
-    std::size_t from = 0, to = trace.events.size(); // the first event at or after lo
-    while (from < to) {
-        const std::size_t mid = from + (to - from) / 2;
-        if (eventTime(trace, mid) < lo) from = mid + 1;
-        else to = mid;
-    }
+    const std::size_t from = firstEventAt(trace, lo);
     std::map<std::uint64_t, std::int64_t> yielded; // fiber -> when it last yielded, until it runs again
     for (std::size_t i = from; i < trace.events.size(); ++i) {
         const trace::Event e = trace.events[i];
@@ -140,7 +148,8 @@ std::vector<TimeRange> causeEffectLinks(const App& app, std::int64_t lo, std::in
         if ((io || timers) && f.kind == FlowKind::Completion && f.from.event < trace.events.size()) {
             const trace::Event& submit = trace.events[f.from.event];
             const bool timer = trace::opcodeHas(submit.small, trace::kOpNoteTimer); // small: the opcode
-            if (submit.kind == trace::EventKind::Submit && (timer ? timers : io)) (timer ? timers : io)->push_back(links.back());
+            if (submit.kind == trace::EventKind::Submit && timer && timers) timers->push_back({links.back(), f.to.fiber});
+            if (submit.kind == trace::EventKind::Submit && !timer && io) io->push_back(links.back());
         }
         std::optional<std::int64_t> start;
         if (f.kind == FlowKind::MutexHandoff) start = waitStart(contended, f.to.fiber, f.from.time);
@@ -252,7 +261,7 @@ std::optional<TimeRange> checkpointRange(const App& app, const std::string& labe
             }
             // (Less a pause before B: lesson 2's main, preempted 60 us
             // between the game's end and its mark.)
-            return trimToStory(TimeRange{a, end}, links, a);
+            return trimToStory(TimeRange{a, end}, links, a, false);
         }
     const trace::Trace& trace = *app.trace;
     // When a fiber ran on some thread: pauses are measured in the rest.
@@ -269,7 +278,8 @@ std::optional<TimeRange> checkpointRange(const App& app, const std::string& labe
     // Cause -> effect links with an end there (up to the checkpoint after
     // the next: a window may reach just past its neighbour).
     const std::int64_t far = index + 2 < times.size() ? times[index + 2] : INT64_MAX;
-    std::vector<TimeRange> io, timers;
+    std::vector<TimeRange> io;
+    std::vector<std::pair<TimeRange, std::uint64_t>> timers; // with the fiber that waited
     const std::vector<TimeRange> links = causeEffectLinks(app, lo, far, &io, &timers);
     // Records the tracer writes on its own clock (the CPU samples) are no
     // activity of the program's: they must not bridge its pauses.
@@ -287,7 +297,17 @@ std::optional<TimeRange> checkpointRange(const App& app, const std::string& labe
     // (And the program's own wait that leads up to that checkpoint is not
     // this window's either, however slowly a loaded machine ran it: lesson
     // 3's first burst, as long as its 30 ms pause.)
-    return effects ? window : endBeforeWaitUpTo(window, timers, static_cast<double>(hi));
+    if (effects) return window;
+    // (The waits of the fiber that writes the next mark only: another
+    // fiber's periodic sleep is no wait for that checkpoint.)
+    std::uint64_t marker = 0;
+    for (std::size_t i = firstEventAt(trace, hi); app.timeline && i < trace.events.size() && trace.events[i].time == hi; ++i)
+        if (trace.events[i].kind == trace::EventKind::Mark && trace.string(trace.events[i].arg[0]) == labels[index + 1])
+            marker = runningFiber(*app.timeline, trace.events[i].thread, hi);
+    std::vector<TimeRange> own;
+    for (const auto& [wait, fiber] : timers)
+        if (marker != 0 && fiber == marker) own.push_back(wait);
+    return endBeforeWaitUpTo(window, own, static_cast<double>(hi));
 }
 
 std::optional<TimeRange> storySegment(const App& app, const std::string& label) {
@@ -335,28 +355,23 @@ double storyFraction(const App& app, const std::string& label, const TimeView& v
 bool revealCheckpoint(App& app, const std::string& label, double min_fill) {
     std::optional<TimeRange> window = checkpointRange(app, label);
     if (!window) return false;
+    std::vector<std::string> labels;
+    const std::vector<std::int64_t> times = checkpointTimes(*app.trace, &labels);
+    const std::size_t index = static_cast<std::size_t>(std::find(labels.begin(), labels.end(), label) - labels.begin());
+    if (index >= times.size()) return false;
     // A repeating story's first rounds (`opens: ... first N links`), here as
     // in the opening view: a tour stop or a checkpoint link shows them too.
-    std::vector<std::string> labels;
-    checkpointTimes(*app.trace, &labels);
     // (Less a lead-in longer than those rounds: lesson 15's main, slow
     // to its first spawn on a loaded machine.)
     if (const auto [opens, links] = openingOf(app, labels); links > 0 && opens == label) {
         const std::vector<TimeRange> causes =
             causeEffectLinks(app, static_cast<std::int64_t>(window->t0), static_cast<std::int64_t>(window->t1));
         const TimeRange first = firstLinks(*window, causes, links);
-        if (first.t1 < window->t1) {
-            const auto mark = std::find(labels.begin(), labels.end(), label);
-            const double at = static_cast<double>(checkpointTimes(*app.trace)[static_cast<std::size_t>(mark - labels.begin())]);
-            window = trimToStory(first, causes, at);
-        }
+        if (first.t1 < window->t1) window = trimToStory(first, causes, static_cast<double>(times[index]));
     }
-    for (const trace::Event& e : app.trace->events)
-        if (e.kind == trace::EventKind::Mark && app.trace->string(e.arg[0]) == label) {
-            app.cursor = e.time;
-            app.active_checkpoint_time = e.time;
-            break;
-        }
+    app.cursor = times[index];
+    app.active_checkpoint_time = times[index];
+    app.active_checkpoint_next = index + 1 < times.size() ? times[index + 1] : INT64_MAX;
     // A window filling `min_fill` of the view or more (a quarter, when a
     // reader steps through checkpoints), comfortably in it, is already
     // shown; a smaller one is zoomed to.
@@ -395,9 +410,12 @@ std::uint32_t focusedFlows(App& app) {
                 app.focus = std::move(parsed.focus);
         }
     }
-    // Only while its mark is in view: elsewhere the story is another's.
+    // Only while the view shows its stretch: its mark, or a part of
+    // [mark, next mark) (a frame past a slow lead-in: lesson 5's writes);
+    // elsewhere the story is another's.
     const double mark = static_cast<double>(app.active_checkpoint_time);
-    if (mark < app.view.start || mark > app.view.end) return 0;
+    const double next = static_cast<double>(app.active_checkpoint_next);
+    if (mark > app.view.end || next <= app.view.start) return 0;
     for (const checks::Focus& f : app.focus)
         if (f.checkpoint == app.active_checkpoint) return f.flow_kinds;
     return 0;

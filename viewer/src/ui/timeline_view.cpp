@@ -510,7 +510,7 @@ void drawFlows(App& app, const Timeline& tl, FlowIndex& index, std::uint32_t hov
             head = (c & 0x00FFFFFF) | (Color(other_hovered || unfocused ? 60 : passing ? 90 : 255) << 24);
         }
         const Drawn d{ImVec2(x0, y0), ImVec2(x1, y1), line, head, related ? 2.5f : passing ? 1.0f : 1.5f, clipped0, clipped1, f.kind};
-        if (unfocused && !related) {
+        if (unfocused && !related && !clipped1) { // (a head beyond the view: its own, at the edge)
             faint.push_back(d);
             bundle.push_back({static_cast<int>(f.kind), tl.lane_of_thread[f.to.thread], x0, x1});
         } else {
@@ -625,9 +625,9 @@ void drawTourRings(App& app, ImDrawList* dl, const Geometry& g, const std::vecto
 // ready queue, one chip per stay (analysis::queueStaysIn), in the fiber's
 // colour, from its schedule to the switch that ran it or the steal that
 // moved its whole queue to another worker (the chip goes on under the
-// thief's lane, with an orange end at the move). Rows are the order the
-// fibers in view arrived in (a stay keeps its row while the view holds
-// what was queued before it; panning past those may lift it). At most kQueueRows rows: a
+// thief's lane, with an orange end at the move). A stay takes the lowest
+// row free when it was queued, laid out from where its lane's queue was
+// empty, so it keeps its row as the view pans (model/queue_rows.hpp). At most kQueueRows rows: a
 // deeper queue draws its later fibers in the last row. A view holding more
 // than kQueueStayLimit stays draws a note instead (the counter tracks keep
 // the queue's length at any zoom).
@@ -822,13 +822,16 @@ void drawTimeline(App& app, const Fonts& fonts, float width, float height) {
     std::vector<float> lane_y(tl.threads.size(), -1);
     std::vector<Block>& scratch = app.timeline_caches.blocks;
     const CpuSamples& cpu_samples = cpuSamplesOf(app.timeline_caches, *app.trace);
-    const bool stays_fit = app.show_queues && tl.threads.size() <= kMaxReadyTracks &&
-                           analysis::queueStaysIn(tl,
-                                                  queueLayoutStart(countersOf(app.timeline_caches, tl).ready,
-                                                                   static_cast<std::int64_t>(std::floor(app.view.start)),
-                                                                   kQueueStayLimit),
-                                                  static_cast<std::int64_t>(std::ceil(app.view.end)) + 1, kQueueStayLimit,
-                                                  app.timeline_caches.queue_stays);
+    // (Laid out from where the queues were empty, queue_rows.hpp; from the
+    // view's start if that history alone is more than the limit: one lane
+    // busy for long must not hide every strip at every zoom.)
+    const std::int64_t view_from = static_cast<std::int64_t>(std::floor(app.view.start));
+    const std::int64_t view_to = static_cast<std::int64_t>(std::ceil(app.view.end)) + 1;
+    const bool stays_fit =
+        app.show_queues && tl.threads.size() <= kMaxReadyTracks &&
+        (analysis::queueStaysIn(tl, queueLayoutStart(countersOf(app.timeline_caches, tl).ready, view_from, kQueueStayLimit),
+                                view_to, kQueueStayLimit, app.timeline_caches.queue_stays) ||
+         analysis::queueStaysIn(tl, view_from, view_to, kQueueStayLimit, app.timeline_caches.queue_stays));
     for (std::size_t i = 0; i < tl.threads.size(); ++i) {
         const ThreadLane& lane = tl.threads[i];
         if (isCpuSamplerLane(lane)) continue; // the trace writer's samples: drawn under the lanes they describe
