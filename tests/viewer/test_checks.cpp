@@ -64,6 +64,11 @@ TEST_CASE("checks: counts with filters and ranges", "[checks]") {
     CHECK(value("count fiber-create before mark \"checkpoint: spawned\"", t) == 2);
     CHECK(value("count schedule where how=own-queue", t) == 2);
     CHECK(value("count schedule where how=idle-handoff where target=1", t) == 1);
+    // Several pairs after one `where` must all match, like repeated `where`s.
+    CHECK(value("count schedule where how=idle-handoff target=1", t) == 1);
+    CHECK(value("count schedule where how=idle-handoff target=0", t) == 0);
+    CHECK(value("count schedule where how=own-queue fiber=3", t) == 1);
+    CHECK(value("count schedule where how=own-queue fiber=3 before first steal", t) == 1);
     CHECK(value("count schedule where how=new-worker", t) == 0);
     CHECK(value("count switch on worker 1", t) == 2);
     CHECK(value("count switch where reason=finish", t) == 1);

@@ -177,6 +177,12 @@ private:
             } else if (word == "where") {
                 ++pos_;
                 if (!where(*info, f)) return false;
+                // `where opcode=11 result=-62`: more FIELD=VALUE pairs, all of which must match.
+                while (pos_ + 1 < tokens_.size() && !tokens_[pos_].quoted && tokens_[pos_ + 1].text == "=") {
+                    s.filters.push_back(f);
+                    f = Filter{};
+                    if (!where(*info, f)) return false;
+                }
             } else {
                 break;
             }

@@ -10,14 +10,15 @@
 //
 //   query    := "count" KIND filters range | "worker-of" EVENTREF | "fiber-of" EVENTREF
 //   EVENTREF := ("first" | "last") KIND filters range | "mark" "LABEL" | "checkpoint" "TEXT"
-//   filters  := { "of fiber" N | "to fiber" N | "on worker" N | "where" FIELD=VALUE }
+//   filters  := { "of fiber" N | "to fiber" N | "on worker" N | "where" FIELD=VALUE { FIELD=VALUE } }
 //   range    := [ "after" EVENTREF ] [ "before" EVENTREF ]
 //   expect   := query OP number            OP: == != >= <= > <
 //
 // `of fiber N`: any fiber field of the record is N; `to fiber N`: its `to`
 // field (switch, mutex-handoff); `on worker N`: recorded by worker N's
 // thread; `where FIELD=VALUE`: the kind's field by its table name, VALUE a
-// number or (for an enumerated field) a value's name. `fiber-of` a record
+// number or (for an enumerated field) a value's name (`where opcode=11
+// result=-62`: every pair must match). `fiber-of` a record
 // with a `to` (switch, mutex-handoff) is its `to`, of any other record its
 // first fiber field; `worker-of` is the
 // worker whose thread recorded it. `checkpoint "TEXT"` is the mark
