@@ -96,8 +96,12 @@ struct App {
     std::int64_t active_checkpoint_time = 0;              // its mark's
     std::int64_t active_checkpoint_next = INT64_MAX;      // the next checkpoint's mark's
     bool focus_all = false;
-    int focus_of_lesson = -2;          // which lesson `focus` was parsed for
-    std::vector<checks::Focus> focus;
+    // The current lesson's checks.md parsed once (lessonChecks(), for its
+    // `focus:` and `opens:` lines), with the text it was parsed from: a
+    // different lesson, or a changed text, parses again.
+    bool checks_read = false;
+    std::string checks_source;
+    checks::LessonChecks checks_parsed;
     bool fit_requested = true;
     // The model whose first frame's freed scratch was handed back to the
     // system (drawApp; platform/heap_trim.hpp says why).
@@ -281,8 +285,10 @@ double storyFraction(const App& app, const std::string& label, const TimeView& v
 // or more is left as it is; the opening view passes 1 (always framed: a
 // window of 38% of the whole trace is no opening view).
 bool revealCheckpoint(App& app, const std::string& label, double min_fill = 0.25);
+// The current lesson's checks.md, parsed (empty if there is none, or it does not parse).
+const checks::LessonChecks& lessonChecks(App& app);
 // The checkpoint a lesson opens on: its checks.md `opens:`, else the trace's first ("": none).
-std::string openingCheckpoint(const App& app);
+std::string openingCheckpoint(App& app);
 // How far the compared run is moved to line up on the active checkpoint
 // (this run's mark minus the compared run's), or none when either run lacks
 // it (then the two share the time axis as recorded).

@@ -91,17 +91,6 @@ void skipToldPast(const App& app, std::size_t index, std::vector<std::int64_t>& 
     labels.erase(labels.begin() + first, labels.begin() + last);
 }
 
-// The first record at or after `t`.
-std::size_t firstEventAt(const trace::Trace& trace, std::int64_t t) {
-    std::size_t from = 0, to = trace.events.size();
-    while (from < to) {
-        const std::size_t mid = from + (to - from) / 2;
-        if (eventTime(trace, mid) < t) from = mid + 1;
-        else to = mid;
-    }
-    return from;
-}
-
 // Cause -> effect links with an end in [lo, far]: every flow (submit ->
 // resume, wake-up sent -> received, spawn -> first run, ...), and a wait's
 // start -> the hand-off or wake-up that ends it (a lock found taken -> the
@@ -116,7 +105,7 @@ std::vector<TimeRange> causeEffectLinks(const App& app, std::int64_t lo, std::in
     if (!app.timeline || !app.trace) return links;
     const trace::Trace& trace = *app.trace;
     std::map<std::uint64_t, std::vector<std::int64_t>> contended, waiting; // fiber -> times, sorted
-    const std::size_t from = firstEventAt(trace, lo);
+    const std::size_t from = analysis::firstEventAt(trace, lo);
     std::map<std::uint64_t, std::int64_t> yielded; // fiber -> when it last yielded, until it runs again
     for (std::size_t i = from; i < trace.events.size(); ++i) {
         const trace::Event e = trace.events[i];
@@ -161,14 +150,9 @@ std::vector<TimeRange> causeEffectLinks(const App& app, std::int64_t lo, std::in
 
 // The lesson's checks.md `opens:` line: its checkpoint ("" if none, or not
 // in this trace) and how many of its links the opening view shows (0: all).
-std::pair<std::string, std::size_t> openingOf(const App& app, const std::vector<std::string>& labels) {
-    if (app.lesson_index < 0 || app.lesson_index >= static_cast<int>(app.lessons.size())) return {"", 0};
-    const Lesson& lesson = app.lessons[static_cast<std::size_t>(app.lesson_index)];
-    checks::LessonChecks parsed;
-    std::string error;
-    if (lesson.checks.empty() || !checks::parseChecks(lesson.checks, lesson.slug + "/checks.md", parsed, error) ||
-        std::find(labels.begin(), labels.end(), parsed.opens) == labels.end())
-        return {"", 0};
+std::pair<std::string, std::size_t> openingOf(App& app, const std::vector<std::string>& labels) {
+    const checks::LessonChecks& parsed = lessonChecks(app);
+    if (parsed.opens.empty() || std::find(labels.begin(), labels.end(), parsed.opens) == labels.end()) return {"", 0};
     return {parsed.opens, parsed.opens_links};
 }
 
@@ -301,7 +285,7 @@ std::optional<TimeRange> checkpointRange(const App& app, const std::string& labe
     // (The waits of the fiber that writes the next mark only: another
     // fiber's periodic sleep is no wait for that checkpoint.)
     std::uint64_t marker = 0;
-    for (std::size_t i = firstEventAt(trace, hi); app.timeline && i < trace.events.size() && trace.events[i].time == hi; ++i)
+    for (std::size_t i = analysis::firstEventAt(trace, hi); app.timeline && i < trace.events.size() && trace.events[i].time == hi; ++i)
         if (trace.events[i].kind == trace::EventKind::Mark && trace.string(trace.events[i].arg[0]) == labels[index + 1])
             marker = runningFiber(*app.timeline, trace.events[i].thread, hi);
     std::vector<TimeRange> own;
@@ -397,32 +381,37 @@ std::optional<std::int64_t> compareShift(App& app) {
     return app.compare_shift;
 }
 
+const checks::LessonChecks& lessonChecks(App& app) {
+    const bool in_lesson = app.lesson_index >= 0 && app.lesson_index < static_cast<int>(app.lessons.size());
+    const Lesson* lesson = in_lesson ? &app.lessons[static_cast<std::size_t>(app.lesson_index)] : nullptr;
+    const bool same = app.checks_read && (lesson ? app.checks_source == lesson->checks : app.checks_source.empty());
+    if (!same) {
+        app.checks_read = true;
+        app.checks_source = lesson ? lesson->checks : std::string();
+        app.checks_parsed = {};
+        std::string error;
+        if (lesson && !lesson->checks.empty() &&
+            !checks::parseChecks(lesson->checks, lesson->slug + "/checks.md", app.checks_parsed, error))
+            app.checks_parsed = {};
+    }
+    return app.checks_parsed;
+}
+
 std::uint32_t focusedFlows(App& app) {
     if (app.focus_all || app.active_checkpoint.empty() || !app.trace) return 0;
-    if (app.focus_of_lesson != app.lesson_index) {
-        app.focus.clear();
-        app.focus_of_lesson = app.lesson_index;
-        if (app.lesson_index >= 0 && app.lesson_index < static_cast<int>(app.lessons.size())) {
-            const Lesson& lesson = app.lessons[static_cast<std::size_t>(app.lesson_index)];
-            checks::LessonChecks parsed;
-            std::string error;
-            if (!lesson.checks.empty() && checks::parseChecks(lesson.checks, lesson.slug + "/checks.md", parsed, error))
-                app.focus = std::move(parsed.focus);
-        }
-    }
     // Only while the view shows its stretch: its mark, or a part of
     // [mark, next mark) (a frame past a slow lead-in: lesson 5's writes);
     // elsewhere the story is another's.
     const double mark = static_cast<double>(app.active_checkpoint_time);
     const double next = static_cast<double>(app.active_checkpoint_next);
     if (mark > app.view.end || next <= app.view.start) return 0;
-    for (const checks::Focus& f : app.focus)
+    for (const checks::Focus& f : lessonChecks(app).focus)
         if (f.checkpoint == app.active_checkpoint) return f.flow_kinds;
     return 0;
 }
 
 
-std::string openingCheckpoint(const App& app) {
+std::string openingCheckpoint(App& app) {
     if (!app.trace) return "";
     std::vector<std::string> labels;
     checkpointTimes(*app.trace, &labels);

@@ -9,6 +9,7 @@
 // lighting something else. Lit records crowded into a few pixels are
 // zoomed to (frameLit).
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "ui/app.hpp"
@@ -21,15 +22,9 @@ constexpr std::size_t kMostLit = 400;
 constexpr double kCrowded = 0.08;     // of the view's width: lit records closer than this are zoomed to
 constexpr double kLeastRoom = 2000.0; // ns on each side of records zoomed to
 
-// The first record at or after `t`.
+// The first record at or after `t` (a view's edge, in ns, need not be whole).
 std::size_t firstAt(const trace::Trace& trace, double t) {
-    std::size_t lo = 0, hi = trace.events.size();
-    while (lo < hi) {
-        const std::size_t mid = lo + (hi - lo) / 2;
-        if (static_cast<double>(trace.events[mid].time) < t) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
+    return analysis::firstEventAt(trace, static_cast<std::int64_t>(std::ceil(t)));
 }
 
 // Frames the lit records: when they are more than one and crowd into a few
