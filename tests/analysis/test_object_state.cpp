@@ -275,6 +275,36 @@ TEST_CASE("object state: a queue's depth and its blocked producers and consumers
     CHECK(queueOf(at(t, 31), 0xB0)->closed);
 }
 
+// Lesson 3's golden trace: worker 0 handed work to worker 1 before worker 1
+// had started (that MSG_RING bounced), and again just after; worker 1
+// received the second 12 ms later, and worker 0 read the bounce after that.
+// First come, first answered would pair the receipt with the first send (a
+// false arrow) and leave the second pending; the target's thread-start says
+// which was which (wakeup_pairing.hpp).
+TEST_CASE("wake-ups: a send before its target started is the one that bounced, though its bounce is read last",
+          "[analysis][objects][flows]") {
+    const trace::Trace t = test::makeTrace(2, {
+                                                  ev(0, 0, EventKind::ThreadStart, 0, 0),
+                                                  ev(10, 0, EventKind::WakeupSent, 1),
+                                                  ev(20, 1, EventKind::ThreadStart, 1, 0),
+                                                  ev(30, 0, EventKind::WakeupSent, 1),
+                                                  ev(40, 1, EventKind::WakeupReceived, 0),
+                                                  ev(50, 0, EventKind::WakeupBounced, 1, static_cast<std::uint64_t>(-77)),
+                                              });
+    const auto s45 = at(t, 45);
+    REQUIRE(s45.wakeups.size() == 1);
+    CHECK(s45.wakeups[0].sent == 10); // the one still on its way back
+    CHECK(at(t, 55).wakeups.empty());
+    const analysis::Timeline tl = analysis::buildTimeline(t);
+    std::vector<analysis::Flow> wakes;
+    for (const analysis::Flow& f : analysis::flowsOf(tl))
+        if (f.kind == analysis::FlowKind::Wakeup) wakes.push_back(f);
+    REQUIRE(wakes.size() == 1);
+    CHECK(wakes[0].from.time == 30);
+    CHECK(wakes[0].to.time == 40);
+    CHECK(wakes[0].to.thread == 1);
+}
+
 TEST_CASE("object state: pending wake-ups and cancels", "[analysis][objects]") {
     const trace::Trace t = test::makeTrace(2, {
                                                   ev(0, 0, EventKind::ThreadStart, 0, 0),

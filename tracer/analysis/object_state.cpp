@@ -34,7 +34,8 @@ bool relevant(const trace::Event& e) noexcept {
     case EventKind::FiberFinish:
     case EventKind::WakeupSent:
     case EventKind::WakeupReceived:
-    case EventKind::WakeupBounced: return true;
+    case EventKind::WakeupBounced:
+    case EventKind::ThreadStart: return true;
     case EventKind::Submit:
     case EventKind::Complete: return e.small == trace::kOpTimeout;
     default: return false;
@@ -258,12 +259,23 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
         (void)s.wakeups.sent(s.wakeups.key(workerOf(index, e.thread), send.target), send);
         break;
     }
+    case EventKind::ThreadStart: s.started[static_cast<std::int64_t>(e.arg[0])] = e.time; break;
     case EventKind::WakeupReceived:
-        (void)s.wakeups.answered(s.wakeups.key(static_cast<std::int64_t>(e.arg[0]), workerOf(index, e.thread)), {});
+    case EventKind::WakeupBounced: {
+        // As the model pairs them (timeline_replay.cpp): a receipt answers a
+        // send made after the target's thread-start, a bounce one made before.
+        const bool received = e.kind == EventKind::WakeupReceived;
+        const std::int64_t target = received ? workerOf(index, e.thread) : static_cast<std::int64_t>(e.arg[0]);
+        const auto started = s.started.find(target);
+        const auto prefer = [&](const PendingWakeup& send) {
+            if (started == s.started.end()) return true;
+            return received ? send.sent >= started->second : send.sent < started->second;
+        };
+        const std::uint64_t key = received ? s.wakeups.key(static_cast<std::int64_t>(e.arg[0]), target)
+                                           : s.wakeups.key(workerOf(index, e.thread), target);
+        (void)s.wakeups.answered(key, {}, prefer);
         break;
-    case EventKind::WakeupBounced:
-        (void)s.wakeups.answered(s.wakeups.key(workerOf(index, e.thread), static_cast<std::int64_t>(e.arg[0])), {});
-        break;
+    }
     case EventKind::Submit: {
         const auto f = index.fires_at.find(id);
         const std::uint64_t key = ++s.clock;
@@ -285,12 +297,12 @@ void apply(ObjectReplay& s, const ObjectIndex& index, const trace::Event& e, std
 std::size_t ObjectReplay::size() const noexcept {
     return mutexes.size() + conditions.size() + queues.size() + semaphores.size() + rwlocks.size() + events.size() + inside.size() +
            part_of.size() +
-           wakeups.size() + cancels.size() + timers.size() + timer_of.size() + waits.size() + wakes.size() + listed;
+           wakeups.size() + started.size() + cancels.size() + timers.size() + timer_of.size() + waits.size() + wakes.size() + listed;
 }
 
 std::size_t ObjectReplay::recount() const {
     std::size_t n = mutexes.size() + conditions.size() + queues.size() + semaphores.size() + rwlocks.size() + events.size() + inside.size() +
-                    part_of.size() + wakeups.size() + cancels.size() + timers.size() + timer_of.size() + waits.size() + wakes.size();
+                    part_of.size() + wakeups.size() + started.size() + cancels.size() + timers.size() + timer_of.size() + waits.size() + wakes.size();
     for (const auto& [a, m] : semaphores) n += m.waiters.size();
     for (const auto& [a, r] : rwlocks) n += r.readers.size() + r.waiting_writers.size() + r.waiting_readers.size();
     for (const auto& [a, v] : events) n += v.waiters.size();

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <unordered_map>
 #include <unordered_set>
+#include <optional>
 #include <vector>
 
 #include "fiberscope/analysis/timeline.hpp"
@@ -74,6 +75,7 @@ struct ThreadBuild {
     PendingReady pending_ready;               // became ready here, not yet scheduled or run
     std::uint64_t handoff_head = 0;           // the last idle hand-off it made
     std::int64_t handoff_time = INT64_MIN;
+    std::optional<std::int64_t> started_at;   // its latest thread-start (wake-ups sent after it were delivered)
     std::vector<std::uint32_t> zone_stack;    // zones of its idle loop
     std::uint32_t last_event = kNoEvent;      // its latest record so far
 };

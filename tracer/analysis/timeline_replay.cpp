@@ -632,6 +632,7 @@ void Builder::event(const Event& e, std::uint32_t i) {
     case EventKind::StringDef: return;
     case EventKind::ThreadStart:
         if (!tb.alive) restartThread(lane, t, i);
+        tb_[lane].started_at = t;
         break;
     case EventKind::ThreadStop: stopThread(lane, t); break;
     default: break;
@@ -729,7 +730,21 @@ void Builder::event(const Event& e, std::uint32_t i) {
         const std::uint64_t key = received ? WakeupPairs::key(static_cast<std::int64_t>(e.arg[0]), tl.worker)
                                            : WakeupPairs::key(tl.worker, static_cast<std::int64_t>(e.arg[0]));
         const WakeupAnswer answer{FlowEnd{t, 0, T, i}, received};
-        if (auto flow = wakeups_.answered(key, answer); flow && received) {
+        // The target's start (wakeup_pairing.hpp): a receipt answers a send
+        // made after it, a bounce one made before it (a target not yet
+        // started: any send).
+        std::optional<std::int64_t> started = tb.started_at;
+        if (!received) {
+            // (Not laneOfWorker: a target that has not appeared yet has not
+            // started, which is all this needs to know.)
+            const auto target = lane_of_worker_.find(static_cast<std::int64_t>(e.arg[0]));
+            started = target != lane_of_worker_.end() ? tb_[target->second].started_at : std::nullopt;
+        }
+        const auto prefer = [&](const Flow& send) {
+            if (!started) return true;
+            return received ? send.from.time >= *started : send.from.time < *started;
+        };
+        if (auto flow = wakeups_.answered(key, answer, prefer); flow && received) {
             const std::uint64_t head = flow->to.fiber;
             flow->to = answer.to;
             flow->to.fiber = head;

@@ -190,6 +190,7 @@ struct ObjectReplay {
     // the model pairs its flows (wakeup_pairing.hpp).
     struct NoAnswer {};
     WakeupPairing<PendingWakeup, NoAnswer> wakeups;
+    std::map<std::int64_t, std::int64_t> started; // worker -> its latest thread-start (the pairing's preference)
     std::map<std::uint64_t, PendingCancel> cancels; // by fiber
     std::map<std::uint64_t, TimerState> timers;     // by `clock` at the submit: by since
     std::set<std::pair<std::uint64_t, std::uint64_t>> timer_of; // (fiber, its timers' keys): its oldest first

@@ -9,6 +9,17 @@
 // nanoseconds, and a version-6 epoll trace named its sender only as a hint)
 // waits for the next send of its pair, which it answers at once.
 //
+// Except where the target's start decides: a worker records its
+// thread-start once its ring takes messages (workerMain, after
+// driver.start()), so a send made after the target's thread-start was not
+// bounced, and only one made before it can have been. A bounce is recorded
+// when the sender next reaps its own ring, often after the target already
+// received a later send (lesson 3: a hand-off just before worker 1 started
+// bounced, the next one was received, and the bounce was read 12 ms later).
+// So an answer takes the oldest waiting send its consumer's `prefer`
+// accepts (a receipt: one made at or after the target's latest
+// thread-start; a bounce: one made before it), else the oldest.
+//
 // `Send` and `Answer` are what each consumer keeps of the two records (a
 // flow end, a pending entry).
 #pragma once
@@ -42,11 +53,16 @@ public:
         return std::nullopt;
     }
     // An answer (received or bounced) of pair `k`: the send it answers, if
-    // one waits; else it waits for the next send.
+    // one waits (the oldest `prefer` accepts, else the oldest); else it
+    // waits for the next send.
     std::optional<Send> answered(std::uint64_t k, const Answer& answer) {
+        return answered(k, answer, [](const Send&) { return true; });
+    }
+    template <class Prefer>
+    std::optional<Send> answered(std::uint64_t k, const Answer& answer, Prefer&& prefer) {
         const auto it = pairs_.find(k);
         if (it != pairs_.end() && !it->second.sends.empty()) {
-            Send s = it->second.sends.pop();
+            Send s = it->second.sends.popPreferred(prefer);
             forgetIfEmpty(it);
             return s;
         }
@@ -79,6 +95,17 @@ private:
             T value = std::move(items_[head_++]);
             if (head_ == items_.size()) items_.clear(), head_ = 0;
             else if (head_ > items_.size() / 2 && head_ > 8) items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_)), head_ = 0;
+            return value;
+        }
+        // The oldest item `prefer` accepts, else the oldest (a pair holds
+        // one or two sends: the scan is short).
+        template <class Prefer>
+        T popPreferred(Prefer& prefer) {
+            std::size_t at = head_;
+            while (at < items_.size() && !prefer(items_[at])) ++at;
+            if (at == items_.size() || at == head_) return pop();
+            T value = std::move(items_[at]);
+            items_.erase(items_.begin() + static_cast<std::ptrdiff_t>(at));
             return value;
         }
         bool empty() const noexcept { return head_ == items_.size(); }
