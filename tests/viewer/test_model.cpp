@@ -852,6 +852,30 @@ TEST_CASE("a schedule record written after the new worker already ran the fiber 
     CHECK(x.text.find("just created") != std::string::npos);
 }
 
+// A bounced wake-up draws no arrow; hovering its send says so, and one
+// received says when (wakeup_pairing.hpp pairs them: the send before the
+// target's start is the bounced one).
+TEST_CASE("a wake-up's send says whether it was received or bounced", "[viewer]") {
+    const trace::Trace trace = test::makeTrace(2, {
+                                                      ev(0, 0, EventKind::ThreadStart, 0, 0),
+                                                      ev(10, 0, EventKind::WakeupSent, 1),
+                                                      ev(20, 1, EventKind::ThreadStart, 1, 0),
+                                                      ev(30, 0, EventKind::WakeupSent, 1),
+                                                      ev(1040, 1, EventKind::WakeupReceived, 0),
+                                                      ev(2050, 0, EventKind::WakeupBounced, 1, static_cast<std::uint64_t>(-77)),
+                                                  });
+    const Timeline tl = buildTimeline(trace);
+    REQUIRE(trace.events[1].kind == EventKind::WakeupSent);
+    const std::string bounced = explain(tl, trace, 1).text;
+    INFO(bounced);
+    CHECK(bounced.find("it bounced (result -77") != std::string::npos);
+    CHECK(bounced.find("2.04 us later") != std::string::npos);
+    const std::string received = explain(tl, trace, 3).text;
+    INFO(received);
+    CHECK(received.find("worker 1 received it 1.01 us later") != std::string::npos);
+    CHECK(received.find("bounced") == std::string::npos);
+}
+
 TEST_CASE("a cancel delivered to a fiber waiting on a condition or a mutex is explained as the unlinking",
           "[viewer]") {
     for (const bool mutex : {false, true}) {

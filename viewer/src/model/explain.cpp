@@ -478,6 +478,31 @@ Explanation explainStealHalf(const Ctx& c, std::uint32_t i) {
                 "stealHalf()", kReadyQueue, i);
 }
 
+// What became of wake-up `i`: received (its arrow's end), or bounced (no
+// arrow: the model pairs it with the sender's later wakeup-bounced,
+// wakeup_pairing.hpp), or neither yet.
+std::string wakeupAnswer(const Ctx& c, std::uint32_t i) {
+    const Event& e = c.event(i);
+    std::vector<std::uint32_t> flows;
+    flowsInRange(c.tl, e.time, e.time, flows, 1u << static_cast<unsigned>(FlowKind::Wakeup), 100000);
+    for (std::uint32_t k : flows) {
+        const Flow f = flowAt(c.tl, k);
+        if (f.from.event == i) return "; " + c.workerName(f.to.thread) + " received it " + formatDuration(f.to.time - e.time) + " later";
+    }
+    // No receipt: the next bounce of this pair on this thread answers it.
+    constexpr std::size_t kLook = 1'000'000; // records; a hover must stay quick
+    const std::uint32_t thread = c.tr.events.thread(i);
+    for (std::size_t j = i + 1; j < c.tr.events.size() && j < i + kLook; ++j) {
+        if (c.tr.events.thread(j) != thread || c.tr.events.kind(j) != EventKind::WakeupBounced) continue;
+        const Event b = c.event(static_cast<std::uint32_t>(j));
+        if (b.arg[0] != e.arg[0]) continue;
+        return "; it bounced (result " + std::to_string(b.signedArg(1)) + ": worker " + std::to_string(e.arg[0]) +
+               "'s ring was not yet enabled, or was closing), which this thread read back " + formatDuration(b.time - e.time) +
+               " later (wakeup-bounced); the worker finds its work when it starts";
+    }
+    return "";
+}
+
 Explanation explainWakeupSent(const Ctx& c, std::uint32_t i) {
     const Event& e = c.event(i);
     const std::string thread = c.thread(e.thread);
@@ -490,8 +515,8 @@ Explanation explainWakeupSent(const Ctx& c, std::uint32_t i) {
     const std::uint32_t s = c.neighbour(i, EventKind::Schedule, -1, 2);
     if (s != kNoEvent && c.event(s).time == e.time) text += " after schedule() handed it " + queueWho(c.event(s).arg[1], c.fiber(c.event(s).arg[0]));
     else text += " after schedule() handed it ready fibers";
-    return make(text + (c.epoll() ? " (schedule() -> Driver::wake() -> Poller::wake())" : " (schedule() -> Driver::wake() -> ring.message())"),
-                "schedule()", kSchedule, i);
+    text += c.epoll() ? " (schedule() -> Driver::wake() -> Poller::wake())" : " (schedule() -> Driver::wake() -> ring.message())";
+    return make(text + wakeupAnswer(c, i), "schedule()", kSchedule, i);
 }
 
 Explanation explainWakeupReceived(const Ctx& c, std::uint32_t i) {
