@@ -1885,6 +1885,14 @@ TEST_CASE("a checkpoint's window takes its own I/O's late completions and leaves
     // One begun outside the window, or ending after the mark, is not this window's.
     CHECK(endBeforeWaitUpTo({0, 20'000}, {{30'000, 60'000}}, 60'500).t1 == 20'000);
     CHECK(endBeforeWaitUpTo({0, 70'000}, {{30'000, 61'000}}, 60'500).t1 == 70'000);
+    // waitLeadingTo: the wait that leads up to a mark (lesson 3's 30 ms
+    // sleep before `workers parked`), the latest such, begun after `from`.
+    REQUIRE(waitLeadingTo({{30'000, 60'000}}, 0, 60'500));
+    CHECK(waitLeadingTo({{30'000, 60'000}}, 0, 60'500)->t0 == 30'000);
+    CHECK(waitLeadingTo({{10'000, 20'000}, {30'000, 60'000}, {59'000, 60'000}}, 0, 60'100)->t0 == 59'000);
+    CHECK_FALSE(waitLeadingTo({{10'000, 20'000}}, 0, 60'500));  // ended long before the mark
+    CHECK_FALSE(waitLeadingTo({{30'000, 61'000}}, 0, 60'500));  // ends after it
+    CHECK_FALSE(waitLeadingTo({{30'000, 60'000}}, 31'000, 60'500)); // begun before `from`
     // firstLinks: a window of 100 hand-offs, one every 1 us, each a link of
     // 0.5 us, opens on its first 10: up to the 11th's cause. A wake-up read
     // late (a link from 2 us to 90 us) does not widen it.

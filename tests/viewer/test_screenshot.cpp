@@ -1156,6 +1156,50 @@ TEST_CASE("the tour shows what it lights, zoomed in when it is crowded", "[viewe
     CHECK(repeating >= 4); // lessons 8, 12, 15 and 17
 }
 
+// "Up to `checkpoint: workers parked`" (lesson 3): the workers park, the
+// spawner sleeps 30 ms, then marks it and at once starts the second burst.
+// The checkpoint's window, its link and its tour stops, shows the parking,
+// before the sleep, not the second burst around the mark.
+TEST_CASE("a story told up to a mark written after a sleep is framed before the sleep", "[viewer][tour]") {
+    using namespace fiberscope::viewer;
+    std::string error;
+    const std::vector<Lesson> lessons = loadLessons(error);
+    const auto lesson = std::find_if(lessons.begin(), lessons.end(), [](const Lesson& l) { return l.number == 3; });
+    REQUIRE(lesson != lessons.end());
+    App app;
+    REQUIRE(loadTrace(app, lesson->reference));
+    REQUIRE(attachLesson(app, 3));
+    applyViewRequests(app);
+    std::map<std::string, std::int64_t> mark;
+    for (const fiberscope::trace::Event& e : app.trace->events)
+        if (e.kind == fiberscope::trace::EventKind::Mark) mark.emplace(app.trace->string(e.arg[0]), e.time);
+    REQUIRE(mark.count("checkpoint: workers parked"));
+    REQUIRE(mark.count("checkpoint: second burst"));
+    REQUIRE(revealCheckpoint(app, "checkpoint: workers parked"));
+    INFO("view " << app.view.start << " to " << app.view.end);
+    CHECK(app.view.end < static_cast<double>(mark["checkpoint: second burst"]));
+    // Every worker's last park before the mark is in view.
+    std::map<std::uint32_t, std::int64_t> last_park;
+    for (const fiberscope::trace::Event& e : app.trace->events)
+        if (e.kind == fiberscope::trace::EventKind::Park && e.time < mark["checkpoint: workers parked"]) last_park[e.thread] = e.time;
+    CHECK(last_park.size() == 4);
+    for (const auto& [thread, t] : last_park) {
+        INFO("thread " << thread << " parked at " << t);
+        CHECK(static_cast<double>(t) >= app.view.start);
+        CHECK(static_cast<double>(t) <= app.view.end);
+    }
+    // The tour's stop about the parking lights those parks, zoomed to them.
+    bool found = false;
+    while (tourStep(app, +1)) {
+        const auto& stop = app.panels.tour.stops[static_cast<std::size_t>(app.panels.tour.index)];
+        if (stop.checkpoint != "checkpoint: workers parked" || app.panels.tour.lit.empty()) continue;
+        found = true;
+        for (std::uint32_t i : app.panels.tour.lit) CHECK(app.trace->events[i].time < mark["checkpoint: workers parked"]);
+        CHECK(app.view.span() < 2'000'000);
+    }
+    CHECK(found);
+}
+
 // Focus: while a checkpoint's window is shown, the arrows its story is not
 // about are dimmed (checks.md `focus:`): lesson 4's wake-ups to busy workers
 // do not bury its steals. Only while its mark is in view, and not with

@@ -255,15 +255,28 @@ TimeRange trimToStory(TimeRange window, const std::vector<TimeRange>& links, dou
     return window;
 }
 
+// A wait leads up to `mark` when it resumes at or before it, and the mark
+// follows the resume within a quarter of the wait's own length.
+static bool leadsUpTo(double submit, double resume, double mark) { return resume <= mark && mark - resume <= (resume - submit) / 4; }
+
 TimeRange endBeforeWaitUpTo(TimeRange window, const std::vector<TimeRange>& timers, double next) {
     double end = window.t1;
     for (const TimeRange& t : timers) {
         const double submit = std::min(t.t0, t.t1), resume = std::max(t.t0, t.t1);
-        if (submit < window.t0 || submit > window.t1 || resume > next) continue;
-        if (next - resume <= (resume - submit) / 4) end = std::min(end, submit);
+        if (submit < window.t0 || submit > window.t1) continue;
+        if (leadsUpTo(submit, resume, next)) end = std::min(end, submit);
     }
     window.t1 = std::max(end, window.t0);
     return window;
+}
+
+std::optional<TimeRange> waitLeadingTo(const std::vector<TimeRange>& timers, double from, double mark) {
+    std::optional<TimeRange> wait;
+    for (const TimeRange& t : timers) {
+        const double submit = std::min(t.t0, t.t1), resume = std::max(t.t0, t.t1);
+        if (submit >= from && leadsUpTo(submit, resume, mark) && (!wait || submit > wait->t0)) wait = TimeRange{submit, resume};
+    }
+    return wait;
 }
 
 TimeRange firstLinks(TimeRange window, const std::vector<TimeRange>& links, std::size_t n) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <optional>
 #include <vector>
 
 namespace fiberscope::viewer {
@@ -159,6 +160,12 @@ TimeRange trimToStory(TimeRange window, const std::vector<TimeRange>& links, dou
 // than itself). The window keeps the timer's submit; unchanged when no
 // such timer began in it.
 TimeRange endBeforeWaitUpTo(TimeRange window, const std::vector<TimeRange>& timers, double next);
+// The wait among `timers` (submit to resume) that leads up to `mark` (it
+// resumes at or before the mark, which follows within a quarter of the
+// wait's length), begun at or after `from`; the latest, or none. A story
+// told only as leading up to a mark its writer wrote on waking from such a
+// wait happened before the wait: its window is framed at the wait's start.
+std::optional<TimeRange> waitLeadingTo(const std::vector<TimeRange>& timers, double from, double mark);
 
 // `window` cut after the causes of its first `n` cause -> effect links
 // (`links`, by their cause's time, the causes in the window): it ends at

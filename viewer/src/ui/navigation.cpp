@@ -275,23 +275,45 @@ std::optional<TimeRange> checkpointRange(const App& app, const std::string& labe
     // lesson tells it "Up to" it: then the effects of this one's causes
     // there (the waits it starts) are not this window's.
     const bool effects = !(index + 1 < labels.size() && toldAsLeadingUpTo(app, labels[index + 1]));
+    // The waits of the fiber that writes checkpoint k's mark: timers it
+    // submitted (another fiber's periodic sleep is no wait for it).
+    const auto waitsOfMarker = [&](std::size_t k) {
+        std::uint64_t marker = 0;
+        for (std::size_t i = analysis::firstEventAt(trace, times[k]);
+             app.timeline && i < trace.events.size() && trace.events[i].time == times[k]; ++i)
+            if (trace.events[i].kind == trace::EventKind::Mark && trace.string(trace.events[i].arg[0]) == labels[k])
+                marker = runningFiber(*app.timeline, trace.events[i].thread, times[k]);
+        std::vector<TimeRange> own;
+        for (const auto& [wait, fiber] : timers)
+            if (marker != 0 && fiber == marker) own.push_back(wait);
+        return own;
+    };
+    // Told only as what leads up to it, when its writer slept just before
+    // writing it ("Up to `checkpoint: workers parked`", lesson 3: the
+    // workers park, then the spawner sleeps 30 ms and marks): the story is
+    // what led into that sleep, so the window is the burst around the
+    // sleep's start, not around the mark (that is where the next story
+    // begins: lesson 3's second burst).
+    // (The sleep itself is not its story: its link would carry the window
+    // to the mark.)
+    std::vector<std::int64_t> anchors = times;
+    std::vector<TimeRange> story_links = links;
+    if (toldAsLeadingUpTo(app, labels[index]) && !toldWith(app, labels[index], {"after ", "from ", "between ", "at "}))
+        if (const std::optional<TimeRange> sleep = waitLeadingTo(waitsOfMarker(index), static_cast<double>(lo),
+                                                                 static_cast<double>(times[index]))) {
+            anchors[index] = static_cast<std::int64_t>(sleep->t0);
+            std::erase_if(story_links, [&](const TimeRange& link) {
+                return std::min(link.t0, link.t1) == sleep->t0 && std::max(link.t0, link.t1) == sleep->t1;
+            });
+        }
     const TimeRange window = checkpointWindow(
-        trace.events.size(), [&](std::size_t i) { return eventTime(trace, i); }, times, index, traceStart(app), traceEnd(app),
-        mergeRanges(std::move(busy)), 0.005, links, effects, story, !toldAsFollowing(app, labels[index]), io);
+        trace.events.size(), [&](std::size_t i) { return eventTime(trace, i); }, anchors, index, traceStart(app), traceEnd(app),
+        mergeRanges(std::move(busy)), 0.005, story_links, effects, story, !toldAsFollowing(app, labels[index]), io);
     // (And the program's own wait that leads up to that checkpoint is not
     // this window's either, however slowly a loaded machine ran it: lesson
     // 3's first burst, as long as its 30 ms pause.)
     if (effects) return window;
-    // (The waits of the fiber that writes the next mark only: another
-    // fiber's periodic sleep is no wait for that checkpoint.)
-    std::uint64_t marker = 0;
-    for (std::size_t i = analysis::firstEventAt(trace, hi); app.timeline && i < trace.events.size() && trace.events[i].time == hi; ++i)
-        if (trace.events[i].kind == trace::EventKind::Mark && trace.string(trace.events[i].arg[0]) == labels[index + 1])
-            marker = runningFiber(*app.timeline, trace.events[i].thread, hi);
-    std::vector<TimeRange> own;
-    for (const auto& [wait, fiber] : timers)
-        if (marker != 0 && fiber == marker) own.push_back(wait);
-    return endBeforeWaitUpTo(window, own, static_cast<double>(hi));
+    return endBeforeWaitUpTo(window, waitsOfMarker(index + 1), static_cast<double>(hi));
 }
 
 std::optional<TimeRange> storySegment(const App& app, const std::string& label) {
