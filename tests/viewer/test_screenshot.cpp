@@ -1043,6 +1043,24 @@ TEST_CASE("each worker's ready queue is drawn under its lane, a steal moving it"
     CHECK(later < 20);
 }
 
+// Lesson `number`'s reference run in `app`, with the lesson attached, as
+// the viewer opens it.
+std::string referenceRunOf(int number) {
+    using namespace fiberscope::viewer;
+    std::string error;
+    const std::vector<Lesson> lessons = loadLessons(error);
+    const auto lesson = std::find_if(lessons.begin(), lessons.end(), [&](const Lesson& l) { return l.number == number; });
+    REQUIRE(lesson != lessons.end());
+    return lesson->reference;
+}
+
+void openReferenceRun(fiberscope::viewer::App& app, int number) {
+    using namespace fiberscope::viewer;
+    REQUIRE(loadTrace(app, referenceRunOf(number)));
+    REQUIRE(attachLesson(app, number));
+    applyViewRequests(app);
+}
+
 // The narrated tour: lesson 3's third sentence that names something is
 // "A thread-start on a new trace thread follows ...": on the reference run
 // it lights the three workers' thread-starts (and worker 0's, before the
@@ -1052,14 +1070,8 @@ TEST_CASE("each worker's ready queue is drawn under its lane, a steal moving it"
 // nothing moves.
 TEST_CASE("the narrated tour lights the records a sentence names", "[viewer][screenshot][tour]") {
     using namespace fiberscope::viewer;
-    std::string error;
-    const std::vector<Lesson> lessons = loadLessons(error);
-    const auto lesson = std::find_if(lessons.begin(), lessons.end(), [](const Lesson& l) { return l.number == 3; });
-    REQUIRE(lesson != lessons.end());
     App app;
-    REQUIRE(loadTrace(app, lesson->reference));
-    REQUIRE(attachLesson(app, 3));
-    applyViewRequests(app);
+    openReferenceRun(app, 3);
     REQUIRE(tourStep(app, +1));
     CHECK(app.panels.tour.lit.empty());
     CHECK(app.step_text.find("[1/") == 0);
@@ -1086,7 +1098,7 @@ TEST_CASE("the narrated tour lights the records a sentence names", "[viewer][scr
     CHECK(app.panels.tour.index == last);
     // The picture: white rings in the timeline at the third stop, none at the first.
     const auto ringPixels = [&](int stops) {
-        const Image image = shoot(lesson->reference + " --lesson 3 --tour " + std::to_string(stops), "tour-" + std::to_string(stops));
+        const Image image = shoot(referenceRunOf(3) + " --lesson 3 --tour " + std::to_string(stops), "tour-" + std::to_string(stops));
         long ring = 0;
         for (int y = 0; y < image.height; ++y)
             for (int x = 0; x < image.width * 2 / 3; ++x) ring += near(image.pixels + (static_cast<long>(y) * image.width + x) * 4, palette::tour_ring, 2);
@@ -1162,14 +1174,8 @@ TEST_CASE("the tour shows what it lights, zoomed in when it is crowded", "[viewe
 // before the sleep, not the second burst around the mark.
 TEST_CASE("a story told up to a mark written after a sleep is framed before the sleep", "[viewer][tour]") {
     using namespace fiberscope::viewer;
-    std::string error;
-    const std::vector<Lesson> lessons = loadLessons(error);
-    const auto lesson = std::find_if(lessons.begin(), lessons.end(), [](const Lesson& l) { return l.number == 3; });
-    REQUIRE(lesson != lessons.end());
     App app;
-    REQUIRE(loadTrace(app, lesson->reference));
-    REQUIRE(attachLesson(app, 3));
-    applyViewRequests(app);
+    openReferenceRun(app, 3);
     std::map<std::string, std::int64_t> mark;
     for (const fiberscope::trace::Event& e : app.trace->events)
         if (e.kind == fiberscope::trace::EventKind::Mark) mark.emplace(app.trace->string(e.arg[0]), e.time);
