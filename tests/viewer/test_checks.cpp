@@ -306,15 +306,22 @@ TEST_CASE("checks: preconditions (requires/because) parse, and the first unmet o
                         "checks.md", checks, error));
     CHECK(checks.opens == "checkpoint: main unlocks");
     CHECK(checks.opens_links == 40);
+    CHECK_FALSE(checks.opens_warm);
+    checks = {};
+    REQUIRE(parseChecks("opens: checkpoint \"pairs\" first 24 warm links\n### Q: a?\nanswer: count steal\nshow: first steal\nwhy: w\n",
+                        "checks.md", checks, error));
+    CHECK(checks.opens == "checkpoint: pairs");
+    CHECK(checks.opens_links == 24);
+    CHECK(checks.opens_warm);
 
     struct Bad {
         const char* text;
         const char* error;
     };
     for (const Bad& bad : {
-             Bad{"opens: checkpoint \"x\" first links\n", "checks.md:1: expected 'opens: checkpoint \"NAME\" first N links' (N from 1 to 100000)"},
-             Bad{"opens: checkpoint \"x\" first 0 links\n", "checks.md:1: expected 'opens: checkpoint \"NAME\" first N links' (N from 1 to 100000)"},
-             Bad{"opens: checkpoint \"x\" first 4 arrows\n", "checks.md:1: expected 'opens: checkpoint \"NAME\" first N links' (N from 1 to 100000)"},
+             Bad{"opens: checkpoint \"x\" first links\n", "checks.md:1: expected 'opens: checkpoint \"NAME\" first N links' or '... first N warm links' (N from 1 to 100000)"},
+             Bad{"opens: checkpoint \"x\" first 0 links\n", "checks.md:1: expected 'opens: checkpoint \"NAME\" first N links' or '... first N warm links' (N from 1 to 100000)"},
+             Bad{"opens: checkpoint \"x\" first 4 arrows\n", "checks.md:1: expected 'opens: checkpoint \"NAME\" first N links' or '... first N warm links' (N from 1 to 100000)"},
              Bad{"requires: count steal >= 1\n### Q: a?\n", "checks.md:1: the 'requires:' has no 'because:'"},
              Bad{"requires: count steal >= 1\nrequires: count steal >= 1\n",
                  "checks.md:2: the 'requires:' before this one has no 'because:'"},

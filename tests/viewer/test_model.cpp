@@ -1902,6 +1902,16 @@ TEST_CASE("a checkpoint's window takes its own I/O's late completions and leaves
     CHECK(firstLinks({0, 100'000}, rounds, 10).t1 == 9'000); // the causes at 0, 1, 2, 2 (the late one), 3 ... 9 us, then 9 us
     CHECK(firstLinks({0, 100'000}, rounds, 200).t1 == 100'000);
     CHECK(firstLinks({50'000, 100'000}, rounds, 10).t1 == 60'000); // only the causes in the window count
+    // Warm: a first round followed by a 30 us pause (a woken worker not yet
+    // on a CPU) is left out when asked; the 10 rounds after it are shown.
+    std::vector<TimeRange> cold = {{0, 500}};
+    for (int i = 0; i < 100; ++i) cold.push_back({30'000 + 1'000.0 * i, 30'000 + 1'000.0 * i + 500});
+    CHECK(firstLinks({0, 200'000}, cold, 10).t0 == 0);
+    CHECK(firstLinks({0, 200'000}, cold, 10).t1 == 39'000);
+    CHECK(firstLinks({0, 200'000}, cold, 10, true).t0 == 30'000);
+    CHECK(firstLinks({0, 200'000}, cold, 10, true).t1 == 40'000);
+    // Rounds evenly spaced have no cold start.
+    CHECK(firstLinks({0, 100'000}, rounds, 10, true).t0 == 0);
     // Links touching the window at one instant only measure no story: kept whole.
     const TimeRange touch = trimToStory({0, 100'000}, {{-50'000, 0}}, 0);
     CHECK(touch.t0 == 0);

@@ -459,10 +459,12 @@ bool parseChecks(const std::string& text, const std::string& file, LessonChecks&
                     const std::string rest(ref_text.substr(first + 7));
                     char* end = nullptr;
                     const unsigned long n = std::strtoul(rest.c_str(), &end, 10);
-                    if (rest.empty() || !std::isdigit(static_cast<unsigned char>(rest[0])) || std::string_view(end) != " links" ||
-                        n == 0 || n > 100000)
-                        return error = where + ": expected 'opens: checkpoint \"NAME\" first N links' (N from 1 to 100000)", false;
+                    const std::string_view tail(end);
+                    if (rest.empty() || !std::isdigit(static_cast<unsigned char>(rest[0])) ||
+                        (tail != " links" && tail != " warm links") || n == 0 || n > 100000)
+                        return error = where + ": expected 'opens: checkpoint \"NAME\" first N links' or '... first N warm links' (N from 1 to 100000)", false;
                     out.opens_links = n;
+                    out.opens_warm = tail == " warm links";
                     ref_text = ref_text.substr(0, first);
                 }
                 EventRef ref;

@@ -128,6 +128,11 @@ struct LessonChecks {
     // story that repeats (lesson 8's 100 hand-offs, lesson 15's 200 pairs)
     // opens on its first few rounds, readable, not all of them in a smear.
     std::size_t opens_links = 0;
+    // `first N warm links`: less a cold start (a round followed by a pause
+    // many times the rounds' usual spacing: lesson 15's first pair, its
+    // woken worker not yet running), where the rounds are all alike; not
+    // where the first round is the story's own (lesson 8's main unlocking).
+    bool opens_warm = false;
     std::vector<Precondition> preconditions;
     std::vector<Question> questions;
     bool has_exercise = false;

@@ -173,7 +173,11 @@ std::optional<TimeRange> waitLeadingTo(const std::vector<TimeRange>& timers, dou
 // the view's edge (a wake-up read long after, in a batch, does not widen
 // it). Unchanged when it holds no more than n causes. (checks.md `opens:
 // ... first N links`: lesson 8 opens on its first hand-offs, not all 100.)
-TimeRange firstLinks(TimeRange window, const std::vector<TimeRange>& links, std::size_t n);
+// `warm`: a cold start is left out: when one of the first few rounds is
+// followed by a pause over 8 times the usual spacing of the causes, the
+// window starts at the cause after it (lesson 15's first pair, its woken
+// worker not yet running; `first N warm links`).
+TimeRange firstLinks(TimeRange window, const std::vector<TimeRange>& links, std::size_t n, bool warm = false);
 
 // Back / forward through the views navigation left (like a browser's).
 // Every command that moves the view records the view it leaves

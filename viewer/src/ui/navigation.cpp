@@ -149,11 +149,17 @@ std::vector<TimeRange> causeEffectLinks(const App& app, std::int64_t lo, std::in
 }
 
 // The lesson's checks.md `opens:` line: its checkpoint ("" if none, or not
-// in this trace) and how many of its links the opening view shows (0: all).
-std::pair<std::string, std::size_t> openingOf(App& app, const std::vector<std::string>& labels) {
+// in this trace), how many of its links the opening view shows (0: all),
+// and whether less a cold start (`warm`).
+struct Opening {
+    std::string checkpoint;
+    std::size_t links = 0;
+    bool warm = false;
+};
+Opening openingOf(App& app, const std::vector<std::string>& labels) {
     const checks::LessonChecks& parsed = lessonChecks(app);
-    if (parsed.opens.empty() || std::find(labels.begin(), labels.end(), parsed.opens) == labels.end()) return {"", 0};
-    return {parsed.opens, parsed.opens_links};
+    if (parsed.opens.empty() || std::find(labels.begin(), labels.end(), parsed.opens) == labels.end()) return {};
+    return {parsed.opens, parsed.opens_links, parsed.opens_warm};
 }
 
 } // namespace
@@ -369,10 +375,10 @@ bool revealCheckpoint(App& app, const std::string& label, double min_fill) {
     // in the opening view: a tour stop or a checkpoint link shows them too.
     // (Less a lead-in longer than those rounds: lesson 15's main, slow
     // to its first spawn on a loaded machine.)
-    if (const auto [opens, links] = openingOf(app, labels); links > 0 && opens == label) {
+    if (const Opening opens = openingOf(app, labels); opens.links > 0 && opens.checkpoint == label) {
         const std::vector<TimeRange> causes =
             causeEffectLinks(app, static_cast<std::int64_t>(window->t0), static_cast<std::int64_t>(window->t1));
-        const TimeRange first = firstLinks(*window, causes, links);
+        const TimeRange first = firstLinks(*window, causes, opens.links, opens.warm);
         if (first.t1 < window->t1) window = trimToStory(first, causes, static_cast<double>(times[index]));
     }
     app.cursor = times[index];
@@ -438,7 +444,7 @@ std::string openingCheckpoint(App& app) {
     std::vector<std::string> labels;
     checkpointTimes(*app.trace, &labels);
     if (labels.empty()) return "";
-    const std::string opens = openingOf(app, labels).first;
+    const std::string opens = openingOf(app, labels).checkpoint;
     return opens.empty() ? labels.front() : opens;
 }
 
