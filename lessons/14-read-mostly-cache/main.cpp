@@ -170,12 +170,14 @@ int main(int argc, char** argv) {
     fiberscope::setObjectName(fetch_slots, "fetch_slots");
     fiberscope::setObjectName(two_fetching, "two_fetching");
     std::atomic<int> fetching{0}, most_fetching{0};
+    std::atomic<int> in_line{0}; // fetches that came to the semaphore (the impatient one included)
     auto fetch = [&](int key, fiberscope::Timeout patience) -> fiberscope::Status {
         {
             if (auto s = table.lockShared(); !s) return s;
             std::shared_lock guard(table, std::adopt_lock);
             if (cache.entries.count(key)) return {}; // a hit after all
         }
+        ++in_line;
         if (auto s = fetch_slots.wait(patience); !s) return s; // TimedOut: no slot within `patience`
         const int now_fetching = ++fetching;
         for (int most = most_fetching; now_fetching > most && !most_fetching.compare_exchange_weak(most, now_fetching);) {
@@ -199,6 +201,10 @@ int main(int argc, char** argv) {
             return fetch(kKeys + i, {});
         }));
     (void)two_fetching.wait(); // both slots are taken now, for kFetchTime
+    // ...and the other patient fetches wait in line before the impatient
+    // one comes (then a little more, so that they surely wait).
+    while (in_line < kFetches) (void)loop.sleep(100us);
+    (void)loop.sleep(1ms);
     double impatient_ms = 0;
     auto impatient = loop.async([&] {
         fiberscope::setFiberName("impatient fetch");
