@@ -1081,8 +1081,11 @@ TEST_CASE("the narrated tour lights the records a sentence names", "[viewer][scr
     CHECK(app.step_text.find("[3/") == 0);
     CHECK(app.step_text.find("thread-start") != std::string::npos);
     REQUIRE(app.panels.tour.lit.size() >= 3);
+    // The new workers' starts, in the first burst's story: not worker 0's,
+    // before its mark, though in view.
     for (const std::uint32_t i : app.panels.tour.lit) {
         CHECK(app.trace->events[i].kind == fiberscope::trace::EventKind::ThreadStart);
+        CHECK(app.trace->events[i].arg[0] != 0);
         CHECK(static_cast<double>(app.trace->events[i].time) >= app.view.start);
         CHECK(static_cast<double>(app.trace->events[i].time) <= app.view.end);
     }
@@ -1106,7 +1109,7 @@ TEST_CASE("the narrated tour lights the records a sentence names", "[viewer][scr
     };
     const long at_third = ringPixels(3), at_first = ringPixels(1);
     INFO("white ring pixels: " << at_third << " at the third stop, " << at_first << " at the first");
-    CHECK(at_third > 150); // three rings or more, ~60 pixels each
+    CHECK(at_third > 100); // three rings or more, ~40 pixels each
     CHECK(at_first < 20);
 }
 

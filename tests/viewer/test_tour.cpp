@@ -47,9 +47,10 @@ TEST_CASE("a tour's stops: sentences naming checkpoints and records", "[viewer][
                            "```\nschedule fiber=F how=own-queue\n```\n\n"
                            "Then `steal victim=2` and `complete result=-62` happen.\n\n"
                            "A `cancel-request target=1` goes to worker 1's ring, a `cancel-request target=none` to none.\n\n"
-                           "**From `checkpoint: arrivals` to `checkpoint: main unlocks`.** Each `mutex-contended` queues.\n";
+                           "**From `checkpoint: arrivals` to `checkpoint: main unlocks`.** Each `mutex-contended` queues.\n\n"
+                           "## Try this\n\n- `--threads 2`: a `steal` every turn (another run: not a stop).\n";
     const std::vector<tour::Stop> stops = tour::parseTour(md);
-    REQUIRE(stops.size() == 7);
+    REQUIRE(stops.size() == 7); // (none from "Try this")
     CHECK(stops[0].sentence == "After checkpoint: first burst.");
     CHECK(stops[0].checkpoint == "checkpoint: first burst");
     CHECK(stops[0].records.empty());

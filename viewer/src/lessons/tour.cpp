@@ -192,6 +192,11 @@ std::vector<std::string> lines(const std::string& text) {
     return out;
 }
 
+std::string lowered(std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+    return text;
+}
+
 bool isFence(const std::string& line) { return line.find_first_not_of(' ') != std::string::npos && line.compare(line.find_first_not_of(' '), 3, "```") == 0; }
 
 } // namespace
@@ -200,8 +205,7 @@ std::vector<Stop> parseTour(const std::string& markdown) {
     const std::vector<std::string> all = lines(markdown);
     std::size_t from = 0;
     for (std::size_t i = 0; i < all.size(); ++i) {
-        std::string lower = all[i];
-        std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+        const std::string lower = lowered(all[i]);
         if (lower.rfind("## ", 0) == 0 && lower.find("look for") != std::string::npos) {
             from = i + 1;
             break;
@@ -211,6 +215,9 @@ std::vector<Stop> parseTour(const std::string& markdown) {
     bool fenced = false, open = false;
     for (std::size_t i = from; i < all.size(); ++i) {
         const std::string& line = all[i];
+        // "Try this" suggests other runs (another thread count, a change to
+        // the program): its sentences are not about the trace on screen.
+        if (!fenced && lowered(line).rfind("## try this", 0) == 0) break;
         if (isFence(line)) {
             fenced = !fenced;
             open = false;

@@ -66,15 +66,19 @@ bool tourStep(App& app, int direction) {
     // (Each stop from its checkpoint's window: the stop before may have
     // zoomed in on what it lit.)
     if (!stop.checkpoint.empty()) revealCheckpoint(app, stop.checkpoint);
-    // What it names: in view, else where its checkpoint's story happens
-    // (after the mark, or up to it for a story told "Until" it: lesson 6's
-    // staircase of wake-ups before `all awake`), else anywhere.
-    tour.lit = tour::recordsOf(stop, trace, firstAt(trace, app.view.start), firstAt(trace, app.view.end + 1), kMostLit);
-    if (tour.lit.empty()) {
-        const std::optional<TimeRange> story = stop.checkpoint.empty() ? std::nullopt : storySegment(app, stop.checkpoint);
+    // What it names: in view where its checkpoint's story happens (after
+    // the mark, or up to it for a story told "Until" it: lesson 6's
+    // staircase of wake-ups before `all awake`; not the next story's
+    // records at the view's edge), else anywhere in that story, else
+    // anywhere.
+    const std::optional<TimeRange> story = stop.checkpoint.empty() ? std::nullopt : storySegment(app, stop.checkpoint);
+    const double from = story ? std::max(app.view.start, story->t0) : app.view.start;
+    const double to = story ? std::min(app.view.end, story->t1) : app.view.end;
+    if (from <= to) tour.lit = tour::recordsOf(stop, trace, firstAt(trace, from), firstAt(trace, to + 1), kMostLit);
+    else tour.lit.clear();
+    if (tour.lit.empty())
         tour.lit = story ? tour::recordsOf(stop, trace, firstAt(trace, story->t0), firstAt(trace, story->t1 + 1), kMostLit)
                          : tour::recordsOf(stop, trace, 0, trace.events.size(), kMostLit);
-    }
     if (!tour.lit.empty()) frameLit(app, tour.lit);
     std::string text = "[" + std::to_string(next + 1) + "/" + std::to_string(tour.stops.size()) + "] " + stop.sentence;
     if (!stop.records.empty()) {
