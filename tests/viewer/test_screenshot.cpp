@@ -1121,7 +1121,7 @@ TEST_CASE("the tour shows what it lights, zoomed in when it is crowded", "[viewe
     using namespace fiberscope::viewer;
     std::string error;
     const std::vector<Lesson> lessons = loadLessons(error);
-    int zoomed = 0, repeating = 0;
+    int zoomed = 0, repeating = 0, examples = 0;
     for (const Lesson& lesson : lessons) {
         App app;
         REQUIRE(loadTrace(app, lesson.reference));
@@ -1156,6 +1156,26 @@ TEST_CASE("the tour shows what it lights, zoomed in when it is crowded", "[viewe
             const double first = static_cast<double>(app.trace->events[lit.front()].time);
             const double last = static_cast<double>(app.trace->events[lit.back()].time);
             INFO("lesson " << lesson.number << ": " << app.step_text << "; view " << app.view.start << " to " << app.view.end);
+            if (const auto& example = app.panels.tour.example; !example.empty()) {
+                // Many, spread: the first instance up close (its records
+                // in view, within a few times its own width), and all of
+                // them one Backspace away.
+                const double e0 = static_cast<double>(app.trace->events[example.front()].time);
+                const double e1 = static_cast<double>(app.trace->events[example.back()].time);
+                CHECK(lit.size() > 6);
+                CHECK(example.front() == lit.front());
+                CHECK(e0 >= app.view.start);
+                CHECK(e1 <= app.view.end);
+                CHECK(app.view.span() <= (9 * (e1 - e0) + 1000) * 1.3); // (revealView's margins)
+                ++examples;
+                const TimeView close = app.view;
+                viewBack(app);
+                CHECK(first >= app.view.start);
+                CHECK(last <= app.view.end);
+                viewForward(app);
+                CHECK(app.view.start == close.start);
+                continue;
+            }
             CHECK(first >= app.view.start);
             CHECK(last <= app.view.end);
             if (lit.size() < 2 || last <= first) continue;
@@ -1166,8 +1186,9 @@ TEST_CASE("the tour shows what it lights, zoomed in when it is crowded", "[viewe
             zoomed += framed && !spread;
         }
     }
-    INFO("stops whose lit records were framed closely: " << zoomed);
+    INFO("stops whose lit records were framed closely: " << zoomed << ", shown by an example: " << examples);
     CHECK(zoomed > 0);
+    CHECK(examples > 0);
     CHECK(repeating >= 4); // lessons 8, 12, 15 and 17
 }
 

@@ -88,6 +88,9 @@ struct LessonTourState {
     std::vector<tour::Stop> stops;
     int index = -1;
     std::vector<std::uint32_t> lit;
+    // When many lit records spread over the view, the first instance of
+    // what the sentence names, framed up close (ui/tour.cpp); else empty.
+    std::vector<std::uint32_t> example;
 };
 
 // The statistics of a whole run, this one's and the compared one's.

@@ -19,6 +19,8 @@ namespace fiberscope::viewer {
 namespace {
 
 constexpr std::size_t kMostLit = 400;
+constexpr std::size_t kManyLit = 6;   // more lit than this, spread over the view: one example is shown up close
+constexpr std::size_t kMostExample = 8;
 constexpr double kCrowded = 0.08;     // of the view's width: lit records closer than this are zoomed to
 constexpr double kLeastRoom = 2000.0; // ns on each side of records zoomed to
 
@@ -44,6 +46,52 @@ void frameLit(App& app, const std::vector<std::uint32_t>& lit) {
     // (Zoomed only to at most half the view: a view already that tight shows them apart.)
     if (in_view && (last - first >= kCrowded * app.view.span() || last - first + 2 * room > app.view.span() / 2)) return;
     revealRange(app, TimeRange{first, last}, TimeRange{first - room, last + room}, 0.3);
+}
+
+// The first instance of what `stop` names among `lit` (by time): from the
+// first lit record on, until each record the sentence names has appeared
+// once (lesson 2's switch and the schedule after it; lesson 4's steal), at
+// most kMostExample records and within a tenth of the view.
+std::vector<std::uint32_t> exampleOf(const tour::Stop& stop, const trace::Trace& trace, const std::vector<std::uint32_t>& lit,
+                                     double within) {
+    std::vector<std::uint32_t> example;
+    std::vector<bool> seen(stop.records.size(), false);
+    const double start = static_cast<double>(trace.events[lit.front()].time);
+    for (std::uint32_t i : lit) {
+        if (example.size() == kMostExample || static_cast<double>(trace.events[i].time) - start > within) break;
+        bool adds = example.empty();
+        for (std::size_t r = 0; r < stop.records.size(); ++r)
+            if (!seen[r] && tour::matches(stop.records[r], trace.events[i])) seen[r] = adds = true;
+        if (adds) example.push_back(i);
+        if (std::all_of(seen.begin(), seen.end(), [](bool b) { return b; })) break;
+    }
+    return example;
+}
+
+// Frames `example` up close: its records, the arrows that start or end at
+// them (to at most a few times its own width away: a wake-up read
+// milliseconds later is drawn to the view's edge), and the records around
+// it on either side.
+void frameExample(App& app, const std::vector<std::uint32_t>& example) {
+    const trace::Trace& trace = *app.trace;
+    double t0 = static_cast<double>(trace.events[example.front()].time);
+    double t1 = static_cast<double>(trace.events[example.back()].time);
+    const double reach = std::max(4 * (t1 - t0), 500.0);
+    std::vector<std::uint32_t> flows;
+    analysis::flowsInRange(*app.timeline, static_cast<std::int64_t>(t0), static_cast<std::int64_t>(t1), flows, ~0u, 10000);
+    double lo = t0, hi = t1;
+    for (std::uint32_t k : flows) {
+        const analysis::Flow f = analysis::flowAt(*app.timeline, k);
+        const bool ours = std::find(example.begin(), example.end(), f.from.event) != example.end() ||
+                          std::find(example.begin(), example.end(), f.to.event) != example.end();
+        if (!ours) continue;
+        lo = std::min(lo, std::max(static_cast<double>(f.from.time), t0 - reach));
+        hi = std::max(hi, std::min(static_cast<double>(f.to.time), t1 + reach));
+    }
+    const TimeRange around = contextAround(
+        trace.events.size(), [&](std::size_t i) { return trace.events[i].time; }, (t0 + t1) / 2, 2, 200.0);
+    revealRange(app, TimeRange{t0, t1},
+                TimeRange{std::max(std::min(lo, around.t0), t0 - reach), std::min(std::max(hi, around.t1), t1 + reach)}, 1.0);
 }
 
 } // namespace
@@ -79,10 +127,26 @@ bool tourStep(App& app, int direction) {
     if (tour.lit.empty())
         tour.lit = story ? tour::recordsOf(stop, trace, firstAt(trace, story->t0), firstAt(trace, story->t1 + 1), kMostLit)
                          : tour::recordsOf(stop, trace, 0, trace.events.size(), kMostLit);
-    if (!tour.lit.empty()) frameLit(app, tour.lit);
+    // Many, spread over the view: one example up close, where the order
+    // the sentence tells can be seen (lesson 2's switch, then schedule, 50
+    // ns apart; lesson 4's steal and the switch after it); Backspace goes
+    // back to all of them.
+    tour.example.clear();
+    if (tour.lit.size() > kManyLit) {
+        const double first = static_cast<double>(trace.events[tour.lit.front()].time);
+        const double last = static_cast<double>(trace.events[tour.lit.back()].time);
+        const bool in_view = first >= app.view.start && last <= app.view.end;
+        if (in_view && last - first >= kCrowded * app.view.span())
+            tour.example = exampleOf(stop, trace, tour.lit, app.view.span() / 10);
+    }
+    if (!tour.example.empty()) frameExample(app, tour.example);
+    else if (!tour.lit.empty()) frameLit(app, tour.lit);
     std::string text = "[" + std::to_string(next + 1) + "/" + std::to_string(tour.stops.size()) + "] " + stop.sentence;
     if (!stop.records.empty()) {
         if (tour.lit.empty()) text += "  (this run has none of these records here)";
+        else if (!tour.example.empty())
+            text += "  (" + std::to_string(tour.lit.size()) + (tour.lit.size() == kMostLit ? "+" : "") +
+                    " lit, ringed; the first shown up close: Backspace shows them all)";
         else
             text += "  (" + std::to_string(tour.lit.size()) + (tour.lit.size() == kMostLit ? "+" : "") + " lit, ringed)";
     }
