@@ -1874,6 +1874,11 @@ TEST_CASE("a checkpoint's window takes its own I/O's late completions and leaves
     CHECK(trimToStory({0, 100'000}, {{80'000, 90'000}, {95'000, 150'000}}, 30'000).t0 == 80'000);
     // ...and never where the lesson says the story begins there ("From A to B").
     CHECK(trimToStory({0, 100'000}, {{80'000, 90'000}, {95'000, 150'000}}, 30'000, false).t0 == 30'000);
+    // A link begun before the window starts in it where it ends (a fiber
+    // spawned before the mark waits until it runs: lesson 2's main,
+    // preempted 140 us before it awaits): the lead-in is then dropped.
+    CHECK(trimToStory({0, 100'000}, {{-50'000, 80'000}, {80'000, 90'000}}, 0).t0 == 80'000);
+    CHECK(trimToStory({0, 100'000}, {{-50'000, 80'000}, {80'000, 90'000}}, 0, false).t0 == 0);
     // A mark after its story always stays (no label strip names a mark after the view).
     CHECK(trimToStory({0, 100'000}, {{0, 5'000}, {3'000, 10'000}}, 15'000).t1 == 15'000);
     CHECK(trimToStory({0, 100'000}, {{0, 5'000}, {3'000, 10'000}}, 60'000).t1 == 60'000);

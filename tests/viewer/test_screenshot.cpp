@@ -831,6 +831,7 @@ TEST_CASE("a run the machine slowed still opens on its story", "[viewer][framing
         int lesson;
         const char* file;
     } runs[] = {{2, "framing-lesson02-preempted.fstrace"},
+                {2, "framing-lesson02-slow-await.fstrace"},
                 {5, "framing-lesson05-preempted.fstrace"},
                 {5, "framing-lesson05-slow-spawn.fstrace"},
                 {5, "framing-lesson05-slow-spawn-2.fstrace"},

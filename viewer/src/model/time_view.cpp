@@ -237,7 +237,11 @@ TimeRange trimToStory(TimeRange window, const std::vector<TimeRange>& links, dou
     for (const TimeRange& link : links) {
         const double cause = std::min(link.t0, link.t1), effect = std::max(link.t0, link.t1);
         if (effect < window.t0 || cause > window.t1) continue;
-        first = std::min(first, std::max(cause, window.t0));
+        // (A link begun before the window starts in it where it ends: a
+        // fiber spawned before the mark waits in a queue until it runs;
+        // lesson 2's main, preempted 140 us between its mark and its
+        // await, while its players waited.)
+        first = std::min(first, cause >= window.t0 ? cause : std::min(effect, window.t1));
         last = std::max(last, std::min(effect, window.t1));
     }
     if (first >= last) return window;

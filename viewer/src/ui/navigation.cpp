@@ -251,7 +251,7 @@ std::optional<TimeRange> checkpointRange(const App& app, const std::string& labe
             }
             // (Less a pause before B: lesson 2's main, preempted 60 us
             // between the game's end and its mark.)
-            return trimToStory(TimeRange{a, end}, links, a, false);
+            return trimToStory(TimeRange{a, end}, links, a);
         }
     const trace::Trace& trace = *app.trace;
     // When a fiber ran on some thread: pauses are measured in the rest.
@@ -355,11 +355,15 @@ double storyFraction(const App& app, const std::string& label, const TimeView& v
         const double t0 = std::min(link.t0, link.t1), t1 = std::max(link.t0, link.t1);
         const bool cause_in = t0 >= segment->t0 && t0 <= segment->t1, effect_in = t1 >= segment->t0 && t1 <= segment->t1;
         if (!cause_in && !effect_in) continue;
-        first = std::min(first, std::max(t0, segment->t0));
+        // (A link begun before the segment starts in it where it ends, as
+        // in trimToStory: a fiber spawned before the mark waits until it runs.)
+        first = std::min(first, cause_in ? t0 : t1);
         last = std::max(last, std::min(t1, segment->t1));
     }
-    // Told "From A to B", the lesson says where its story begins: at A.
-    if (last > first && !toldUpToLater(app, label).empty()) first = segment->t0;
+    // Told "From A to B", the lesson says where its story begins: at A;
+    // unless the pause after A is longer than the story (lesson 2's main,
+    // preempted 140 us before it awaits: the view starts at the game then).
+    if (last > first && !toldUpToLater(app, label).empty() && first - segment->t0 <= last - first) first = segment->t0;
     const double a = std::max(first, view.start), b = std::min(last, view.end);
     return b > a ? (b - a) / view.span() : 0;
 }
