@@ -1145,6 +1145,8 @@ TEST_CASE("the tour shows what it lights, zoomed in when it is crowded", "[viewe
         while (tourStep(app, +1)) {
             const auto& stop = app.panels.tour.stops[static_cast<std::size_t>(app.panels.tour.index)];
             const auto& lit = app.panels.tour.lit;
+            // Only the sections about this trace's backend (lesson 13's reference run is io_uring's).
+            CHECK((stop.backend.empty() || stop.backend == app.trace->header.backend));
             const auto inOpening = [&](std::uint32_t i) {
                 const double t = static_cast<double>(app.trace->events[i].time);
                 return t >= opening_view.start && t <= opening_view.end;

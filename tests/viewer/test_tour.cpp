@@ -95,6 +95,16 @@ TEST_CASE("a tour's stops: sentences naming checkpoints and records", "[viewer][
     CHECK(stops[6].checkpoint == "checkpoint: arrivals");
 }
 
+TEST_CASE("a tour's stops know the backend their section is about", "[viewer][tour]") {
+    const std::string md = "## What to look for\n\n### On io_uring: completions\n\nA `submit opcode=27` waits.\n\n"
+                           "### On epoll: readiness\n\nA `submit opcode=6` waits.\n\n### Both\n\nEach `complete` ends one.\n";
+    const std::vector<tour::Stop> stops = tour::parseTour(md);
+    REQUIRE(stops.size() == 3);
+    CHECK(stops[0].backend == "io_uring");
+    CHECK(stops[1].backend == "epoll");
+    CHECK(stops[2].backend.empty());
+}
+
 TEST_CASE("a snippet naming a field or value its record does not have is a finding", "[viewer][tour]") {
     const std::string md = "`schedule head=F count=1 how=idle-handof`\n\n```\nswitch from=1 to=2 reason=io-wait\nswitch "
                            "reason=nap\n```\n`FIBERSCOPE_TRACE=1` and `target=N` are not snippets.\n";

@@ -169,6 +169,7 @@ std::vector<std::string> sentences(const std::string& paragraph) {
 struct Paragraph {
     int line = 0;
     std::string text;
+    std::string backend; // of its "###" section
 };
 
 bool startsItem(const std::string& line) {
@@ -213,11 +214,19 @@ std::vector<Stop> parseTour(const std::string& markdown) {
     }
     std::vector<Paragraph> paragraphs;
     bool fenced = false, open = false;
+    std::string backend; // of the "###" section we are in
     for (std::size_t i = from; i < all.size(); ++i) {
         const std::string& line = all[i];
         // "Try this" suggests other runs (another thread count, a change to
         // the program): its sentences are not about the trace on screen.
         if (!fenced && lowered(line).rfind("## try this", 0) == 0) break;
+        if (!fenced && line.rfind("##", 0) == 0) {
+            const std::string heading = lowered(line);
+            backend = heading.rfind("### ", 0) != 0                      ? ""
+                      : heading.find("io_uring") != std::string::npos ? "io_uring"
+                      : heading.find("epoll") != std::string::npos    ? "epoll"
+                                                                       : "";
+        }
         if (isFence(line)) {
             fenced = !fenced;
             open = false;
@@ -230,7 +239,7 @@ std::vector<Stop> parseTour(const std::string& markdown) {
             continue;
         }
         if (!open || startsItem(line)) {
-            paragraphs.push_back({static_cast<int>(i) + 1, ""});
+            paragraphs.push_back({static_cast<int>(i) + 1, "", backend});
             open = true;
         }
         std::string body = line.substr(line.find_first_not_of(' '));
@@ -260,6 +269,7 @@ std::vector<Stop> parseTour(const std::string& markdown) {
             }
             if (!named && stop.records.empty()) continue;
             stop.checkpoint = checkpoint;
+            stop.backend = p.backend;
             stop.sentence = plain(s);
             stops.push_back(std::move(stop));
         }

@@ -41,10 +41,14 @@ struct Stop {
     std::string sentence;     // its text, Markdown marks removed
     std::string checkpoint;   // the story it is in: the last checkpoint named so far ("checkpoint: X"), or ""
     std::vector<RecordRef> records;
+    // The backend its section is about ("### On epoll: readiness", lesson
+    // 13): "io_uring", "epoll", or "" for any.
+    std::string backend;
 };
 
 // The stops of a lesson.md, in order: its sentences from "What to look for"
-// on (the whole document if it has no such heading), fenced code left out.
+// on (the whole document if it has no such heading) up to "Try this",
+// fenced code left out; each with the backend its "###" section names.
 std::vector<Stop> parseTour(const std::string& markdown);
 
 // What the record snippets of a lesson.md (code spans and fenced lines that

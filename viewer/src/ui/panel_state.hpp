@@ -85,6 +85,7 @@ struct ObjectIndexCache {
 // timeline (indices into the trace's events, in time order).
 struct LessonTourState {
     int lesson = -1;
+    std::uint64_t trace = 0; // the trace's serial its stops were chosen for (a backend's sections)
     std::vector<tour::Stop> stops;
     int index = -1;
     std::vector<std::uint32_t> lit;

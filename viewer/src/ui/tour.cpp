@@ -101,10 +101,13 @@ bool tourStep(App& app, int direction) {
         app.lesson_index >= static_cast<int>(app.lessons.size()))
         return false;
     LessonTourState& tour = app.panels.tour;
-    if (tour.lesson != app.lesson_index) {
+    if (tour.lesson != app.lesson_index || tour.trace != app.trace->serial) {
         tour = LessonTourState();
         tour.lesson = app.lesson_index;
+        tour.trace = app.trace->serial;
         tour.stops = tour::parseTour(app.lessons[static_cast<std::size_t>(app.lesson_index)].markdown);
+        // A section about the other backend is not about this trace (lesson 13).
+        std::erase_if(tour.stops, [&](const tour::Stop& s) { return !s.backend.empty() && s.backend != app.trace->header.backend; });
     }
     const int next = tour.index + direction;
     if (next < 0 || next >= static_cast<int>(tour.stops.size())) return false;
