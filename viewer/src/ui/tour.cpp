@@ -38,8 +38,16 @@ void frameLit(App& app, const std::vector<std::uint32_t>& lit) {
     const double first = static_cast<double>(trace.events[lit.front()].time);
     const double last = static_cast<double>(trace.events[lit.back()].time);
     const bool in_view = first >= app.view.start && last <= app.view.end;
-    if (lit.size() < 2 || last - first <= 0) {
+    if (lit.size() < 2) {
         if (!in_view) revealTime(app, trace.events[lit.front()].time);
+        return;
+    }
+    // Several at one instant (lesson 14's batch: five condition-wakes of
+    // one unlock) are one pixel at any zoom: shown with what they lead to
+    // around them, unless the view is that close already.
+    if (last - first <= 0) {
+        if (!in_view || app.view.span() > 4 * kLeastRoom)
+            revealRange(app, TimeRange{first, last}, TimeRange{first - kLeastRoom, last + kLeastRoom}, 0.3);
         return;
     }
     const double room = std::max((last - first) * 0.6, kLeastRoom);
