@@ -24,6 +24,7 @@
 // flow end, a pending entry).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -97,16 +98,21 @@ private:
             else if (head_ > items_.size() / 2 && head_ > 8) items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_)), head_ = 0;
             return value;
         }
-        // The oldest item `prefer` accepts, else the oldest (a pair holds
-        // one or two sends: the scan is short).
+        // The oldest of the first kLook items `prefer` accepts, else the
+        // oldest. Bounded, so a hostile trace's thousands of waiting sends
+        // stay linear: the sends a preference tells apart are the few
+        // around the target's start. The one taken is rotated to the head
+        // (kLook moves at most), not erased from the middle.
         template <class Prefer>
         T popPreferred(Prefer& prefer) {
+            constexpr std::size_t kLook = 8;
+            const std::size_t limit = std::min(items_.size(), head_ + kLook);
             std::size_t at = head_;
-            while (at < items_.size() && !prefer(items_[at])) ++at;
-            if (at == items_.size() || at == head_) return pop();
-            T value = std::move(items_[at]);
-            items_.erase(items_.begin() + static_cast<std::ptrdiff_t>(at));
-            return value;
+            while (at < limit && !prefer(items_[at])) ++at;
+            if (at != limit && at != head_)
+                std::rotate(items_.begin() + static_cast<std::ptrdiff_t>(head_), items_.begin() + static_cast<std::ptrdiff_t>(at),
+                            items_.begin() + static_cast<std::ptrdiff_t>(at + 1));
+            return pop();
         }
         bool empty() const noexcept { return head_ == items_.size(); }
         template <class F>
